@@ -1,0 +1,3 @@
+import { esigProject } from '../../vitest.shared';
+
+export default esigProject('runtime-node');

@@ -1,0 +1,86 @@
+import type { Mode } from './tenant';
+
+export const REQUEST_STATUSES = ['DRAFT', 'SENT', 'COMPLETED', 'DECLINED', 'EXPIRED', 'CANCELLED'] as const;
+export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+
+/** Statuses from which no command leads anywhere. */
+export const TERMINAL_REQUEST_STATUSES: readonly RequestStatus[] = ['COMPLETED', 'DECLINED', 'EXPIRED', 'CANCELLED'];
+
+export const RECIPIENT_STATUSES = ['PENDING', 'NOTIFIED', 'OPENED', 'VIEWED', 'SIGNED', 'DECLINED'] as const;
+export type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
+
+export const RECIPIENT_ROLES = ['signer', 'cc'] as const;
+export type RecipientRole = (typeof RECIPIENT_ROLES)[number];
+
+export const AUTHENTICATION_METHODS = ['none', 'email_otp', 'access_code'] as const;
+export type AuthenticationMethod = (typeof AUTHENTICATION_METHODS)[number];
+
+export const FIELD_TYPES = ['signature', 'initials', 'date_signed', 'text', 'checkbox', 'name', 'email'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+export const SIGNING_ORDERS = ['parallel', 'sequential'] as const;
+export type SigningOrder = (typeof SIGNING_ORDERS)[number];
+
+export type SignatureLevel = 'SES';
+
+export interface Recipient {
+  readonly id: string;
+  readonly email: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly role: RecipientRole;
+  /** 1-based position; decides who is invited next under sequential signing. */
+  readonly order: number;
+  readonly authentication: AuthenticationMethod;
+  /** Hash of the sender-set access code when `authentication` is `access_code`; never shown. */
+  readonly accessCodeHash: string | null;
+  readonly status: RecipientStatus;
+  readonly signedAt: string | null;
+  readonly declinedAt: string | null;
+  readonly declineReason: string | null;
+}
+
+export type FieldValue = string | boolean;
+
+export interface Field {
+  readonly id: string;
+  readonly documentId: string;
+  readonly recipientId: string;
+  readonly type: FieldType;
+  /** 1-based page number. */
+  readonly page: number;
+  /** PDF points, origin top-left of the page. */
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+  readonly required: boolean;
+  readonly value: FieldValue | null;
+}
+
+/** The aggregate: a request with its recipients and fields, changed only through `transition`. */
+export interface SignatureRequest {
+  readonly id: string;
+  readonly orgId: string;
+  readonly mode: Mode;
+  readonly title: string;
+  readonly message: string | null;
+  readonly status: RequestStatus;
+  readonly documentIds: readonly string[];
+  readonly recipients: readonly Recipient[];
+  readonly fields: readonly Field[];
+  readonly signingOrder: SigningOrder;
+  readonly requestedSignatureLevel: SignatureLevel;
+  readonly expiresAt: string | null;
+  readonly createdAt: string;
+  readonly sentAt: string | null;
+  readonly completedAt: string | null;
+  readonly cancelledAt: string | null;
+  readonly declinedAt: string | null;
+  readonly expiredAt: string | null;
+  readonly certificateId: string | null;
+  /** Optimistic-concurrency counter: the store refuses an update whose expected version is stale. */
+  readonly version: number;
+}
+
+export const isTerminal = (s: RequestStatus): boolean => TERMINAL_REQUEST_STATUSES.includes(s);

@@ -1,0 +1,23 @@
+import type { Document, DocumentStatus } from '../model/document';
+import type { Tenant } from '../model/tenant';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+
+export interface DocumentFilter {
+  readonly status?: DocumentStatus;
+}
+
+/**
+ * Document metadata. Every method filters by tenant: a document of another org or mode is "not found"
+ * (`null`), indistinguishable from one that does not exist.
+ */
+export interface DocumentStore {
+  insert(doc: Document): StoreResult<void>;
+  /** `null` when absent in this tenant. */
+  findById(tenant: Tenant, id: string): StoreResult<Document | null>;
+  /** The documents among `ids` that exist in this tenant, in no particular order. */
+  findByIds(tenant: Tenant, ids: readonly string[]): StoreResult<readonly Document[]>;
+  list(tenant: Tenant, query: KeysetQuery<DocumentFilter>): StoreResult<KeysetPage<Document>>;
+  /** Links documents to a request. Fails with ConcurrentModification if any is already linked elsewhere. */
+  attachToRequest(tenant: Tenant, ids: readonly string[], requestId: string): StoreResult<void>;
+  setStatusForRequest(tenant: Tenant, requestId: string, status: DocumentStatus): StoreResult<void>;
+}

@@ -1,0 +1,10 @@
+/** Identifier prefixes of CONTRACT.md ("Identifiers"), plus `org` for organizations. */
+export type IdPrefix = 'doc' | 'req' | 'rcp' | 'fld' | 'coc' | 'whe' | 'dlv' | 'key' | 'ses' | 'log' | 'evt' | 'org';
+
+/**
+ * Makes resource ids: `<prefix>_` followed by 26 opaque characters (ULID-like: time-ordered, then random).
+ * Every call returns a value never returned before.
+ */
+export interface IdGenerator {
+  next(prefix: IdPrefix): string;
+}

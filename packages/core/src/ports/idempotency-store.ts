@@ -1,0 +1,42 @@
+import type { Tenant } from '../model/tenant';
+import type { StoreResult } from './store-result';
+
+/** A response as it is kept for replay. */
+export interface StoredResponse {
+  readonly status: number;
+  /** The body exactly as first sent (JSON text). */
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface IdempotencyRecord {
+  readonly tenant: Tenant;
+  readonly key: string;
+  /** Digest of what the first call asked for (method, path, body). */
+  readonly fingerprint: string;
+  readonly state: 'in_progress' | 'completed';
+  readonly response: StoredResponse | null;
+  readonly createdAt: string;
+  /** While `in_progress`: until when the first caller holds the key; after that another may take over. */
+  readonly lockedUntil: string;
+  /** When the record stops counting; after that the key is free again. */
+  readonly expiresAt: string;
+}
+
+/**
+ * Idempotency records, keyed by (tenant, key). Used inside UnitOfWork transactions so that a completed
+ * record commits with the writes of the operation it records.
+ */
+export interface IdempotencyStore {
+  find(tenant: Tenant, key: string): StoreResult<IdempotencyRecord | null>;
+  /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
+  insertIfAbsent(record: IdempotencyRecord): StoreResult<boolean>;
+  /** Replaces the record for (tenant, key) wholesale (take-over of an expired lock or expired record). */
+  replace(record: IdempotencyRecord): StoreResult<void>;
+  /** Marks the record completed with the response to replay. */
+  complete(tenant: Tenant, key: string, response: StoredResponse): StoreResult<void>;
+  /** Deletes the record so the key can be used again (the operation failed for reasons worth retrying). */
+  release(tenant: Tenant, key: string): StoreResult<void>;
+  /** Deletes records whose `expiresAt` is at or before `now`; returns how many. */
+  purgeExpired(now: string): StoreResult<number>;
+}

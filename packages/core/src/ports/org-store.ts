@@ -1,0 +1,8 @@
+import type { Org } from '../model/api-key';
+import type { StoreResult } from './store-result';
+
+/** Organizations, the top-level tenant. Names are unique. */
+export interface OrgStore {
+  insert(org: Org): StoreResult<void>;
+  findByName(name: string): StoreResult<Org | null>;
+}

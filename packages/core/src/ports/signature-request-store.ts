@@ -1,0 +1,22 @@
+import type { RequestStatus, SignatureRequest } from '../model/signature-request';
+import type { Tenant } from '../model/tenant';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+
+export interface SignatureRequestFilter {
+  readonly status?: RequestStatus;
+}
+
+/**
+ * Signature requests, stored and loaded as whole aggregates (with recipients and fields).
+ * Every method filters by tenant; another org's or mode's request is `null`.
+ */
+export interface SignatureRequestStore {
+  insert(req: SignatureRequest): StoreResult<void>;
+  findById(tenant: Tenant, id: string): StoreResult<SignatureRequest | null>;
+  /**
+   * Replaces the stored aggregate with `next` if the stored version is still `next.version - 1`;
+   * otherwise fails with ConcurrentModification and writes nothing (optimistic concurrency).
+   */
+  update(next: SignatureRequest): StoreResult<void>;
+  list(tenant: Tenant, query: KeysetQuery<SignatureRequestFilter>): StoreResult<KeysetPage<SignatureRequest>>;
+}

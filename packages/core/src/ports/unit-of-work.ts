@@ -1,0 +1,13 @@
+import type { TaskEither } from 'fp-ts/TaskEither';
+import type { StoreError } from '../errors';
+import type { Stores } from './stores';
+
+/**
+ * Runs work atomically. `work` receives stores bound to one transaction: everything it writes commits
+ * together when it returns Right, and nothing of it remains when it returns Left or fails. Transactions
+ * are isolated from each other at least as strongly as "read committed plus the row locks the stores
+ * take"; a store signals a lost race with ConcurrentModification rather than by blocking forever.
+ */
+export interface UnitOfWork {
+  transaction<E, A>(work: (tx: Stores) => TaskEither<E, A>): TaskEither<E | StoreError, A>;
+}

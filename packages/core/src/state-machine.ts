@@ -1,0 +1,183 @@
+import * as E from 'fp-ts/Either';
+import type { Field, FieldValue, Recipient, RecipientStatus, RequestStatus, SignatureRequest } from './model/signature-request';
+import { isTerminal } from './model/signature-request';
+
+/**
+ * Everything that can happen to a signature request. Ids and times arrive inside the commands so that
+ * `transition` stays a pure function of (request, command, now).
+ */
+export type RequestCommand =
+  | { readonly type: 'AddRecipient'; readonly recipient: Recipient }
+  | { readonly type: 'AddField'; readonly field: Field }
+  | { readonly type: 'Send' }
+  | { readonly type: 'Cancel' }
+  | { readonly type: 'Notify'; readonly recipientId: string }
+  | { readonly type: 'Open'; readonly recipientId: string }
+  | { readonly type: 'View'; readonly recipientId: string }
+  | {
+      readonly type: 'Sign';
+      readonly recipientId: string;
+      readonly values: Readonly<Record<string, FieldValue>>;
+      /** Assigned if this signature completes the request. */
+      readonly certificateId: string;
+    }
+  | { readonly type: 'Decline'; readonly recipientId: string; readonly reason: string }
+  | { readonly type: 'Expire' };
+
+export type TransitionError =
+  | { readonly _tag: 'InvalidTransition'; readonly from: RequestStatus; readonly command: RequestCommand['type']; readonly detail: string }
+  | { readonly _tag: 'InvalidCommand'; readonly path: string; readonly detail: string };
+
+const invalidTransition = (r: SignatureRequest, command: RequestCommand['type'], detail: string): TransitionError => ({
+  _tag: 'InvalidTransition',
+  from: r.status,
+  command,
+  detail,
+});
+const invalidCommand = (path: string, detail: string): TransitionError => ({ _tag: 'InvalidCommand', path, detail });
+
+/** Recipient statuses in the order they may be reached; a recipient never moves backwards. */
+const RECIPIENT_PROGRESS: readonly RecipientStatus[] = ['PENDING', 'NOTIFIED', 'OPENED', 'VIEWED'];
+
+const signers = (r: SignatureRequest) => r.recipients.filter((x) => x.role === 'signer');
+
+/** The signers whose signature is still awaited and whose turn it is (all of them when parallel). */
+export const signersDue = (r: SignatureRequest): readonly Recipient[] => {
+  const waiting = signers(r).filter((s) => s.status !== 'SIGNED' && s.status !== 'DECLINED');
+  if (r.signingOrder === 'parallel' || waiting.length === 0) return waiting;
+  const next = Math.min(...waiting.map((s) => s.order));
+  return waiting.filter((s) => s.order === next);
+};
+
+/** The completion rule: every signer has signed (cc recipients never sign). */
+export const allSignersSigned = (r: SignatureRequest): boolean => {
+  const s = signers(r);
+  return s.length > 0 && s.every((x) => x.status === 'SIGNED');
+};
+
+const requireStatus = (r: SignatureRequest, cmd: RequestCommand['type'], ...allowed: RequestStatus[]) =>
+  allowed.includes(r.status)
+    ? E.right(r)
+    : E.left(invalidTransition(r, cmd, `A ${r.status} signature request does not accept ${cmd}.`));
+
+const findActiveSigner = (r: SignatureRequest, cmd: RequestCommand['type'], recipientId: string) => {
+  const rec = r.recipients.find((x) => x.id === recipientId);
+  if (!rec) return E.left(invalidCommand('recipientId', `Recipient ${recipientId} is not part of this request.`));
+  if (rec.role !== 'signer') return E.left(invalidTransition(r, cmd, 'A cc recipient does not sign.'));
+  if (rec.status === 'SIGNED' || rec.status === 'DECLINED')
+    return E.left(invalidTransition(r, cmd, `The recipient has already ${rec.status === 'SIGNED' ? 'signed' : 'declined'}.`));
+  return E.right(rec);
+};
+
+const withRecipient = (r: SignatureRequest, rec: Recipient): SignatureRequest => ({
+  ...r,
+  recipients: r.recipients.map((x) => (x.id === rec.id ? rec : x)),
+});
+
+/** Moves a recipient forward to `to`, never back: opening a link twice is not an error and changes nothing. */
+const advance = (rec: Recipient, to: RecipientStatus): Recipient =>
+  RECIPIENT_PROGRESS.indexOf(rec.status) >= RECIPIENT_PROGRESS.indexOf(to) ? rec : { ...rec, status: to };
+
+const bump = (r: SignatureRequest): SignatureRequest => ({ ...r, version: r.version + 1 });
+
+/**
+ * The signature-request state machine: DRAFT → SENT → COMPLETED | DECLINED | EXPIRED | CANCELLED
+ * (cancel also from DRAFT). Returns the next state or why the command is refused; never throws.
+ * Terminal states accept no command.
+ */
+export const transition = (
+  r: SignatureRequest,
+  cmd: RequestCommand,
+  now: Date,
+): E.Either<TransitionError, SignatureRequest> => {
+  const at = now.toISOString();
+  switch (cmd.type) {
+    case 'AddRecipient':
+      return E.map(() => bump({ ...r, recipients: [...r.recipients, cmd.recipient] }))(requireStatus(r, cmd.type, 'DRAFT'));
+
+    case 'AddField': {
+      const st = requireStatus(r, cmd.type, 'DRAFT');
+      if (E.isLeft(st)) return st;
+      const f = cmd.field;
+      if (!r.documentIds.includes(f.documentId))
+        return E.left(invalidCommand('documentId', `Document ${f.documentId} is not part of this request.`));
+      const rec = r.recipients.find((x) => x.id === f.recipientId);
+      if (!rec) return E.left(invalidCommand('recipientId', `Recipient ${f.recipientId} is not part of this request.`));
+      if (rec.role !== 'signer') return E.left(invalidCommand('recipientId', 'Fields can only be assigned to signers.'));
+      return E.right(bump({ ...r, fields: [...r.fields, f] }));
+    }
+
+    case 'Send': {
+      const st = requireStatus(r, cmd.type, 'DRAFT');
+      if (E.isLeft(st)) return st;
+      if (r.documentIds.length === 0) return E.left(invalidTransition(r, cmd.type, 'The request has no documents.'));
+      const s = signers(r);
+      if (s.length === 0) return E.left(invalidTransition(r, cmd.type, 'The request has no signer.'));
+      const without = s.filter((x) => !r.fields.some((f) => f.recipientId === x.id && f.type === 'signature'));
+      if (without.length > 0)
+        return E.left(
+          invalidTransition(r, cmd.type, `Every signer needs a signature field; missing for ${without.map((x) => x.id).join(', ')}.`),
+        );
+      if (r.expiresAt !== null && r.expiresAt <= at)
+        return E.left(invalidTransition(r, cmd.type, 'The request expiry lies in the past.'));
+      return E.right(bump({ ...r, status: 'SENT', sentAt: at }));
+    }
+
+    case 'Cancel':
+      return E.map(() => bump({ ...r, status: 'CANCELLED' as const, cancelledAt: at }))(
+        requireStatus(r, cmd.type, 'DRAFT', 'SENT'),
+      );
+
+    case 'Notify':
+    case 'Open':
+    case 'View': {
+      const st = requireStatus(r, cmd.type, 'SENT');
+      if (E.isLeft(st)) return st;
+      const rec = r.recipients.find((x) => x.id === cmd.recipientId);
+      if (!rec) return E.left(invalidCommand('recipientId', `Recipient ${cmd.recipientId} is not part of this request.`));
+      if (rec.status === 'SIGNED' || rec.status === 'DECLINED') return E.right(r);
+      const to: RecipientStatus = cmd.type === 'Notify' ? 'NOTIFIED' : cmd.type === 'Open' ? 'OPENED' : 'VIEWED';
+      const next = advance(rec, to);
+      return E.right(next === rec ? r : bump(withRecipient(r, next)));
+    }
+
+    case 'Sign': {
+      const st = requireStatus(r, cmd.type, 'SENT');
+      if (E.isLeft(st)) return st;
+      const found = findActiveSigner(r, cmd.type, cmd.recipientId);
+      if (E.isLeft(found)) return found;
+      const rec = found.right;
+      if (!signersDue(r).some((x) => x.id === rec.id))
+        return E.left(invalidTransition(r, cmd.type, 'It is not yet this recipient’s turn to sign.'));
+      const own = r.fields.filter((f) => f.recipientId === rec.id);
+      const foreign = Object.keys(cmd.values).filter((id) => !own.some((f) => f.id === id));
+      if (foreign.length > 0) return E.left(invalidCommand(`values.${foreign[0]}`, 'Not a field of this recipient.'));
+      const missing = own.filter((f) => f.required && f.type !== 'date_signed' && !hasValue(cmd.values[f.id]));
+      if (missing.length > 0) return E.left(invalidCommand(`values.${missing[0]!.id}`, 'This required field has no value.'));
+      const fields = r.fields.map((f) =>
+        f.recipientId !== rec.id ? f : { ...f, value: f.type === 'date_signed' ? at.slice(0, 10) : (cmd.values[f.id] ?? null) },
+      );
+      const signed = withRecipient({ ...r, fields }, { ...rec, status: 'SIGNED', signedAt: at });
+      const done = allSignersSigned(signed);
+      return E.right(
+        bump(done ? { ...signed, status: 'COMPLETED', completedAt: at, certificateId: cmd.certificateId } : signed),
+      );
+    }
+
+    case 'Decline': {
+      const st = requireStatus(r, cmd.type, 'SENT');
+      if (E.isLeft(st)) return st;
+      const found = findActiveSigner(r, cmd.type, cmd.recipientId);
+      if (E.isLeft(found)) return found;
+      const rec = { ...found.right, status: 'DECLINED' as const, declinedAt: at, declineReason: cmd.reason };
+      return E.right(bump({ ...withRecipient(r, rec), status: 'DECLINED', declinedAt: at }));
+    }
+
+    case 'Expire':
+      return E.map(() => bump({ ...r, status: 'EXPIRED' as const, expiredAt: at }))(requireStatus(r, cmd.type, 'SENT'));
+  }
+};
+
+const hasValue = (v: FieldValue | undefined): boolean => (typeof v === 'string' ? v.trim().length > 0 : v === true);
+
+export { isTerminal };

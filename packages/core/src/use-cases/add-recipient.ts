@@ -1,0 +1,68 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { Principal } from '../model/principal';
+import type { AuthenticationMethod, Recipient, RecipientRole } from '../model/signature-request';
+import type { Clock } from '../ports/clock';
+import type { Crypto } from '../ports/crypto';
+import type { IdGenerator } from '../ports/id-generator';
+import type { Command } from './command';
+import { applyCommand, check, loadRequest, requireScope } from './policy';
+
+export interface AddRecipientInput {
+  readonly email: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly role?: RecipientRole;
+  readonly order?: number;
+  readonly authentication?: AuthenticationMethod;
+  /** Required with `authentication: access_code`; stored only as a hash. */
+  readonly accessCode?: string;
+}
+
+/** A deliberately loose check: one @, something on each side, a dot in the domain, no spaces. */
+export const looksLikeEmail = (s: string): boolean => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s) && s.length <= 254;
+
+/** Adds a recipient to a DRAFT request (added after sending is an invalid state). */
+export const addRecipient =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly crypto: Crypto }) =>
+  (p: Principal, requestId: string, input: AddRecipientInput): Command<Recipient> =>
+  (tx) => {
+    const authentication = input.authentication ?? 'none';
+    return pipe(
+      requireScope(p, 'signature_requests:write'),
+      TE.chainW(() =>
+        check([
+          looksLikeEmail(input.email) ? null : { path: 'email', message: 'must be an e-mail address' },
+          input.firstName.trim().length === 0 ? { path: 'firstName', message: 'must not be empty' } : null,
+          input.lastName.trim().length === 0 ? { path: 'lastName', message: 'must not be empty' } : null,
+          authentication === 'access_code' && (input.accessCode ?? '').length < 4
+            ? { path: 'accessCode', message: 'is required (at least 4 characters) with access_code authentication' }
+            : null,
+          authentication !== 'access_code' && input.accessCode !== undefined
+            ? { path: 'accessCode', message: 'is only allowed with access_code authentication' }
+            : null,
+        ]),
+      ),
+      TE.chainW(() => loadRequest(tx, p, requestId)),
+      TE.chainW((req) => {
+        const recipient: Recipient = {
+          id: deps.ids.next('rcp'),
+          email: input.email.trim(),
+          firstName: input.firstName.trim(),
+          lastName: input.lastName.trim(),
+          role: input.role ?? 'signer',
+          order: input.order ?? req.recipients.length + 1,
+          authentication,
+          accessCodeHash: input.accessCode === undefined ? null : deps.crypto.sha256Hex(`${req.id}:${input.accessCode}`),
+          status: 'PENDING',
+          signedAt: null,
+          declinedAt: null,
+          declineReason: null,
+        };
+        return pipe(
+          applyCommand(tx, req, { type: 'AddRecipient', recipient }, deps.clock.now()),
+          TE.map(() => recipient),
+        );
+      }),
+    );
+  };

@@ -1,0 +1,37 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { Org } from '../model/api-key';
+import type { GrantedScope } from '../model/scopes';
+import type { Mode } from '../model/tenant';
+import type { Clock } from '../ports/clock';
+import type { Crypto } from '../ports/crypto';
+import type { IdGenerator } from '../ports/id-generator';
+import type { Command } from './command';
+import type { IssuedKey } from './issue-api-key';
+import { issueApiKey } from './issue-api-key';
+
+export interface BootstrapKeyInput {
+  readonly orgName: string;
+  readonly mode: Mode;
+  readonly scopes: readonly GrantedScope[];
+  readonly name: string;
+}
+
+/**
+ * Operator bootstrap (CLI and first start): creates the org if it does not exist and a key in it. Not
+ * reachable through the API: whoever runs it already holds the database.
+ */
+export const bootstrapKey =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly crypto: Crypto }) =>
+  (input: BootstrapKeyInput): Command<IssuedKey & { readonly org: Org }> =>
+  (tx) =>
+    pipe(
+      tx.orgs.findByName(input.orgName),
+      TE.chain((found) => {
+        if (found !== null) return TE.right(found);
+        const org: Org = { id: deps.ids.next('org'), name: input.orgName, createdAt: deps.clock.now().toISOString() };
+        return pipe(tx.orgs.insert(org), TE.map(() => org));
+      }),
+      TE.map((org) => ({ org, ...issueApiKey(deps, { orgId: org.id, mode: input.mode, name: input.name, scopes: input.scopes }) })),
+      TE.chainFirst((r) => tx.apiKeys.insert(r.key)),
+    );

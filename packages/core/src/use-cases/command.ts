@@ -1,0 +1,129 @@
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../errors';
+import { idempotencyInProgress, idempotencyKeyReused } from '../errors';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency';
+import type { Tenant } from '../model/tenant';
+import type { Clock } from '../ports/clock';
+import type { StoredResponse } from '../ports/idempotency-store';
+import type { Stores } from '../ports/stores';
+import type { UnitOfWork } from '../ports/unit-of-work';
+
+/**
+ * A write use case, ready to run: a function of the transaction's stores. Keeping writes in this shape
+ * lets a caller run several in one transaction, or add its own writes (such as the idempotency record) to
+ * the same commit.
+ */
+export type Command<A> = (tx: Stores) => TE.TaskEither<DomainError, A>;
+
+/** Runs a command in its own transaction. */
+export const execute =
+  (deps: { readonly uow: UnitOfWork }) =>
+  <A>(command: Command<A>): TE.TaskEither<DomainError, A> =>
+    deps.uow.transaction(command);
+
+export interface IdempotencyContext {
+  readonly tenant: Tenant;
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+export interface IdempotentOutcome {
+  readonly response: StoredResponse;
+  readonly replayed: boolean;
+}
+
+/**
+ * Runs a command at most once per idempotency key.
+ *
+ * 1. In a short transaction, claim the key (or find it answered, in flight, or bound to another request).
+ *    The claim commits on its own, so concurrent callers see it at once and get `IdempotencyInProgress`.
+ * 2. Run the command; in the same transaction, store the rendered response, so the operation's writes
+ *    and the response that replays them commit together or not at all.
+ * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
+ *    it); an error `render` declines to store (a store failure) frees the key so the client can retry.
+ */
+export const executeIdempotently =
+  (deps: { readonly uow: UnitOfWork; readonly clock: Clock }) =>
+  <A>(
+    ctx: IdempotencyContext,
+    command: Command<A>,
+    render: (result: E.Either<DomainError, A>) => StoredResponse | null,
+  ): TE.TaskEither<DomainError, IdempotentOutcome> => {
+    const claim = deps.uow.transaction((tx) =>
+      pipe(
+        tx.idempotency.find(ctx.tenant, ctx.key),
+        TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
+          const now = deps.clock.now();
+          const decision = decideIdempotency(existing, ctx.fingerprint, now);
+          const fresh = {
+            tenant: ctx.tenant,
+            key: ctx.key,
+            fingerprint: ctx.fingerprint,
+            state: 'in_progress' as const,
+            response: null,
+            createdAt: now.toISOString(),
+            lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
+            expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+          };
+          switch (decision._tag) {
+            case 'Replay':
+              return TE.right(decision.record.response);
+            case 'Conflict':
+              return TE.left(idempotencyKeyReused());
+            case 'InProgress':
+              return TE.left(idempotencyInProgress());
+            case 'TakeOver':
+              return pipe(tx.idempotency.replace({ ...fresh, createdAt: existing!.createdAt, expiresAt: existing!.expiresAt }), TE.map(() => null));
+            case 'Proceed':
+              return existing === null
+                ? pipe(
+                    tx.idempotency.insertIfAbsent(fresh),
+                    // Lost the insert race to a concurrent caller with the same key: it is in flight.
+                    TE.chainW((inserted) => (inserted ? TE.right(null) : TE.left(idempotencyInProgress()))),
+                  )
+                : pipe(tx.idempotency.replace(fresh), TE.map(() => null));
+          }
+        }),
+      ),
+    );
+
+    const run = deps.uow.transaction((tx) =>
+      pipe(
+        command(tx),
+        TE.map((a) => render(E.right(a))),
+        TE.chainW((response) =>
+          response === null
+            ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
+            : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, response), TE.map(() => response)),
+        ),
+      ),
+    );
+
+    const settleFailure = (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
+      const response = render(E.left(e));
+      return response === null
+        ? pipe(
+            deps.uow.transaction((tx) => tx.idempotency.release(ctx.tenant, ctx.key)),
+            TE.chainW(() => TE.left(e)),
+          )
+        : pipe(
+            deps.uow.transaction((tx) => tx.idempotency.complete(ctx.tenant, ctx.key, response)),
+            TE.map(() => ({ response, replayed: false })),
+          );
+    };
+
+    return pipe(
+      claim,
+      TE.chainW((stored) =>
+        stored !== null
+          ? TE.right<DomainError, IdempotentOutcome>({ response: stored, replayed: true })
+          : pipe(
+              run,
+              TE.map((response) => ({ response, replayed: false })),
+              TE.orElse(settleFailure),
+            ),
+      ),
+    );
+  };

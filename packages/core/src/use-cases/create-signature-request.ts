@@ -1,0 +1,87 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../errors';
+import { invalidState, validationFailed } from '../errors';
+import type { Document } from '../model/document';
+import type { Principal } from '../model/principal';
+import type { SignatureRequest, SigningOrder } from '../model/signature-request';
+import type { Clock } from '../ports/clock';
+import type { IdGenerator } from '../ports/id-generator';
+import type { Command } from './command';
+import { check, requireScope } from './policy';
+
+export interface CreateSignatureRequestInput {
+  readonly title: string;
+  readonly documentIds: readonly string[];
+  readonly message?: string | null;
+  readonly signingOrder?: SigningOrder;
+  readonly expiresAt?: string | null;
+}
+
+/** At most this many documents per request: one finished PDF must stay a reasonable size. */
+export const MAX_DOCUMENTS_PER_REQUEST = 20;
+
+/**
+ * Creates a DRAFT request over already-uploaded documents of the same org and mode. Each document joins at
+ * most one request, so a document already in another request is refused.
+ */
+export const createSignatureRequest =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
+  (p: Principal, input: CreateSignatureRequestInput): Command<SignatureRequest> =>
+  (tx) => {
+    const now = deps.clock.now();
+    const title = input.title.trim();
+    const ids = input.documentIds;
+    return pipe(
+      requireScope(p, 'signature_requests:write'),
+      TE.chainW(() =>
+        check([
+          title.length === 0 || title.length > 255 ? { path: 'title', message: 'must have 1 to 255 characters' } : null,
+          ids.length === 0 || ids.length > MAX_DOCUMENTS_PER_REQUEST
+            ? { path: 'documentIds', message: `must list 1 to ${MAX_DOCUMENTS_PER_REQUEST} documents` }
+            : null,
+          new Set(ids).size !== ids.length ? { path: 'documentIds', message: 'must not repeat a document' } : null,
+          input.expiresAt != null && input.expiresAt <= now.toISOString()
+            ? { path: 'expiresAt', message: 'must lie in the future' }
+            : null,
+        ]),
+      ),
+      TE.chainW(() => tx.documents.findByIds(p.tenant, ids)),
+      TE.chainW((docs): TE.TaskEither<DomainError, readonly Document[]> => {
+        const missing = ids.findIndex((id) => !docs.some((d) => d.id === id));
+        if (missing >= 0)
+          return TE.left(validationFailed([{ path: `documentIds.${missing}`, message: `no document ${ids[missing]}` }]));
+        const taken = docs.find((d) => d.signatureRequestId !== null);
+        return taken ? TE.left(invalidState(`Document ${taken.id} already belongs to signature request ${taken.signatureRequestId}.`)) : TE.right(docs);
+      }),
+      TE.chainW(() => {
+        const req: SignatureRequest = {
+          id: deps.ids.next('req'),
+          orgId: p.tenant.orgId,
+          mode: p.tenant.mode,
+          title,
+          message: input.message ?? null,
+          status: 'DRAFT',
+          documentIds: [...ids],
+          recipients: [],
+          fields: [],
+          signingOrder: input.signingOrder ?? 'parallel',
+          requestedSignatureLevel: 'SES',
+          expiresAt: input.expiresAt ?? null,
+          createdAt: now.toISOString(),
+          sentAt: null,
+          completedAt: null,
+          cancelledAt: null,
+          declinedAt: null,
+          expiredAt: null,
+          certificateId: null,
+          version: 1,
+        };
+        return pipe(
+          tx.signatureRequests.insert(req),
+          TE.chainW(() => tx.documents.attachToRequest(p.tenant, ids, req.id)),
+          TE.map(() => req),
+        );
+      }),
+    );
+  };

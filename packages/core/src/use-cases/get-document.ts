@@ -1,0 +1,32 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../errors';
+import { notFound } from '../errors';
+import type { Document } from '../model/document';
+import type { Principal } from '../model/principal';
+import type { Stores } from '../ports/stores';
+import { requireScope } from './policy';
+
+/** One document's metadata; another org's or mode's document is not found. */
+export const getDocument =
+  (deps: { readonly stores: Stores }) =>
+  (p: Principal, id: string): TE.TaskEither<DomainError, Document> =>
+    pipe(
+      requireScope(p, 'documents:read'),
+      TE.chainW(() => deps.stores.documents.findById(p.tenant, id)),
+      TE.chainW((d) => (d === null ? TE.left(notFound('document', id)) : TE.right(d))),
+    );
+
+/** The uploaded PDF's bytes, with its metadata. */
+export const getDocumentContent =
+  (deps: { readonly stores: Stores }) =>
+  (p: Principal, id: string): TE.TaskEither<DomainError, { readonly document: Document; readonly bytes: Uint8Array }> =>
+    pipe(
+      getDocument(deps)(p, id),
+      TE.chainW((document) =>
+        pipe(
+          deps.stores.documentContents.get(p.tenant, id),
+          TE.chainW((bytes) => (bytes === null ? TE.left(notFound('document', id)) : TE.right({ document, bytes }))),
+        ),
+      ),
+    );

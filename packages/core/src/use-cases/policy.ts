@@ -1,0 +1,44 @@
+import * as E from 'fp-ts/Either';
+import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/function';
+import type { DomainError, FieldProblem } from '../errors';
+import { insufficientScope, invalidState, notFound, validationFailed } from '../errors';
+import type { Principal } from '../model/principal';
+import type { ApiScope } from '../model/scopes';
+import { hasScope } from '../model/scopes';
+import type { SignatureRequest } from '../model/signature-request';
+import type { RequestCommand, TransitionError } from '../state-machine';
+import { transition } from '../state-machine';
+import type { Stores } from '../ports/stores';
+
+/** Refuses a principal that lacks `scope`. Use cases check it themselves, so embedders get it too. */
+export const requireScope = (p: Principal, scope: ApiScope): TE.TaskEither<DomainError, void> =>
+  hasScope(p.scopes, scope) ? TE.right(undefined) : TE.left(insufficientScope(scope));
+
+/** Collects input problems; Right when there are none. */
+export const check = (problems: ReadonlyArray<FieldProblem | null>): TE.TaskEither<DomainError, void> => {
+  const found = problems.filter((p): p is FieldProblem => p !== null);
+  return found.length === 0 ? TE.right(undefined) : TE.left(validationFailed(found));
+};
+
+export const fromTransitionError = (e: TransitionError): DomainError =>
+  e._tag === 'InvalidTransition' ? invalidState(e.detail) : validationFailed([{ path: e.path, message: e.detail }], e.detail);
+
+/** Loads a request of the principal's tenant; another tenant's request is simply not found. */
+export const loadRequest = (tx: Stores, p: Principal, id: string): TE.TaskEither<DomainError, SignatureRequest> =>
+  pipe(
+    tx.signatureRequests.findById(p.tenant, id),
+    TE.chainW((r) => (r === null ? TE.left(notFound('signature_request', id)) : TE.right(r))),
+  );
+
+/** Applies one state-machine command and stores the result. */
+export const applyCommand = (
+  tx: Stores,
+  r: SignatureRequest,
+  cmd: RequestCommand,
+  now: Date,
+): TE.TaskEither<DomainError, SignatureRequest> =>
+  pipe(
+    TE.fromEither(E.mapLeft(fromTransitionError)(transition(r, cmd, now))),
+    TE.chainFirstW((next) => tx.signatureRequests.update(next)),
+  );

@@ -1,0 +1,20 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import { notFound } from '../errors';
+import type { ApiKey } from '../model/api-key';
+import type { Principal } from '../model/principal';
+import type { Clock } from '../ports/clock';
+import type { Command } from './command';
+import { requireScope } from './policy';
+
+/** Revokes a key of the caller's org and mode at once; revoking twice is harmless. */
+export const revokeApiKey =
+  (deps: { readonly clock: Clock }) =>
+  (p: Principal, keyId: string): Command<ApiKey> =>
+  (tx) =>
+    pipe(
+      requireScope(p, 'api_keys:write'),
+      TE.chainW(() => tx.apiKeys.revoke(p.tenant, keyId, deps.clock.now().toISOString())),
+      TE.chainW(() => tx.apiKeys.findById(p.tenant, keyId)),
+      TE.chainW((k) => (k === null ? TE.left(notFound('api_key', keyId)) : TE.right(k))),
+    );

@@ -1,0 +1,80 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../errors';
+import type { Document } from '../model/document';
+import type { Principal } from '../model/principal';
+import type { Clock } from '../ports/clock';
+import type { Crypto } from '../ports/crypto';
+import type { IdGenerator } from '../ports/id-generator';
+import type { PdfInspector } from '../ports/pdf-inspector';
+import type { Command } from './command';
+import { check, requireScope } from './policy';
+
+/** An upload that passed inspection. Only `inspectUpload` makes one, so no unchecked bytes get stored. */
+export interface InspectedPdf {
+  readonly _brand: 'InspectedPdf';
+  readonly bytes: Uint8Array;
+  readonly pageCount: number;
+  readonly sizeBytes: number;
+  readonly sha256: string;
+}
+
+/**
+ * Checks an upload before any transaction opens (parsing a large PDF must not hold the write lock):
+ * a readable, unencrypted PDF with at least one page.
+ */
+export const inspectUpload =
+  (deps: { readonly pdf: PdfInspector; readonly crypto: Crypto }) =>
+  (p: Principal, bytes: Uint8Array): TE.TaskEither<DomainError, InspectedPdf> =>
+    pipe(
+      requireScope(p, 'documents:write'),
+      TE.chainW(() => deps.pdf.inspect(bytes)),
+      TE.map((facts) => ({
+        _brand: 'InspectedPdf' as const,
+        bytes,
+        pageCount: facts.pageCount,
+        sizeBytes: bytes.byteLength,
+        sha256: deps.crypto.sha256Hex(bytes),
+      })),
+    );
+
+/** Stores an inspected PDF and its metadata, and records `document.created`, in one transaction. */
+export const uploadDocument =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
+  (p: Principal, input: { readonly name: string; readonly pdf: InspectedPdf }): Command<Document> =>
+  (tx) => {
+    const name = input.name.trim();
+    const now = deps.clock.now().toISOString();
+    const doc: Document = {
+      id: deps.ids.next('doc'),
+      orgId: p.tenant.orgId,
+      mode: p.tenant.mode,
+      name,
+      status: 'UPLOADED',
+      pageCount: input.pdf.pageCount,
+      sizeBytes: input.pdf.sizeBytes,
+      sha256: input.pdf.sha256,
+      signatureRequestId: null,
+      createdAt: now,
+    };
+    return pipe(
+      requireScope(p, 'documents:write'),
+      TE.chainW(() =>
+        check([name.length === 0 || name.length > 255 ? { path: 'name', message: 'must have 1 to 255 characters' } : null]),
+      ),
+      TE.chainW(() => tx.documents.insert(doc)),
+      TE.chainW(() => tx.documentContents.put(p.tenant, doc.id, input.pdf.bytes)),
+      TE.chainW(() =>
+        tx.events.append({
+          id: deps.ids.next('evt'),
+          orgId: doc.orgId,
+          mode: doc.mode,
+          type: 'document.created',
+          createdAt: now,
+          redeliveryOf: null,
+          data: { document_id: doc.id, status: doc.status, sha256: doc.sha256, page_count: doc.pageCount, created_at: now },
+        }),
+      ),
+      TE.map(() => doc),
+    );
+  };
