@@ -1,3 +1,3 @@
-import { esigProject } from '../../vitest.shared';
+import { esigProject } from '../../vitest.shared.ts';
 
 export default esigProject('server');

@@ -23,20 +23,37 @@ export const nodeCrypto: Crypto = {
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
- * ULID-shaped ids: 10 characters of millisecond time, then 16 of randomness (80 bits), Crockford base32.
- * Time first keeps ids roughly creation-ordered, which suits the (createdAt, id) keyset indexes.
+ * ULID-shaped ids: 10 characters of millisecond time, then 16 characters carrying 64 random bits, Crockford
+ * base32.
+ * Monotonic within a millisecond (the random part of a second id in the same millisecond is the previous
+ * one plus one), so ids made by one process sort in creation order, which keeps the (createdAt, id)
+ * keyset order equal to insertion order.
  */
-export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Array = randomBytes): IdGenerator => ({
-  next: (prefix: IdPrefix) => {
-    let t = clock.now().getTime();
-    let time = '';
-    for (let i = 0; i < 10; i++) {
-      time = CROCKFORD[t % 32] + time;
-      t = Math.floor(t / 32);
-    }
-    const bytes = random(16);
-    let rand = '';
-    for (let i = 0; i < 16; i++) rand += CROCKFORD[bytes[i]! % 32];
-    return `${prefix}_${time}${rand}`;
-  },
-});
+export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Array = randomBytes): IdGenerator => {
+  let lastTime = -1;
+  let lastRandom: number[] = [];
+  return {
+    next: (prefix: IdPrefix) => {
+      let t = clock.now().getTime();
+      if (t <= lastTime) {
+        // Same millisecond (or the clock stepped back): keep the previous time and count up.
+        t = lastTime;
+        let i = 15;
+        while (i >= 0 && lastRandom[i] === 31) lastRandom[i--] = 0;
+        if (i < 0) throw new Error('ULID random part overflow within one millisecond');
+        lastRandom[i]!++;
+      } else {
+        const bytes = random(16);
+        // Five bits per character; the top bit of each digit is kept clear so that increments have room.
+        lastRandom = Array.from(bytes, (b) => b % 16);
+        lastTime = t;
+      }
+      let time = '';
+      for (let i = 0, x = t; i < 10; i++) {
+        time = CROCKFORD[x % 32] + time;
+        x = Math.floor(x / 32);
+      }
+      return `${prefix}_${time}${lastRandom.map((d) => CROCKFORD[d]).join('')}`;
+    },
+  };
+};

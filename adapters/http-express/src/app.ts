@@ -1,0 +1,233 @@
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import multer from 'multer';
+import type { DomainError, Principal, StoredResponse } from '@esig/core';
+import { authenticate, canonicalJson, execute, executeIdempotently, fingerprintSource, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import { decode } from './decode';
+import type { EsigHttpDeps, EsigHttpOptions } from './deps';
+import { buildOpenApi } from './openapi';
+import type { ApiError } from './problem';
+import { isStorable, statusOf, toProblem } from './problem';
+import type { Route, Upload, WriteOp } from './route';
+import { buildRoutes } from './routes';
+
+interface Locals {
+  requestId: string;
+  principal: Principal | null;
+  authError: DomainError | null;
+}
+
+const locals = (res: Response): Locals => res.locals as Locals;
+
+const hasBody = (req: Request) =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+const sendProblem = (res: Response, e: ApiError) => {
+  res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, locals(res).requestId)));
+};
+
+/** Turns a rejected Either into a problem response; Right values go to `onRight`. */
+const respond = async <A>(res: Response, te: TE.TaskEither<ApiError, A>, onRight: (a: A) => void) => {
+  const r = await te();
+  if (E.isLeft(r)) sendProblem(res, r.left);
+  else onRight(r.right);
+};
+
+const toExpressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
+
+/**
+ * The esig REST API as an Express application. Every write route (POST/PATCH/DELETE) runs through the same
+ * pipeline, so idempotency keys work on all of them with nothing enabled per route.
+ */
+export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): express.Express => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', opts.trustProxy);
+  app.set('etag', false);
+
+  const routes = buildRoutes(deps);
+  const openApi = JSON.stringify(buildOpenApi(routes, opts.publicUrl));
+  const auth = authenticate(deps);
+
+  // 1. Request id and headers every response carries.
+  app.use((req, res, next) => {
+    const requestId = deps.ids.next('log');
+    Object.assign(res.locals, { requestId, principal: null, authError: null } satisfies Locals);
+    res.setHeader('X-Request-Id', requestId);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    const started = performance.now();
+    res.on('finish', () =>
+      deps.logger.info(
+        { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, keyId: locals(res).principal?.keyId },
+        'request',
+      ),
+    );
+    next();
+  });
+
+  // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
+  app.use(async (req, res, next) => {
+    const header = req.headers.authorization;
+    if (header !== undefined) {
+      const m = /^Bearer ([^\s]+)$/.exec(header);
+      const r = m ? await auth(m[1]!)() : E.left(malformedAuthorization());
+      if (E.isRight(r)) locals(res).principal = r.right;
+      else locals(res).authError = r.left;
+    }
+    const p = locals(res).principal;
+    const buckets = p
+      ? [{ id: `key:${p.keyId}`, limit: opts.rateLimit.perKey }, { id: `org:${p.tenant.orgId}`, limit: opts.rateLimit.perOrg }]
+      : [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perKey }];
+    const decision = await deps.rateLimiter.consume(buckets)();
+    res.setHeader('X-RateLimit-Limit', String(decision.limit));
+    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('X-RateLimit-Reset', String(decision.resetS));
+    if (!decision.allowed) {
+      res.setHeader('Retry-After', String(decision.retryAfterS));
+      return sendProblem(res, { _tag: 'RateLimited', retryAfterS: decision.retryAfterS });
+    }
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ok = await deps.ready().catch(() => false);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
+  });
+  app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
+
+  const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
+  const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
+  const multipart = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
+
+  for (const route of routes) {
+    const bodyParsers =
+      route.method === 'get'
+        ? []
+        : route.body === 'pdf'
+          ? [
+              (req: Request, res: Response, next: NextFunction) => {
+                if (req.is('application/pdf')) return rawPdf(req, res, next);
+                if (req.is('multipart/form-data')) return multipart(req, res, next);
+                sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
+              },
+            ]
+          : [
+              (req: Request, res: Response, next: NextFunction) => {
+                if (!hasBody(req)) return next();
+                if (!req.is('application/json')) return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+                jsonParser(req, res, next);
+              },
+            ];
+    app[route.method](toExpressPath(route.path), ...bodyParsers, (req: Request, res: Response) => handle(route, req, res));
+  }
+
+  const handle = async (route: Route, req: Request, res: Response) => {
+    const { principal, authError } = locals(res);
+    if (principal === null) return sendProblem(res, authError ?? { _tag: 'Unauthenticated', detail: 'Send Authorization: Bearer <API key>.' });
+
+    const decoded = pipe(
+      E.Do,
+      E.apS('params', route.params ? decodeEach(route.params, req.params as Record<string, string>) : E.right({})),
+      E.apS('query', route.query ? decode(route.query, { ...req.query }) : E.right(undefined)),
+      E.apS('body', route.body && route.body !== 'pdf' ? decode(route.body, req.body === undefined && route.emptyBodyAllowed ? {} : req.body) : E.right(undefined)),
+    );
+    if (E.isLeft(decoded)) return sendProblem(res, decoded.left);
+    const upload = uploadOf(req);
+    const ctx = { principal, ...decoded.right, upload };
+
+    if (route.kind === 'read') {
+      return respond(res, route.handle(ctx), (reply) => {
+        if (reply.kind === 'json') return void res.status(reply.status).json(reply.body);
+        res.status(reply.status).type(reply.contentType);
+        if (reply.filename) res.setHeader('Content-Disposition', `inline; filename="${reply.filename.replace(/[^\x20-\x7e]|"/g, '_')}"`);
+        res.end(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
+      });
+    }
+
+    const key = req.header('Idempotency-Key');
+    if (key !== undefined && !isValidIdempotencyKey(key))
+      return sendProblem(res, validationFailed([{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }]));
+
+    const requestId = locals(res).requestId;
+    const render = (r: E.Either<DomainError, unknown>, w: WriteOp<unknown>): StoredResponse | null =>
+      E.isRight(r)
+        ? { status: w.status, body: JSON.stringify(w.present(r.right)), headers: { 'content-type': 'application/json; charset=utf-8' } }
+        : isStorable(r.left)
+          ? { status: statusOf(r.left), body: JSON.stringify(toProblem(r.left, requestId)), headers: { 'content-type': 'application/problem+json' } }
+          : null;
+    const sendStored = (s: StoredResponse, replayed: boolean) => {
+      if (replayed) res.setHeader('Idempotency-Replayed', 'true');
+      res.status(s.status);
+      for (const [h, v] of Object.entries(s.headers)) res.setHeader(h, v);
+      res.send(s.body);
+    };
+
+    return respond(res, route.handle(ctx), async (w: WriteOp<unknown>) => {
+      if (key === undefined) {
+        const r = await execute(deps)(w.command)();
+        const stored = render(r, w);
+        return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
+      }
+      const fingerprint = deps.crypto.sha256Hex(fingerprintSource(req.method, req.path, bodyDigest(req, deps.crypto.sha256Hex)));
+      await respond(
+        res,
+        executeIdempotently(deps)({ tenant: principal.tenant, key, fingerprint }, w.command, (r) => render(r, w)),
+        (o) => sendStored(o.response, o.replayed),
+      );
+    });
+  };
+
+  app.use((_req, res) => sendProblem(res, { _tag: 'RouteNotFound' }));
+
+  // Faults from body parsers carry a `type`/`code`; anything else is a bug, logged and answered as 500.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; code?: string; status?: number };
+    if (e.type === 'entity.too.large' || e.code === 'LIMIT_FILE_SIZE')
+      return sendProblem(res, { _tag: 'PayloadTooLarge', limitBytes: req.is('application/json') ? opts.maxJsonBytes : opts.maxUploadBytes });
+    if (e.type === 'entity.parse.failed') return sendProblem(res, validationFailed([{ path: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.'));
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'UTF-8 JSON' });
+    if (typeof e.code === 'string' && e.code.startsWith('LIMIT_')) return sendProblem(res, validationFailed([{ path: '(body)', message: `multipart: ${e.code}` }]));
+    if (e.status !== undefined && e.status >= 400 && e.status < 500) return sendProblem(res, validationFailed([{ path: '(body)', message: 'could not be read' }]));
+    deps.logger.error({ requestId: locals(res).requestId, err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'unhandled error');
+    if (res.headersSent) return res.end();
+    sendProblem(res, { _tag: 'Internal' });
+  });
+
+  return app;
+};
+
+const malformedAuthorization = (): DomainError => ({ _tag: 'Unauthenticated', detail: 'Use Authorization: Bearer <API key>.' });
+
+const decodeEach = (codecs: Record<string, import('io-ts').Mixed>, values: Record<string, string>) => {
+  const out: Record<string, unknown> = {};
+  for (const [k, codec] of Object.entries(codecs)) {
+    const r = decode(codec, values[k], k);
+    if (E.isLeft(r)) return r;
+    out[k] = r.right;
+  }
+  return E.right(out);
+};
+
+const uploadOf = (req: Request): Upload | null => {
+  const file = (req as Request & { file?: { buffer: Buffer } }).file;
+  if (file) {
+    const name = (req.body as Record<string, unknown> | undefined)?.name;
+    return { bytes: new Uint8Array(file.buffer.buffer, file.buffer.byteOffset, file.buffer.byteLength), name: typeof name === 'string' ? name : undefined };
+  }
+  if (Buffer.isBuffer(req.body) && req.body.length > 0) return { bytes: new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.byteLength), name: undefined };
+  return null;
+};
+
+/** What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. */
+const bodyDigest = (req: Request, sha256Hex: (d: Uint8Array | string) => string): string => {
+  const query = canonicalJson({ ...req.query });
+  const file = (req as Request & { file?: { buffer: Buffer } }).file;
+  if (file) return sha256Hex(`${query}|multipart|${canonicalJson(req.body ?? {})}|${sha256Hex(file.buffer)}`);
+  if (Buffer.isBuffer(req.body)) return sha256Hex(`${query}|raw|${sha256Hex(req.body)}`);
+  return sha256Hex(`${query}|json|${canonicalJson(req.body ?? {})}`);
+};

@@ -1,0 +1,198 @@
+import * as t from 'io-ts';
+import {
+  API_SCOPES,
+  AUTHENTICATION_METHODS,
+  DOCUMENT_STATUSES,
+  EVENT_TYPES,
+  FIELD_TYPES,
+  RECIPIENT_ROLES,
+  RECIPIENT_STATUSES,
+  REQUEST_STATUSES,
+  SIGNING_ORDERS,
+} from '@esig/core';
+import { arrayOf, dateTime, id, intFromQuery, nullable, num, object, oneOf, str } from './schema';
+
+// ---- Requests -------------------------------------------------------------------------------------
+
+export const DocumentId = id('doc');
+export const RequestId = id('req');
+export const RecipientId = id('rcp');
+export const KeyId = id('key');
+
+export const ListQuery = object({}, ListQuery_props(), 'ListQuery');
+export const DocumentListQuery = object({}, { ...ListQuery_props(), status: oneOf(DOCUMENT_STATUSES, 'DocumentStatus') }, 'DocumentListQuery');
+export const RequestListQuery = object({}, { ...ListQuery_props(), status: oneOf(REQUEST_STATUSES, 'RequestStatus') }, 'RequestListQuery');
+export const EventListQuery = object({}, { ...ListQuery_props(), type: oneOf(EVENT_TYPES, 'EventType') }, 'EventListQuery');
+function ListQuery_props() {
+  return { limit: intFromQuery(1, 100, 25), order: oneOf(['asc', 'desc'] as const, 'SortOrder'), cursor: str({ min: 1, max: 2000 }) };
+}
+
+export const UploadQuery = object({}, { name: str({ min: 1, max: 255 }) }, 'UploadQuery');
+
+export const CreateSignatureRequestBody = object(
+  { title: str({ min: 1, max: 255 }), documentIds: arrayOf(DocumentId, { min: 1, max: 20 }) },
+  { message: nullable(str({ max: 5000 })), signingOrder: oneOf(SIGNING_ORDERS, 'SigningOrder'), expiresAt: nullable(dateTime) },
+  'CreateSignatureRequest',
+);
+
+export const AddRecipientBody = object(
+  { email: str({ min: 3, max: 254, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/, format: 'email', description: 'must be an e-mail address' }), firstName: str({ min: 1, max: 100 }), lastName: str({ min: 1, max: 100 }) },
+  {
+    role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
+    order: num({ min: 1, max: 1000, integer: true }),
+    authentication: oneOf(AUTHENTICATION_METHODS, 'AuthenticationMethod'),
+    accessCode: str({ min: 4, max: 64 }),
+  },
+  'AddRecipient',
+);
+
+export const AddFieldBody = object(
+  {
+    documentId: DocumentId,
+    recipientId: RecipientId,
+    type: oneOf(FIELD_TYPES, 'FieldType'),
+    page: num({ min: 1, max: 100_000, integer: true }),
+    x: num({ min: 0, max: 100_000 }),
+    y: num({ min: 0, max: 100_000 }),
+    width: num({ min: 0, max: 100_000, exclusiveMin: true }),
+    height: num({ min: 0, max: 100_000, exclusiveMin: true }),
+  },
+  { required: t.boolean },
+  'AddField',
+);
+
+export const EmptyBody = object({}, {}, 'EmptyObject');
+
+export const CreateApiKeyBody = object(
+  { name: str({ min: 1, max: 100 }), scopes: arrayOf(oneOf([...API_SCOPES, '*'] as const, 'Scope'), { min: 1, max: API_SCOPES.length + 1 }) },
+  {},
+  'CreateApiKey',
+);
+
+// ---- Responses (the API's representations; presenters are typed against these) --------------------
+
+const nullableTime = nullable(dateTime);
+
+export const DocumentResource = t.type(
+  {
+    id: DocumentId,
+    name: t.string,
+    status: oneOf(DOCUMENT_STATUSES, 'DocumentStatus'),
+    pageCount: num({ integer: true }),
+    sizeBytes: num({ integer: true }),
+    sha256: t.string,
+    signatureRequestId: nullable(RequestId),
+    createdAt: dateTime,
+    testMode: t.boolean,
+  },
+  'Document',
+);
+
+export const RecipientResource = t.type(
+  {
+    id: RecipientId,
+    email: t.string,
+    firstName: t.string,
+    lastName: t.string,
+    role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
+    order: num({ integer: true }),
+    authentication: oneOf(AUTHENTICATION_METHODS, 'AuthenticationMethod'),
+    status: oneOf(RECIPIENT_STATUSES, 'RecipientStatus'),
+    signedAt: nullableTime,
+    declinedAt: nullableTime,
+  },
+  'Recipient',
+);
+
+export const FieldResource = t.type(
+  {
+    id: t.string,
+    documentId: DocumentId,
+    recipientId: RecipientId,
+    type: oneOf(FIELD_TYPES, 'FieldType'),
+    page: num({ integer: true }),
+    x: t.number,
+    y: t.number,
+    width: t.number,
+    height: t.number,
+    required: t.boolean,
+    value: t.union([t.string, t.boolean, t.null]),
+  },
+  'Field',
+);
+
+export const SignatureRequestResource = t.type(
+  {
+    id: RequestId,
+    title: t.string,
+    message: nullable(t.string),
+    status: oneOf(REQUEST_STATUSES, 'RequestStatus'),
+    documentIds: t.array(DocumentId),
+    recipients: t.array(RecipientResource),
+    fields: t.array(FieldResource),
+    signingOrder: oneOf(SIGNING_ORDERS, 'SigningOrder'),
+    requestedSignatureLevel: t.literal('SES'),
+    expiresAt: nullableTime,
+    createdAt: dateTime,
+    sentAt: nullableTime,
+    completedAt: nullableTime,
+    cancelledAt: nullableTime,
+    declinedAt: nullableTime,
+    expiredAt: nullableTime,
+    certificateId: nullable(t.string),
+    testMode: t.boolean,
+  },
+  'SignatureRequest',
+);
+
+export const ApiKeyResource = t.type(
+  {
+    id: KeyId,
+    name: t.string,
+    prefix: t.string,
+    scopes: t.array(t.string),
+    testMode: t.boolean,
+    createdAt: dateTime,
+    revokedAt: nullableTime,
+  },
+  'ApiKey',
+);
+
+export const CreatedApiKeyResource = t.intersection([ApiKeyResource, t.type({ secret: t.string })], 'CreatedApiKey');
+
+export const EventResource = t.type(
+  {
+    id: t.string,
+    type: oneOf(EVENT_TYPES, 'EventType'),
+    createdAt: dateTime,
+    testMode: t.boolean,
+    data: t.UnknownRecord,
+    redeliveryOf: nullable(t.string),
+  },
+  'Event',
+);
+
+export const PageInfo = t.type(
+  { limit: num({ integer: true, min: 1, max: 100 }), order: oneOf(['asc', 'desc'] as const), hasMore: t.boolean, nextCursor: nullable(t.string) },
+  'PageInfo',
+);
+
+export const listOf = <C extends t.Mixed>(item: C) => t.type({ data: t.array(item), pageInfo: PageInfo }, `${item.name}List`);
+
+export const Problem = t.intersection(
+  [
+    t.type({ type: t.string, title: t.string, status: t.number, detail: t.string, code: t.string, requestId: t.string }),
+    t.partial({ errors: t.array(t.type({ path: t.string, message: t.string })) }),
+  ],
+  'Problem',
+);
+
+export const Health = t.type({ status: t.string }, 'Health');
+
+export type DocumentResource = t.TypeOf<typeof DocumentResource>;
+export type RecipientResource = t.TypeOf<typeof RecipientResource>;
+export type FieldResource = t.TypeOf<typeof FieldResource>;
+export type SignatureRequestResource = t.TypeOf<typeof SignatureRequestResource>;
+export type ApiKeyResource = t.TypeOf<typeof ApiKeyResource>;
+export type EventResource = t.TypeOf<typeof EventResource>;
+export type Problem = t.TypeOf<typeof Problem>;

@@ -1,0 +1,35 @@
+import * as E from 'fp-ts/Either';
+import type * as t from 'io-ts';
+import type { FieldProblem, ValidationFailed } from '@esig/core';
+import { validationFailed } from '@esig/core';
+
+/**
+ * Decodes input with a codec and turns io-ts's errors into addressed problems (`documentIds.2: must be a
+ * doc_ id`). Kept in one place so the codec library stays cheap to swap.
+ */
+export const decode = <A>(codec: t.Type<A, unknown, unknown>, input: unknown, root = ''): E.Either<ValidationFailed, A> => {
+  const result = codec.decode(input);
+  if (E.isRight(result)) return E.right(result.right);
+  const seen = new Set<string>();
+  const problems: FieldProblem[] = [];
+  for (const err of result.left) {
+    const path = [root, ...pathOf(err.context)].filter((k) => k !== '').join('.');
+    // Unions and intersections report one failure per branch; the innermost message is the useful one.
+    const message = err.message ?? (err.value === undefined ? 'is required' : `must be ${err.context[err.context.length - 1]?.type.name ?? 'valid'}`);
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push({ path: path || '(body)', message });
+  }
+  const first = problems[0]!;
+  return E.left(validationFailed(problems.slice(0, 20), `${first.path === '(body)' ? 'The body' : first.path} ${first.message}.`));
+};
+
+const isBranching = (type: unknown) => {
+  const tag = (type as { _tag?: string })._tag;
+  return tag === 'IntersectionType' || tag === 'UnionType';
+};
+
+/** Keys of a context, without the branch indexes that unions and intersections insert. */
+const pathOf = (context: t.Context): string[] =>
+  context.filter((entry, i) => i > 0 && !isBranching(context[i - 1]!.type)).map((entry) => entry.key);

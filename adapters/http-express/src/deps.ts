@@ -1,0 +1,41 @@
+import type { Clock, Crypto, CursorSigner, IdGenerator, PdfInspector, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+
+/** Structured logging; the composition root decides where lines go. */
+export interface Logger {
+  info(fields: Record<string, unknown>, msg: string): void;
+  warn(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
+/** The ports the HTTP adapter needs, provided by the composition root. */
+export interface EsigHttpDeps {
+  readonly stores: Stores;
+  readonly uow: UnitOfWork;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly crypto: Crypto;
+  readonly pdf: PdfInspector;
+  readonly cursors: CursorSigner;
+  readonly rateLimiter: RateLimiter;
+  readonly logger: Logger;
+  /** Whether the service can take traffic (database reachable); backs `/readyz`. */
+  readonly ready: () => Promise<boolean>;
+}
+
+export interface EsigHttpOptions {
+  /** Base of links this service hands out (signing links, `url` fields). */
+  readonly publicUrl: string;
+  readonly rateLimit: { readonly perKey: number; readonly perOrg: number };
+  readonly maxUploadBytes: number;
+  readonly maxJsonBytes: number;
+  /** Express's `trust proxy` setting, for the client address behind a load balancer. */
+  readonly trustProxy: boolean | number | string;
+}
+
+export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({
+  publicUrl,
+  rateLimit: { perKey: 600, perOrg: 1200 },
+  maxUploadBytes: 25 * 1024 * 1024,
+  maxJsonBytes: 1024 * 1024,
+  trustProxy: false,
+});

@@ -1,0 +1,7 @@
+export { createEsigApp } from './app';
+export type { EsigHttpDeps, EsigHttpOptions, Logger } from './deps';
+export { defaultHttpOptions } from './deps';
+export { buildOpenApi } from './openapi';
+export { buildRoutes } from './routes';
+export * as codecs from './codecs';
+export { toProblem, statusOf } from './problem';

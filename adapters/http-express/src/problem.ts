@@ -1,0 +1,91 @@
+import type { DomainError } from '@esig/core';
+import type * as t from 'io-ts';
+import type { Problem } from './codecs';
+
+/** Rejections that arise in HTTP itself rather than in a use case. */
+export type HttpError =
+  | { readonly _tag: 'PayloadTooLarge'; readonly limitBytes: number }
+  | { readonly _tag: 'UnsupportedMediaType'; readonly expected: string }
+  | { readonly _tag: 'RouteNotFound' }
+  | { readonly _tag: 'Internal' };
+
+export type ApiError = DomainError | HttpError;
+
+interface Mapping {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+}
+
+/**
+ * The one table from error tags to HTTP. It is a total Record over the tags, so a new domain error does not
+ * compile until it is mapped here.
+ */
+const TABLE: { readonly [K in ApiError['_tag']]: Mapping } = {
+  ValidationFailed: { status: 400, code: 'validation_failed', title: 'Validation failed' },
+  Unauthenticated: { status: 401, code: 'unauthenticated', title: 'Unauthenticated' },
+  InsufficientScope: { status: 403, code: 'insufficient_scope', title: 'Insufficient scope' },
+  NotFound: { status: 404, code: 'not_found', title: 'Not found' },
+  RouteNotFound: { status: 404, code: 'not_found', title: 'Not found' },
+  InvalidState: { status: 409, code: 'invalid_state', title: 'Invalid state' },
+  ConcurrentModification: { status: 409, code: 'invalid_state', title: 'Invalid state' },
+  IdempotencyInProgress: { status: 409, code: 'idempotency_in_progress', title: 'Idempotent request in progress' },
+  IdempotencyKeyReused: { status: 422, code: 'idempotency_key_reused', title: 'Idempotency key reused' },
+  PayloadTooLarge: { status: 413, code: 'payload_too_large', title: 'Payload too large' },
+  UnsupportedMediaType: { status: 415, code: 'unsupported_media_type', title: 'Unsupported media type' },
+  InvalidDocument: { status: 422, code: 'invalid_document', title: 'Invalid document' },
+  RateLimited: { status: 429, code: 'rate_limited', title: 'Too many requests' },
+  StoreFailure: { status: 500, code: 'internal', title: 'Internal error' },
+  Internal: { status: 500, code: 'internal', title: 'Internal error' },
+};
+
+const detailOf = (e: ApiError): string => {
+  switch (e._tag) {
+    case 'ValidationFailed':
+    case 'Unauthenticated':
+    case 'InvalidState':
+    case 'InvalidDocument':
+      return e.detail;
+    case 'InsufficientScope':
+      return `This call needs the scope ${e.scope}.`;
+    case 'NotFound':
+      return `No ${e.resource.replace(/_/g, ' ')} ${e.id}.`;
+    case 'RouteNotFound':
+      return 'No such route.';
+    case 'ConcurrentModification':
+      return `The ${e.resource.replace(/_/g, ' ')} was changed by a concurrent call; retry.`;
+    case 'IdempotencyInProgress':
+      return 'A request with this Idempotency-Key is still being processed; retry shortly.';
+    case 'IdempotencyKeyReused':
+      return 'This Idempotency-Key was used with a different request.';
+    case 'PayloadTooLarge':
+      return `The body exceeds ${e.limitBytes} bytes.`;
+    case 'UnsupportedMediaType':
+      return `Send ${e.expected}.`;
+    case 'RateLimited':
+      return `Rate limit exceeded; retry after ${e.retryAfterS} s.`;
+    // Never reveal internals: the cause is logged with the request id instead.
+    case 'StoreFailure':
+    case 'Internal':
+      return 'An unexpected error occurred. Quote the requestId when reporting it.';
+  }
+};
+
+export const statusOf = (e: ApiError): number => TABLE[e._tag].status;
+
+/** RFC 9457 problem details in the shape of CONTRACT.md. */
+export const toProblem = (e: ApiError, requestId: string): t.TypeOf<typeof Problem> => {
+  const m = TABLE[e._tag];
+  return {
+    type: `urn:esig:problem:${m.code}`,
+    title: m.title,
+    status: m.status,
+    detail: detailOf(e),
+    code: m.code,
+    requestId,
+    ...(e._tag === 'ValidationFailed' ? { errors: e.errors.map((x) => ({ path: x.path, message: x.message })) } : {}),
+  };
+};
+
+/** Errors worth replaying under an idempotency key: outcomes of the operation, not passing faults. */
+export const isStorable = (e: ApiError): boolean => statusOf(e) < 500 && e._tag !== 'ConcurrentModification';

@@ -1,0 +1,72 @@
+import type * as TE from 'fp-ts/TaskEither';
+import type * as t from 'io-ts';
+import type { ApiScope, Command, DomainError, Principal } from '@esig/core';
+
+/** What a read handler answers: JSON, or bytes (PDFs). */
+export type Reply =
+  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
+  | { readonly kind: 'bytes'; readonly status: number; readonly contentType: string; readonly bytes: Uint8Array; readonly filename?: string };
+
+/** What a write handler hands to the pipeline: a command to run (maybe idempotently) and how to show its result. */
+export interface WriteOp<A> {
+  readonly command: Command<A>;
+  readonly status: number;
+  readonly present: (a: A) => unknown;
+}
+
+export interface Upload {
+  readonly bytes: Uint8Array;
+  readonly name: string | undefined;
+}
+
+export interface RouteContext<P, Q, B> {
+  readonly principal: Principal;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  readonly upload: Upload | null;
+}
+
+type Decoded<C> = C extends t.Mixed ? t.TypeOf<C> : undefined;
+type ParamsOf<P> = { [K in keyof P]: Decoded<P[K]> };
+
+interface RouteBase<P extends Record<string, t.Mixed>, Q extends t.Mixed | undefined, B extends t.Mixed | undefined> {
+  readonly method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI-style path, e.g. `/api/v1/documents/{documentId}`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly tag: string;
+  readonly scope: ApiScope;
+  readonly params?: P;
+  readonly query?: Q;
+  /** A JSON body codec, or `pdf` for the upload route (raw application/pdf or multipart/form-data). */
+  readonly body?: B | 'pdf';
+  /** Whether a missing body counts as `{}` (action routes like send and cancel). */
+  readonly emptyBodyAllowed?: boolean;
+  readonly response: { readonly status: number; readonly codec?: t.Mixed; readonly contentType?: string; readonly description: string };
+}
+
+export interface ReadRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed | undefined, B extends t.Mixed | undefined> extends RouteBase<P, Q, B> {
+  readonly kind: 'read';
+  readonly handle: (ctx: RouteContext<ParamsOf<P>, Decoded<Q>, Decoded<B>>) => TE.TaskEither<DomainError, Reply>;
+}
+
+export interface WriteRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed | undefined, B extends t.Mixed | undefined> extends RouteBase<P, Q, B> {
+  readonly kind: 'write';
+  /** May do checks outside any transaction (e.g. parse an upload) before producing the command. */
+  readonly handle: (ctx: RouteContext<ParamsOf<P>, Decoded<Q>, Decoded<B>>) => TE.TaskEither<DomainError, WriteOp<any>>;
+}
+
+export type Route = ReadRoute<any, any, any> | WriteRoute<any, any, any>;
+
+/** Helpers that keep each route's handler typed by its own codecs. */
+export const read = <P extends Record<string, t.Mixed> = {}, Q extends t.Mixed | undefined = undefined, B extends t.Mixed | undefined = undefined>(
+  r: Omit<ReadRoute<P, Q, B>, 'kind'>,
+): Route => ({ ...r, kind: 'read' }) as Route;
+
+export const write = <P extends Record<string, t.Mixed> = {}, Q extends t.Mixed | undefined = undefined, B extends t.Mixed | undefined = undefined>(
+  r: Omit<WriteRoute<P, Q, B>, 'kind'>,
+): Route => ({ ...r, kind: 'write' }) as Route;
+
+export const op = <A>(command: Command<A>, status: number, present: (a: A) => unknown): WriteOp<A> => ({ command, status, present });

@@ -1,0 +1,136 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as core from '@esig/core';
+import { validationFailed } from '@esig/core';
+import * as c from './codecs';
+import type { EsigHttpDeps } from './deps';
+import { presentApiKey, presentDocument, presentEvent, presentField, presentRecipient, presentSignatureRequest } from './presenters';
+import type { Reply, Route } from './route';
+import { op, read, write } from './route';
+
+const json = (status: number) => (body: unknown): Reply => ({ kind: 'json', status, body });
+
+const listDesc = (what: string) => `A list envelope of ${what}: exactly \`data\` and \`pageInfo\`.`;
+
+/**
+ * Every route of the public API, in one table: the Express router and the OpenAPI document are both
+ * generated from it, so neither can list a route the other lacks.
+ */
+export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
+  // ---- Documents ---------------------------------------------------------------------------------
+  write({
+    method: 'post', path: '/api/v1/documents', operationId: 'uploadDocument', tag: 'Documents', scope: 'documents:write',
+    summary: 'Upload a PDF: raw `application/pdf` with `?name=`, or `multipart/form-data` with `file` and `name`.',
+    query: c.UploadQuery, body: 'pdf',
+    response: { status: 201, codec: c.DocumentResource, description: 'The stored document.' },
+    handle: ({ principal, upload, query }) =>
+      pipe(
+        TE.fromNullable(validationFailed([{ path: 'file', message: 'is required' }]))(upload),
+        TE.chainW((u) => {
+          const name = u.name ?? query.name;
+          return name === undefined || name.trim() === ''
+            ? TE.left(validationFailed([{ path: 'name', message: 'is required' }], 'name is required.'))
+            : pipe(core.inspectUpload(d)(principal, u.bytes), TE.map((pdf) => ({ pdf, name })));
+        }),
+        TE.map(({ pdf, name }) => op(core.uploadDocument(d)(principal, { name, pdf }), 201, presentDocument)),
+      ),
+  }),
+  read({
+    method: 'get', path: '/api/v1/documents', operationId: 'listDocuments', tag: 'Documents', scope: 'documents:read',
+    summary: 'List documents, newest first by default.', query: c.DocumentListQuery,
+    response: { status: 200, codec: c.listOf(c.DocumentResource), description: listDesc('documents') },
+    handle: ({ principal, query }) =>
+      pipe(core.listDocuments(d)(principal, query, { status: query.status }, presentDocument), TE.map(json(200))),
+  }),
+  read({
+    method: 'get', path: '/api/v1/documents/{documentId}', operationId: 'getDocument', tag: 'Documents', scope: 'documents:read',
+    summary: 'A document’s metadata.', params: { documentId: c.DocumentId },
+    response: { status: 200, codec: c.DocumentResource, description: 'The document.' },
+    handle: ({ principal, params }) => pipe(core.getDocument(d)(principal, params.documentId), TE.map((x) => json(200)(presentDocument(x)))),
+  }),
+  read({
+    method: 'get', path: '/api/v1/documents/{documentId}/content', operationId: 'getDocumentContent', tag: 'Documents', scope: 'documents:read',
+    summary: 'The uploaded PDF.', params: { documentId: c.DocumentId },
+    response: { status: 200, contentType: 'application/pdf', description: 'The PDF exactly as uploaded.' },
+    handle: ({ principal, params }) =>
+      pipe(
+        core.getDocumentContent(d)(principal, params.documentId),
+        TE.map(({ document, bytes }): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename: document.name })),
+      ),
+  }),
+
+  // ---- Signature requests ------------------------------------------------------------------------
+  write({
+    method: 'post', path: '/api/v1/signature-requests', operationId: 'createSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Create a DRAFT signature request over uploaded documents.', body: c.CreateSignatureRequestBody,
+    response: { status: 201, codec: c.SignatureRequestResource, description: 'The created request, including its id.' },
+    handle: ({ principal, body }) => TE.right(op(core.createSignatureRequest(d)(principal, body), 201, presentSignatureRequest)),
+  }),
+  read({
+    method: 'get', path: '/api/v1/signature-requests', operationId: 'listSignatureRequests', tag: 'Signature requests', scope: 'signature_requests:read',
+    summary: 'List signature requests, optionally by status.', query: c.RequestListQuery,
+    response: { status: 200, codec: c.listOf(c.SignatureRequestResource), description: listDesc('signature requests') },
+    handle: ({ principal, query }) =>
+      pipe(core.listSignatureRequests(d)(principal, query, { status: query.status }, presentSignatureRequest), TE.map(json(200))),
+  }),
+  read({
+    method: 'get', path: '/api/v1/signature-requests/{requestId}', operationId: 'getSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:read',
+    summary: 'A request’s status, recipients and fields.', params: { requestId: c.RequestId },
+    response: { status: 200, codec: c.SignatureRequestResource, description: 'The request.' },
+    handle: ({ principal, params }) =>
+      pipe(core.getSignatureRequest(d)(principal, params.requestId), TE.map((x) => json(200)(presentSignatureRequest(x)))),
+  }),
+  write({
+    method: 'post', path: '/api/v1/signature-requests/{requestId}/recipients', operationId: 'addRecipient', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Add a recipient (signer by default) to a DRAFT request.', params: { requestId: c.RequestId }, body: c.AddRecipientBody,
+    response: { status: 201, codec: c.RecipientResource, description: 'The added recipient.' },
+    handle: ({ principal, params, body }) => TE.right(op(core.addRecipient(d)(principal, params.requestId, body), 201, presentRecipient)),
+  }),
+  write({
+    method: 'post', path: '/api/v1/signature-requests/{requestId}/fields', operationId: 'addField', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Place a field for a signer on a page (PDF points, origin top-left); only in DRAFT.', params: { requestId: c.RequestId }, body: c.AddFieldBody,
+    response: { status: 201, codec: c.FieldResource, description: 'The placed field.' },
+    handle: ({ principal, params, body }) => TE.right(op(core.addField(d)(principal, params.requestId, body), 201, presentField)),
+  }),
+  write({
+    method: 'post', path: '/api/v1/signature-requests/{requestId}/send', operationId: 'sendSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Send the request: it leaves DRAFT and the invitations go out.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 200, codec: c.SignatureRequestResource, description: 'The request after sending.' },
+    handle: ({ principal, params }) => TE.right(op(core.sendSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
+  }),
+  write({
+    method: 'post', path: '/api/v1/signature-requests/{requestId}/cancel', operationId: 'cancelSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Cancel a DRAFT or SENT request.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 200, codec: c.SignatureRequestResource, description: 'The cancelled request.' },
+    handle: ({ principal, params }) => TE.right(op(core.cancelSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
+  }),
+
+  // ---- Events ------------------------------------------------------------------------------------
+  read({
+    method: 'get', path: '/api/v1/events', operationId: 'listEvents', tag: 'Events', scope: 'signature_requests:read',
+    summary: 'The event log, to reconcile by polling.', query: c.EventListQuery,
+    response: { status: 200, codec: c.listOf(c.EventResource), description: listDesc('events') },
+    handle: ({ principal, query }) => pipe(core.listEvents(d)(principal, query, { type: query.type }, presentEvent), TE.map(json(200))),
+  }),
+
+  // ---- API keys ----------------------------------------------------------------------------------
+  write({
+    method: 'post', path: '/api/v1/api-keys', operationId: 'createApiKey', tag: 'API keys', scope: 'api_keys:write',
+    summary: 'Create a key in the caller’s mode with at most the caller’s scopes. The secret is shown once.', body: c.CreateApiKeyBody,
+    response: { status: 201, codec: c.CreatedApiKeyResource, description: 'The key record and its secret (only in this response).' },
+    handle: ({ principal, body }) =>
+      TE.right(op(core.createApiKey(d)(principal, body), 201, (k: core.IssuedKey) => ({ ...presentApiKey(k.key), secret: k.secret }))),
+  }),
+  read({
+    method: 'get', path: '/api/v1/api-keys', operationId: 'listApiKeys', tag: 'API keys', scope: 'api_keys:write',
+    summary: 'List keys (never their secrets).', query: c.ListQuery,
+    response: { status: 200, codec: c.listOf(c.ApiKeyResource), description: listDesc('API keys') },
+    handle: ({ principal, query }) => pipe(core.listApiKeys(d)(principal, query, presentApiKey), TE.map(json(200))),
+  }),
+  write({
+    method: 'delete', path: '/api/v1/api-keys/{keyId}', operationId: 'revokeApiKey', tag: 'API keys', scope: 'api_keys:write',
+    summary: 'Revoke a key at once.', params: { keyId: c.KeyId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 200, codec: c.ApiKeyResource, description: 'The revoked key.' },
+    handle: ({ principal, params }) => TE.right(op(core.revokeApiKey(d)(principal, params.keyId), 200, presentApiKey)),
+  }),
+];

@@ -1,0 +1,78 @@
+import { parseArgs } from 'node:util';
+import type { GrantedScope, Mode } from '@esig/core';
+import { API_SCOPES } from '@esig/core';
+import { ConfigError, buildContainer, configFromEnvironment, createKey, migrate, startServer } from './main';
+import { T } from './tokens';
+
+const USAGE = `esig — electronic signatures
+
+Usage:
+  esig serve                      start the API server (ESIG_PORT, default 3000)
+  esig migrate                    apply pending database migrations
+  esig keys create --org <name> --mode test|live --scopes <list|*> [--name <label>]
+                                  create an API key and print its secret once
+
+Configuration comes from the environment (ESIG_DATABASE_URL, ESIG_PUBLIC_URL, …); see docs/configuration.md.`;
+
+const fail = (msg: string): never => {
+  process.stderr.write(`esig: ${msg}\n`);
+  process.exit(2);
+};
+
+const main = async () => {
+  const [command, sub, ...rest] = process.argv.slice(2);
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return void process.stdout.write(`${USAGE}\n`);
+  const config = configFromEnvironment();
+
+  switch (command) {
+    case 'serve': {
+      const running = await startServer(config);
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        process.stdout.write(`esig: ${signal} received, finishing open requests…\n`);
+        await running.close();
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      process.on('SIGINT', () => void stop('SIGINT'));
+      return;
+    }
+    case 'migrate': {
+      const n = migrate(config);
+      return void process.stdout.write(`esig: ${n} migration(s) applied\n`);
+    }
+    case 'keys': {
+      if (sub !== 'create') return fail(`unknown command "keys ${sub ?? ''}"\n\n${USAGE}`);
+      const { values } = parseArgs({
+        args: rest,
+        options: { org: { type: 'string' }, mode: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
+        strict: true,
+      });
+      if (!values.org) return fail('--org <name> is required');
+      if (values.mode !== 'test' && values.mode !== 'live') return fail('--mode must be test or live');
+      const scopes = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      if (scopes.length === 0) return fail(`--scopes is required: a comma list of ${API_SCOPES.join(', ')}, or *`);
+      const unknown = scopes.filter((s) => s !== '*' && !(API_SCOPES as readonly string[]).includes(s));
+      if (unknown.length > 0) return fail(`unknown scope(s): ${unknown.join(', ')}`);
+      const c = buildContainer(config);
+      try {
+        const issued = await createKey(c, { orgName: values.org, mode: values.mode as Mode, scopes: scopes as GrantedScope[], name: values.name ?? 'cli' });
+        process.stdout.write(`${JSON.stringify({ id: issued.key.id, org: issued.org.name, orgId: issued.org.id, mode: issued.key.mode, scopes: issued.key.scopes, secret: issued.secret }, null, 2)}\n`);
+        process.stderr.write('esig: the secret above is shown once; it is stored only as a hash.\n');
+      } finally {
+        c.resolve(T.Database).close();
+      }
+      return;
+    }
+    default:
+      return fail(`unknown command "${command}"\n\n${USAGE}`);
+  }
+};
+
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError) fail(e.message);
+  process.stderr.write(`esig: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+/** Settings of the reference server. Built only from the environment names of CONTRACT.md. */
+export interface ServerConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  readonly database: { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
+  /** Where generated secrets (the master key) live when not given in the environment. */
+  readonly dataDir: string;
+  /** 64 hex characters, or null to read or generate `<dataDir>/master.key`. */
+  readonly masterKeyHex: string | null;
+  readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly windowS: number };
+  readonly maxUploadBytes: number;
+  readonly trustProxy: boolean | number | string;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export class ConfigError extends Error {}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const int = (env: Env, name: string, dflt: number, min = 1): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer ≥ ${min} (got "${raw}")`);
+  return n;
+};
+
+/** Reads and checks the configuration; a bad value stops the process with a message naming the variable. */
+export const loadConfig = (env: Env): ServerConfig => {
+  const port = int(env, 'ESIG_PORT', 3000, 0);
+  const dbUrl = env.ESIG_DATABASE_URL || 'sqlite:./data/esig.db';
+  let database: ServerConfig['database'];
+  if (dbUrl.startsWith('sqlite:')) database = { kind: 'sqlite', path: dbUrl.slice('sqlite:'.length) };
+  else if (/^postgres(ql)?:\/\//.test(dbUrl)) database = { kind: 'postgres', url: dbUrl };
+  else throw new ConfigError(`ESIG_DATABASE_URL must be sqlite:<path> or postgres://… (got "${dbUrl}")`);
+  if (database.kind === 'sqlite' && database.path === '') throw new ConfigError('ESIG_DATABASE_URL: sqlite: needs a path');
+
+  const masterKeyHex = env.ESIG_MASTER_KEY || null;
+  if (masterKeyHex !== null && !/^[0-9a-fA-F]{64}$/.test(masterKeyHex))
+    throw new ConfigError('ESIG_MASTER_KEY must be 64 hex characters (32 bytes)');
+
+  const trust = env.ESIG_TRUST_PROXY;
+  const logLevel = (env.ESIG_LOG_LEVEL || 'info') as ServerConfig['logLevel'];
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('ESIG_LOG_LEVEL must be debug, info, warn or error');
+
+  return {
+    port,
+    host: env.ESIG_HOST || '0.0.0.0',
+    publicUrl: (env.ESIG_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    database,
+    dataDir: env.ESIG_DATA_DIR || (database.kind === 'sqlite' ? dirnameOf(database.path) : './data'),
+    masterKeyHex,
+    rateLimit: {
+      perKey: int(env, 'ESIG_RATE_LIMIT_KEY', 600),
+      perOrg: int(env, 'ESIG_RATE_LIMIT_ORG', 1200),
+      windowS: int(env, 'ESIG_RATE_LIMIT_WINDOW_S', 60),
+    },
+    maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
+    trustProxy: trust === undefined || trust === '' ? false : trust === 'true' ? true : /^\d+$/.test(trust) ? Number(trust) : trust,
+    logLevel,
+  };
+};
+
+const dirnameOf = (p: string) => {
+  const i = p.lastIndexOf('/');
+  return i <= 0 ? (i === 0 ? '/' : '.') : p.slice(0, i);
+};

@@ -1,0 +1,177 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { container, instanceCachingFactory } from 'tsyringe';
+import type { DependencyContainer } from 'tsyringe';
+import * as E from 'fp-ts/Either';
+import type { CursorSigner, GrantedScope, IssuedKey, Mode, Org } from '@esig/core';
+import { bootstrapKey, execute } from '@esig/core';
+import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
+import { pdfLibInspector } from '@esig/pdf-pdflib';
+import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
+import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { openSqliteStore } from '@esig/store-sqlite';
+import type { ServerConfig } from './config';
+import { ConfigError, loadConfig } from './config';
+import { createJsonLogger } from './logger';
+import { T } from './tokens';
+
+/**
+ * The composition root: the only place that reads the environment and wires adapters to the core's ports.
+ * Registrations are factories (no decorators), so esbuild-compiled code needs no decorator metadata.
+ */
+export const buildContainer = (config: ServerConfig): DependencyContainer => {
+  const c = container.createChildContainer();
+  const once = <A>(f: (c: DependencyContainer) => A) => ({ useFactory: instanceCachingFactory(f) });
+
+  c.register(T.Config, { useValue: config });
+  c.register(T.Logger, once(() => createJsonLogger(config.logLevel)));
+  c.register(T.Clock, { useValue: systemClock });
+  c.register(T.Crypto, { useValue: nodeCrypto });
+  c.register(T.Ids, once((r) => createUlidGenerator(r.resolve(T.Clock))));
+  c.register(T.MasterKey, once(() => loadMasterKey(config)));
+  c.register(
+    T.Database,
+    once(() => {
+      if (config.database.kind !== 'sqlite')
+        throw new ConfigError('This build stores data in SQLite only; set ESIG_DATABASE_URL=sqlite:<path>.');
+      return openSqliteStore({ path: config.database.path });
+    }),
+  );
+  c.register(T.Stores, once((r) => r.resolve(T.Database).stores));
+  c.register(T.UnitOfWork, once((r) => r.resolve(T.Database).uow));
+  c.register(T.Pdf, { useValue: pdfLibInspector });
+  c.register(T.Cursors, once((r) => createCursorSigner(r.resolve(T.MasterKey))));
+  c.register(T.RateLimiter, once((r) => createMemoryRateLimiter(r.resolve(T.Clock), config.rateLimit.windowS * 1000)));
+  c.register(
+    T.HttpDeps,
+    once((r) => ({
+      stores: r.resolve(T.Stores),
+      uow: r.resolve(T.UnitOfWork),
+      clock: r.resolve(T.Clock),
+      ids: r.resolve(T.Ids),
+      crypto: r.resolve(T.Crypto),
+      pdf: r.resolve(T.Pdf),
+      cursors: r.resolve(T.Cursors),
+      rateLimiter: r.resolve(T.RateLimiter),
+      logger: r.resolve(T.Logger),
+      ready: async () => E.isRight(await r.resolve(T.Stores).apiKeys.count()()),
+    })),
+  );
+  c.register(
+    T.App,
+    once((r) =>
+      createEsigApp(r.resolve(T.HttpDeps), {
+        ...defaultHttpOptions(config.publicUrl),
+        rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg },
+        maxUploadBytes: config.maxUploadBytes,
+        trustProxy: config.trustProxy,
+      }),
+    ),
+  );
+  return c;
+};
+
+/** Cursors are signed with a key derived from the master key, so they survive restarts but not tampering. */
+const createCursorSigner = (masterKey: Buffer): CursorSigner => {
+  const key = nodeCrypto.hmacSha256Hex(masterKey, 'esig:cursor:v1');
+  const sign = (data: string) => nodeCrypto.hmacSha256Hex(key, data).slice(0, 32);
+  return { sign, verify: (data, mac) => nodeCrypto.timingSafeEqual(sign(data), mac) };
+};
+
+/** ESIG_MASTER_KEY, else `<dataDir>/master.key`, generated (mode 0600) on first start. */
+const loadMasterKey = (config: ServerConfig): Buffer => {
+  if (config.masterKeyHex !== null) return Buffer.from(config.masterKeyHex, 'hex');
+  const file = join(config.dataDir, 'master.key');
+  if (existsSync(file)) {
+    const hex = readFileSync(file, 'utf8').trim();
+    if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`${file} does not hold 64 hex characters`);
+    return Buffer.from(hex, 'hex');
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  return key;
+};
+
+export interface RunningServer {
+  readonly server: Server;
+  /** The wired container, for operator tasks beside the running server (and tests). */
+  readonly container: DependencyContainer;
+  readonly url: string;
+  readonly bootstrap: (IssuedKey & { readonly org: Org }) | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the HTTP server. On the embedded SQLite default, a first start with an empty database creates org
+ * `default` and prints one test key (shown once, never again).
+ */
+export const startServer = async (config: ServerConfig, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> => {
+  const c = buildContainer(config);
+  const app = c.resolve(T.App);
+  let bootstrap: RunningServer['bootstrap'] = null;
+  if (config.database.kind === 'sqlite') {
+    const count = await c.resolve(T.Stores).apiKeys.count()();
+    if (E.isLeft(count)) throw new Error('Could not read the database', { cause: count.left });
+    if (count.right === 0) {
+      bootstrap = await createKey(c, { orgName: 'default', mode: 'test', scopes: ['*'], name: 'first-start test key' });
+      out('');
+      out('  esig: first start with an empty database. A test API key for org "default" (shown once):');
+      out('');
+      out(`    ${bootstrap.secret}`);
+      out('');
+      out('  Keep it: it is stored only as a hash. Create more with `npx esig keys create`.');
+      out('');
+    }
+  }
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Keep-alive longer than common load-balancer idle timeouts, so they close first and no request is lost.
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  c.resolve(T.Logger).info({ port, publicUrl: config.publicUrl, database: config.database.kind }, 'esig listening');
+  return {
+    server,
+    container: c,
+    url: `http://127.0.0.1:${port}`,
+    bootstrap,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      c.resolve(T.Database).close();
+    },
+  };
+};
+
+/** Creates an org (if needed) and a key in it, as the `esig keys create` command does. */
+export const createKey = async (
+  c: DependencyContainer,
+  input: { orgName: string; mode: Mode; scopes: readonly GrantedScope[]; name: string },
+): Promise<IssuedKey & { readonly org: Org }> => {
+  const deps = { uow: c.resolve(T.UnitOfWork), clock: c.resolve(T.Clock), ids: c.resolve(T.Ids), crypto: c.resolve(T.Crypto) };
+  const r = await execute(deps)(bootstrapKey(deps)(input))();
+  if (E.isLeft(r)) throw new Error(`Could not create the key: ${r.left._tag}`, { cause: r.left });
+  return r.right;
+};
+
+/** Applies pending migrations and reports how many ran. */
+export const migrate = (config: ServerConfig): number => {
+  const c = buildContainer(config);
+  const db = c.resolve(T.Database);
+  try {
+    return db.migrate();
+  } finally {
+    db.close();
+  }
+};
+
+export { loadConfig, ConfigError };
+
+/** The environment, read here and nowhere else. */
+export const configFromEnvironment = (): ServerConfig => loadConfig(process.env);

@@ -1,0 +1,24 @@
+import type { InjectionToken } from 'tsyringe';
+import type { Clock, Crypto, CursorSigner, IdGenerator, PdfInspector, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import type { EsigHttpDeps, Logger } from '@esig/http-express';
+import type { SqliteStore } from '@esig/store-sqlite';
+import type { Express } from 'express';
+import type { ServerConfig } from './config';
+
+/** The injection tokens of the composition root: one per port, plus the assembled pieces. */
+export const T = {
+  Config: Symbol('Config') as InjectionToken<ServerConfig>,
+  Logger: Symbol('Logger') as InjectionToken<Logger>,
+  Clock: Symbol('Clock') as InjectionToken<Clock>,
+  Ids: Symbol('IdGenerator') as InjectionToken<IdGenerator>,
+  Crypto: Symbol('Crypto') as InjectionToken<Crypto>,
+  MasterKey: Symbol('MasterKey') as InjectionToken<Buffer>,
+  Database: Symbol('Database') as InjectionToken<SqliteStore>,
+  Stores: Symbol('Stores') as InjectionToken<Stores>,
+  UnitOfWork: Symbol('UnitOfWork') as InjectionToken<UnitOfWork>,
+  Pdf: Symbol('PdfInspector') as InjectionToken<PdfInspector>,
+  Cursors: Symbol('CursorSigner') as InjectionToken<CursorSigner>,
+  RateLimiter: Symbol('RateLimiter') as InjectionToken<RateLimiter>,
+  HttpDeps: Symbol('EsigHttpDeps') as InjectionToken<EsigHttpDeps>,
+  App: Symbol('App') as InjectionToken<Express>,
+} as const;

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeEmptyPdf, makeEncryptedPdf, makePdf } from '@esig/testkit/pdf';
+import type { TestServer } from './harness';
+import { startTestServer } from './harness';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ ESIG_MAX_UPLOAD_BYTES: String(64 * 1024) });
+});
+afterAll(async () => s.close());
+
+const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number, code: string) => {
+  expect(r.status).toBe(status);
+  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(Object.keys(r.body).filter((k) => k !== 'errors').sort()).toEqual(['code', 'detail', 'requestId', 'status', 'title', 'type']);
+  expect(r.body).toMatchObject({ status, code, requestId: r.headers.get('x-request-id') });
+  expect(JSON.stringify(r.body)).not.toMatch(/at .*\.ts:\d+|Error:|SQLITE/);
+};
+
+describe('problem+json errors', () => {
+  it('400 on a body that fails validation, naming every path', async () => {
+    const r = await s.call('POST', '/api/v1/signature-requests', { body: { title: 42, documentIds: ['nope'], surprise: true } });
+    expectProblem(r, 400, 'validation_failed');
+    const paths = r.body.errors.map((e: { path: string }) => e.path).sort();
+    expect(paths).toEqual(['surprise']);
+    const r2 = await s.call('POST', '/api/v1/signature-requests', { body: { title: 42, documentIds: ['nope'] } });
+    expect(r2.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['documentIds.0', 'title']);
+  });
+
+  it('400 on malformed JSON, on a non-object body and on a bad path id', async () => {
+    expectProblem(await s.call('POST', '/api/v1/signature-requests', { body: '{"title": ' }), 400, 'validation_failed');
+    expectProblem(await s.call('POST', '/api/v1/signature-requests', { body: '[1,2]' }), 400, 'validation_failed');
+    expectProblem(await s.call('POST', '/api/v1/signature-requests', { body: '"text"' }), 400, 'validation_failed');
+    expectProblem(await s.call('GET', '/api/v1/signature-requests/req_bad'), 400, 'validation_failed');
+  });
+
+  it('404 for an absent resource and for an unknown route', async () => {
+    expectProblem(await s.call('GET', `/api/v1/documents/doc_${'0'.repeat(26)}`), 404, 'not_found');
+    expectProblem(await s.call('GET', '/api/v1/nothing-here'), 404, 'not_found');
+  });
+
+  it('413 when a body is too large', async () => {
+    const big = await s.call('POST', `/api/v1/documents?name=big.pdf`, { raw: { bytes: new Uint8Array(65 * 1024).fill(37), contentType: 'application/pdf' } });
+    expectProblem(big, 413, 'payload_too_large');
+    const form = new FormData();
+    form.set('file', new Blob([new Uint8Array(70 * 1024)]), 'big.pdf');
+    form.set('name', 'big.pdf');
+    expectProblem(await s.call('POST', '/api/v1/documents', { form }), 413, 'payload_too_large');
+    const json = await s.call('POST', '/api/v1/signature-requests', { body: { title: 'x'.repeat(1_100_000), documentIds: [] } });
+    expectProblem(json, 413, 'payload_too_large');
+  });
+
+  it('415 for the wrong Content-Type', async () => {
+    expectProblem(await s.call('POST', '/api/v1/signature-requests', { raw: { bytes: 'title=x', contentType: 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    expectProblem(await s.call('POST', '/api/v1/documents?name=a.pdf', { body: { file: 'x' } }), 415, 'unsupported_media_type');
+    expectProblem(await s.call('POST', '/api/v1/documents?name=a.pdf', { raw: { bytes: 'x', contentType: 'text/plain' } }), 415, 'unsupported_media_type');
+  });
+
+  it.each([
+    ['garbage', async () => new TextEncoder().encode('not a pdf')],
+    ['an encrypted PDF', makeEncryptedPdf],
+    ['a PDF without pages', makeEmptyPdf],
+    ['a truncated PDF', async () => (await makePdf(3)).subarray(0, 300)],
+  ])('422 invalid_document for %s, and nothing is stored', async (_n, make) => {
+    const before = (await s.call('GET', '/api/v1/documents?limit=100')).body.data.length;
+    expectProblem(await s.call('POST', '/api/v1/documents?name=x.pdf', { raw: { bytes: await make(), contentType: 'application/pdf' } }), 422, 'invalid_document');
+    expect((await s.call('GET', '/api/v1/documents?limit=100')).body.data.length).toBe(before);
+  });
+
+  it('400 when an upload has no name or no file', async () => {
+    expectProblem(await s.call('POST', '/api/v1/documents', { raw: { bytes: await makePdf(1), contentType: 'application/pdf' } }), 400, 'validation_failed');
+    const form = new FormData();
+    form.set('name', 'x.pdf');
+    expectProblem(await s.call('POST', '/api/v1/documents', { form }), 400, 'validation_failed');
+  });
+});

@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { GrantedScope, Mode } from '@esig/core';
+import { makePdf } from '@esig/testkit/pdf';
+import { createKey, loadConfig, startServer } from '../src';
+
+export interface ApiResponse<T = any> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+  readonly text: string;
+}
+
+export interface CallOptions {
+  readonly key?: string | null;
+  readonly body?: unknown;
+  readonly raw?: { readonly bytes: Uint8Array | string; readonly contentType: string };
+  readonly form?: FormData;
+  readonly headers?: Record<string, string>;
+}
+
+/** A real esig server (composition root, SQLite file in a temp dir) on a loopback port, and a small client. */
+export const startTestServer = async (env: Record<string, string> = {}) => {
+  const dir = mkdtempSync(join(tmpdir(), 'esig-http-'));
+  const config = loadConfig({
+    ESIG_DATABASE_URL: `sqlite:${join(dir, 'esig.db')}`,
+    ESIG_PORT: '0',
+    ESIG_HOST: '127.0.0.1',
+    ESIG_LOG_LEVEL: 'error',
+    ...env,
+  });
+  const running = await startServer(config, () => undefined);
+  const key = running.bootstrap!.secret;
+
+  const call = async <T = any>(method: string, path: string, o: CallOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const k = o.key === undefined ? key : o.key;
+    if (k !== null) headers.authorization = `Bearer ${k}`;
+    let body: RequestInit['body'];
+    if (o.raw) {
+      headers['content-type'] = o.raw.contentType;
+      body = o.raw.bytes as RequestInit['body'];
+    } else if (o.form) body = o.form;
+    else if (o.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    }
+    const res = await fetch(`${running.url}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  };
+
+  const uploadPdf = async (name = 'contract.pdf', pages = 1, key?: string) => {
+    const r = await call('POST', `/api/v1/documents?name=${encodeURIComponent(name)}`, { key, raw: { bytes: await makePdf(pages), contentType: 'application/pdf' } });
+    if (r.status !== 201) throw new Error(`upload failed: ${r.status} ${r.text}`);
+    return r.body as { id: string; pageCount: number };
+  };
+
+  /** A request with one signer and one signature field, ready to send. */
+  const draftReady = async (key?: string) => {
+    const doc = await uploadPdf('nda.pdf', 2, key);
+    const req = (await call('POST', '/api/v1/signature-requests', { key, body: { title: 'NDA', documentIds: [doc.id] } })).body;
+    const rcp = (await call('POST', `/api/v1/signature-requests/${req.id}/recipients`, { key, body: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' } })).body;
+    const fld = await call('POST', `/api/v1/signature-requests/${req.id}/fields`, {
+      key,
+      body: { documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 },
+    });
+    if (fld.status !== 201) throw new Error(`field failed: ${fld.status} ${fld.text}`);
+    return { doc, req, rcp };
+  };
+
+  return {
+    url: running.url,
+    key,
+    dir,
+    orgId: running.bootstrap!.org.id,
+    call,
+    uploadPdf,
+    draftReady,
+    newKey: async (orgName: string, mode: Mode, scopes: readonly GrantedScope[] = ['*']) =>
+      (await createKey(running.container, { orgName, mode, scopes, name: `${orgName}-${mode}` })).secret,
+    close: async () => {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
