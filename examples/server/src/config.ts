@@ -12,6 +12,8 @@ export interface ServerConfig {
   readonly maxUploadBytes: number;
   readonly trustProxy: boolean | number | string;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Apply pending migrations when a process opens the database (ESIG_AUTO_MIGRATE, default true). */
+  readonly autoMigrate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -59,6 +61,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
     trustProxy: trust === undefined || trust === '' ? false : trust === 'true' ? true : /^\d+$/.test(trust) ? Number(trust) : trust,
     logLevel,
+    autoMigrate: env.ESIG_AUTO_MIGRATE !== 'false',
   };
 };
 

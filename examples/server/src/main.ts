@@ -37,7 +37,7 @@ export const buildContainer = (config: ServerConfig): DependencyContainer => {
     once(() => {
       if (config.database.kind !== 'sqlite')
         throw new ConfigError('This build stores data in SQLite only; set ESIG_DATABASE_URL=sqlite:<path>.');
-      return openSqliteStore({ path: config.database.path });
+      return openSqliteStore({ path: config.database.path, migrate: config.autoMigrate });
     }),
   );
   c.register(T.Stores, once((r) => r.resolve(T.Database).stores));
@@ -162,7 +162,7 @@ export const createKey = async (
 
 /** Applies pending migrations and reports how many ran. */
 export const migrate = (config: ServerConfig): number => {
-  const c = buildContainer(config);
+  const c = buildContainer({ ...config, autoMigrate: false });
   const db = c.resolve(T.Database);
   try {
     return db.migrate();

@@ -70,6 +70,8 @@ describe('the esig CLI', () => {
     const m = spawnSync(process.execPath, [BIN, 'migrate'], { env, encoding: 'utf8' });
     expect(m.status, m.stderr).toBe(0);
     expect(m.stdout).toMatch(/0 migration\(s\) applied/);
+    const fresh = spawnSync(process.execPath, [BIN, "migrate"], { env: { ...env, ESIG_DATABASE_URL: `sqlite:${join(dir, "fresh.db")}` }, encoding: "utf8" });
+    expect(fresh.stdout).toMatch(/^esig: [1-9]\d* migration\(s\) applied/);
     const bad = spawnSync(process.execPath, [BIN, 'keys', 'create', '--org', 'x', '--mode', 'prod', '--scopes', '*'], { env, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--mode must be test or live/);

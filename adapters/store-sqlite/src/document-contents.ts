@@ -1,0 +1,47 @@
+import type { DocumentContentStore } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Bytes, decode } from './decode';
+
+const ContentRow = t.type({ bytes: Bytes });
+
+/**
+ * PDF bytes as BLOBs, keyed by (org_id, mode, document_id). `put` overwrites: storing the same document's
+ * bytes twice keeps the last. The driver copies the bytes on write and hands out a fresh buffer on read,
+ * so neither side can alter what the other holds.
+ */
+export const sqliteDocumentContents = (conn: Conn): DocumentContentStore => ({
+  put: (tenant, documentId, bytes) =>
+    pipe(
+      attempt(conn, (c) =>
+        c
+          .prepare(
+            `INSERT INTO document_contents (org_id, mode, document_id, bytes) VALUES (?, ?, ?, ?)
+             ON CONFLICT (org_id, mode, document_id) DO UPDATE SET bytes = excluded.bytes`,
+          )
+          .run(tenant.orgId, tenant.mode, documentId, bytes),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  get: (tenant, documentId) =>
+    pipe(
+      attempt(conn, (c) =>
+        c
+          .prepare('SELECT bytes FROM document_contents WHERE org_id = ? AND mode = ? AND document_id = ?')
+          .get(tenant.orgId, tenant.mode, documentId),
+      ),
+      TE.chainEitherK((row) =>
+        row === undefined
+          ? E.right(null)
+          : pipe(
+              decode(ContentRow, `document_contents row ${documentId}`)(row),
+              E.map((r) => r.bytes),
+            ),
+      ),
+    ),
+});

@@ -1,0 +1,144 @@
+import type { Document, DocumentStore, Tenant } from '@esig/core';
+import { DOCUMENT_STATUSES, concurrentModification } from '@esig/core';
+import * as A from 'fp-ts/Array';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Int, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
+
+const DocumentRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  name: t.string,
+  status: DocumentStatusC,
+  page_count: Int,
+  size_bytes: Int,
+  sha256: t.string,
+  signature_request_id: nullable(t.string),
+  created_at: Timestamp,
+});
+type DocumentRow = t.TypeOf<typeof DocumentRow>;
+
+const COLUMNS = 'id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at';
+const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
+
+const toDocument = (r: DocumentRow): Document => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  name: r.name,
+  status: r.status,
+  pageCount: r.page_count,
+  sizeBytes: r.size_bytes,
+  sha256: r.sha256,
+  signatureRequestId: r.signature_request_id,
+  createdAt: r.created_at,
+});
+
+const toRow = (d: Document): DocumentRow => ({
+  id: d.id,
+  org_id: d.orgId,
+  mode: d.mode,
+  name: d.name,
+  status: d.status,
+  page_count: d.pageCount,
+  size_bytes: d.sizeBytes,
+  sha256: d.sha256,
+  signature_request_id: d.signatureRequestId,
+  created_at: d.createdAt,
+});
+
+const decodeRow = (row: unknown) =>
+  pipe(decode(DocumentRow, rowName('documents', row))(row), E.map(toDocument));
+
+/** The DocumentStore over one SQLite connection (the read connection, or a transaction's). */
+export const sqliteDocuments = (conn: Conn): DocumentStore => ({
+  insert: (doc) =>
+    pipe(
+      // Validate on the way in as on the way out: whatever is written can be read back.
+      TE.fromEither(decode(DocumentRow, `new documents row ${doc.id}`)(toRow(doc))),
+      TE.chain((row) =>
+        attempt(
+          conn,
+          (c) =>
+            c
+              .prepare(
+                `INSERT INTO documents (${COLUMNS}) VALUES (@id, @org_id, @mode, @name, @status, @page_count, @size_bytes, @sha256, @signature_request_id, @created_at)`,
+              )
+              .run(row),
+          () => concurrentModification('document', doc.id),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  findById: (tenant, id) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM documents WHERE id = ? AND org_id = ? AND mode = ?`).get(id, tenant.orgId, tenant.mode)),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
+  findByIds: (tenant, ids) => {
+    if (ids.length === 0) return TE.right([]);
+    const unique = [...new Set(ids)];
+    return pipe(
+      attempt(conn, (c) =>
+        // One statement per distinct list length; requests carry at most a few dozen documents.
+        c
+          .prepare(`SELECT ${COLUMNS} FROM documents WHERE org_id = ? AND mode = ? AND id IN (${placeholders(unique.length)})`)
+          .all(tenant.orgId, tenant.mode, ...unique),
+      ),
+      TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
+    );
+  },
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.status, decodeRow),
+
+  attachToRequest: (tenant, ids, requestId) => {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return TE.right(undefined);
+    const inList = placeholders(unique.length);
+    const free = '(signature_request_id IS NULL OR signature_request_id = ?)';
+    // One statement that updates every listed document or none: the subquery counts the attachable ones
+    // first. Without it a conflict would leave some documents attached if the caller went on to commit.
+    const sql =
+      `UPDATE documents SET signature_request_id = ? WHERE org_id = ? AND mode = ? AND id IN (${inList}) AND ${free} ` +
+      `AND (SELECT COUNT(*) FROM documents WHERE org_id = ? AND mode = ? AND id IN (${inList}) AND ${free}) = ?`;
+    const scope = (t: Tenant) => [t.orgId, t.mode];
+    return pipe(
+      attempt(conn, (c) =>
+        c.prepare(sql).run(requestId, ...scope(tenant), ...unique, requestId, ...scope(tenant), ...unique, requestId, unique.length),
+      ),
+      TE.chain((r) =>
+        r.changes === unique.length
+          ? TE.right(undefined)
+          : // Some document is linked to another request, or is not in this tenant at all.
+            TE.left(concurrentModification('document', unique.join(','))),
+      ),
+    );
+  },
+
+  setStatusForRequest: (tenant, requestId, status) =>
+    pipe(
+      TE.fromEither(decode(DocumentStatusC, 'document status')(status)),
+      TE.chain(() =>
+        attempt(conn, (c) =>
+          c
+            .prepare('UPDATE documents SET status = ? WHERE org_id = ? AND mode = ? AND signature_request_id = ?')
+            .run(status, tenant.orgId, tenant.mode, requestId),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+});
+
+/** `?, ?, ?` for an IN list of `n` values. */
+export const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');

@@ -1,0 +1,129 @@
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf } from './decode';
+
+const StoredResponseC = t.type({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
+
+const IdempotencyRow = t.type({
+  org_id: t.string,
+  mode: ModeC,
+  key: t.string,
+  fingerprint: t.string,
+  state: oneOf(['in_progress', 'completed'] as const, 'IdempotencyState'),
+  response: nullable(JsonText(StoredResponseC)),
+  created_at: Timestamp,
+  locked_until: Timestamp,
+  expires_at: Timestamp,
+});
+
+const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
+const VALUES = '@org_id, @mode, @key, @fingerprint, @state, @response, @created_at, @locked_until, @expires_at';
+
+const toRecord = (r: t.TypeOf<typeof IdempotencyRow>): IdempotencyRecord => ({
+  tenant: { orgId: r.org_id, mode: r.mode },
+  key: r.key,
+  fingerprint: r.fingerprint,
+  state: r.state,
+  response: r.response,
+  createdAt: r.created_at,
+  lockedUntil: r.locked_until,
+  expiresAt: r.expires_at,
+});
+
+/** The row for a record, checked with the codec that reads it back. */
+const toRow = (rec: IdempotencyRecord) => {
+  const row = {
+    org_id: rec.tenant.orgId,
+    mode: rec.tenant.mode,
+    key: rec.key,
+    fingerprint: rec.fingerprint,
+    state: rec.state,
+    response: rec.response === null ? null : JSON.stringify(rec.response),
+    created_at: rec.createdAt,
+    locked_until: rec.lockedUntil,
+    expires_at: rec.expiresAt,
+  };
+  return pipe(
+    decode(IdempotencyRow, `new idempotency_keys row ${rec.key}`)(row),
+    E.map(() => row),
+  );
+};
+
+const changedRows = (r: { readonly changes: number }) => r.changes;
+
+/**
+ * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
+ * racing for the same key get exactly one `true` even without a surrounding transaction.
+ */
+export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
+  find: (tenant, key) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?`).get(tenant.orgId, tenant.mode, key)),
+      TE.chainEitherK((row) =>
+        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toRecord)),
+      ),
+    ),
+
+  insertIfAbsent: (record) =>
+    pipe(
+      TE.fromEither(toRow(record)),
+      TE.chain((row) =>
+        attempt(conn, (c) => c.prepare(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`).run(row)),
+      ),
+      TE.map((r) => changedRows(r) === 1),
+    ),
+
+  // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
+  // must not make the take-over fail.
+  replace: (record) =>
+    pipe(
+      TE.fromEither(toRow(record)),
+      TE.chain((row) =>
+        attempt(conn, (c) =>
+          c
+            .prepare(
+              `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
+               ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
+                 response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
+                 expires_at = excluded.expires_at`,
+            )
+            .run(row),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  complete: (tenant, key, response: StoredResponse) =>
+    pipe(
+      TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
+      TE.chain(() =>
+        attempt(conn, (c) =>
+          c
+            .prepare("UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ?")
+            .run(JSON.stringify(response), tenant.orgId, tenant.mode, key),
+        ),
+      ),
+      // No record means it was purged or released while the operation ran: committing the operation
+      // without a record to replay it would let a retry run it twice, so the transaction must fail.
+      TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('idempotency_key', key)))),
+    ),
+
+  release: (tenant, key) =>
+    pipe(
+      attempt(conn, (c) => c.prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?').run(tenant.orgId, tenant.mode, key)),
+      TE.map(() => undefined),
+    ),
+
+  purgeExpired: (now) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'purge time')(now)),
+      TE.chain(() => attempt(conn, (c) => c.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now))),
+      TE.map(changedRows),
+    ),
+});

@@ -1,0 +1,72 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Stores, UnitOfWork } from '@esig/core';
+import { createConn, openDatabase } from './connection';
+import { assertNotTooNew, migrate, schemaVersion } from './migrations';
+import { bindStores, topLevelStores } from './stores';
+import { createUnitOfWork } from './unit-of-work';
+
+export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations';
+export { RowDecodeError } from './decode';
+
+/** An open SQLite database behind the core's store ports. */
+export interface SqliteStore {
+  /**
+   * Stores for use outside transactions. Reads see committed data only (a separate read connection).
+   * Each write commits on its own, queued behind running transactions; writes that must commit together
+   * belong in `uow.transaction`, whose `tx` stores must be used instead of these inside it.
+   */
+  readonly stores: Stores;
+  /** Serialized transactions on the write connection. */
+  readonly uow: UnitOfWork;
+  /** Applies pending migrations; returns how many. Call at startup, not while transactions run. */
+  migrate(): number;
+  /** The highest applied migration (0 for a new database). */
+  schemaVersion(): number;
+  /** Closes both connections; a transaction still running fails with a StoreFailure. */
+  close(): void;
+}
+
+export interface SqliteStoreOptions {
+  /** Database file; its folder is created if missing. `:memory:` is refused: it cannot be shared by two connections. */
+  readonly path: string;
+  /** Apply pending migrations on open (default true); `esig migrate` opens with false and calls `migrate()`. */
+  readonly migrate?: boolean;
+}
+
+/**
+ * Opens (creating if needed) a SQLite database in WAL mode with two connections: one that only
+ * transactions write on, and one for reads outside them. Ports are asynchronous, so while a transaction
+ * awaits between statements other requests run; reading on the write connection would show them its
+ * uncommitted rows. Throws SchemaTooNewError when the database was migrated by newer code.
+ */
+export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
+  if (opts.path === '' || opts.path === ':memory:' || opts.path.startsWith('file::memory:'))
+    throw new Error('openSqliteStore needs a file path: an in-memory database cannot be shared by its two connections.');
+  mkdirSync(dirname(resolve(opts.path)), { recursive: true });
+  const writeDb = openDatabase(opts.path, 'write');
+  const readDb = (() => {
+    try {
+      assertNotTooNew(writeDb);
+      if (opts.migrate ?? true) migrate(writeDb);
+      return openDatabase(opts.path, 'read');
+    } catch (e) {
+      writeDb.close();
+      throw e;
+    }
+  })();
+  const write = createConn(writeDb);
+  const read = createConn(readDb);
+  const uow = createUnitOfWork(write, bindStores);
+  return {
+    stores: topLevelStores(read, uow),
+    uow,
+    migrate: () => migrate(writeDb),
+    schemaVersion: () => schemaVersion(writeDb),
+    close: () => {
+      // The write connection closes last: the last connection to close checkpoints the WAL into the file.
+      readDb.close();
+      writeDb.close();
+    },
+  };
+};

@@ -1,0 +1,69 @@
+import type { StoreResult, Stores, UnitOfWork } from '@esig/core';
+import { sqliteApiKeys } from './api-keys';
+import type { Conn } from './connection';
+import { sqliteDocumentContents } from './document-contents';
+import { sqliteDocuments } from './documents';
+import { sqliteEvents } from './events';
+import { sqliteIdempotency } from './idempotency';
+import { sqliteOrgs } from './orgs';
+import { sqliteSignatureRequests } from './signature-requests';
+
+/** Every store bound to one connection: the read connection, or the write connection inside a transaction. */
+export const bindStores = (conn: Conn): Stores => ({
+  documents: sqliteDocuments(conn),
+  documentContents: sqliteDocumentContents(conn),
+  signatureRequests: sqliteSignatureRequests(conn),
+  apiKeys: sqliteApiKeys(conn),
+  orgs: sqliteOrgs(conn),
+  idempotency: sqliteIdempotency(conn),
+  events: sqliteEvents(conn),
+});
+
+/**
+ * The stores used outside transactions. Reads go to the read connection, which sees only committed data.
+ * Each write runs as a transaction of its own through `uow`, queued like any other: writing on the read
+ * connection instead would wait for the write lock synchronously, blocking the event loop and with it
+ * the very transaction holding the lock. Writes that belong together still belong in one transaction.
+ */
+export const topLevelStores = (read: Conn, uow: UnitOfWork): Stores => {
+  const r = bindStores(read);
+  const inTx = <A>(f: (tx: Stores) => StoreResult<A>): StoreResult<A> => uow.transaction(f);
+  return {
+    documents: {
+      ...r.documents,
+      insert: (doc) => inTx((tx) => tx.documents.insert(doc)),
+      attachToRequest: (tenant, ids, requestId) => inTx((tx) => tx.documents.attachToRequest(tenant, ids, requestId)),
+      setStatusForRequest: (tenant, requestId, status) => inTx((tx) => tx.documents.setStatusForRequest(tenant, requestId, status)),
+    },
+    documentContents: {
+      ...r.documentContents,
+      put: (tenant, documentId, bytes) => inTx((tx) => tx.documentContents.put(tenant, documentId, bytes)),
+    },
+    signatureRequests: {
+      ...r.signatureRequests,
+      insert: (req) => inTx((tx) => tx.signatureRequests.insert(req)),
+      update: (next) => inTx((tx) => tx.signatureRequests.update(next)),
+    },
+    apiKeys: {
+      ...r.apiKeys,
+      insert: (key) => inTx((tx) => tx.apiKeys.insert(key)),
+      revoke: (tenant, id, at) => inTx((tx) => tx.apiKeys.revoke(tenant, id, at)),
+    },
+    orgs: {
+      ...r.orgs,
+      insert: (org) => inTx((tx) => tx.orgs.insert(org)),
+    },
+    idempotency: {
+      ...r.idempotency,
+      insertIfAbsent: (record) => inTx((tx) => tx.idempotency.insertIfAbsent(record)),
+      replace: (record) => inTx((tx) => tx.idempotency.replace(record)),
+      complete: (tenant, key, response) => inTx((tx) => tx.idempotency.complete(tenant, key, response)),
+      release: (tenant, key) => inTx((tx) => tx.idempotency.release(tenant, key)),
+      purgeExpired: (now) => inTx((tx) => tx.idempotency.purgeExpired(now)),
+    },
+    events: {
+      ...r.events,
+      append: (event) => inTx((tx) => tx.events.append(event)),
+    },
+  };
+};

@@ -1,0 +1,244 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Stores } from '@esig/core';
+import type { StoreHarness } from '@esig/testkit';
+import { TENANT_A, at, describeStoreContract, fails, makeDocument, makeEvent, makeSignatureRequest, ok, tagOf } from '@esig/testkit';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SqliteStore } from '../src/index';
+import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index';
+import { keysetSql } from '../src/keyset';
+import { loadMigrations } from '../src/migrations';
+
+const tempDirs: string[] = [];
+const freshDbPath = (file = 'esig.db') => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'esig-sqlite-'));
+  tempDirs.push(dir);
+  return path.join(dir, file);
+};
+
+describeStoreContract('sqlite', async (): Promise<StoreHarness> => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'esig-sqlite-contract-'));
+  const store = openSqliteStore({ path: path.join(dir, 'esig.db') });
+  return {
+    stores: store.stores,
+    uow: store.uow,
+    cleanup: async () => {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('sqlite adapter', () => {
+  const open: SqliteStore[] = [];
+  const openStore = (p: string, migrate?: boolean) => {
+    const s = openSqliteStore(migrate === undefined ? { path: p } : { path: p, migrate });
+    open.push(s);
+    return s;
+  };
+  afterEach(() => {
+    for (const s of open.splice(0)) E.tryCatch(() => s.close(), () => undefined);
+    for (const d of tempDirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  describe('migrations', () => {
+    it('the migrations folder runs 1..LATEST_SCHEMA_VERSION', () => {
+      expect(loadMigrations().map((m) => m.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    });
+
+    it('a new database is migrated on open, and migrating again applies nothing', () => {
+      const s = openStore(freshDbPath());
+      expect(s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      expect(s.migrate()).toBe(0);
+      expect(s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('with migrate: false nothing is applied until migrate() is called', () => {
+      const s = openStore(freshDbPath(), false);
+      expect(s.schemaVersion()).toBe(0);
+      expect(s.migrate()).toBe(LATEST_SCHEMA_VERSION);
+      expect(s.migrate()).toBe(0);
+    });
+
+    it('refuses to open a database migrated by newer code', () => {
+      const p = freshDbPath();
+      openStore(p).close();
+      const raw = new Database(p);
+      raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_SCHEMA_VERSION + 1, 'future', at(0));
+      raw.close();
+      let thrown: unknown;
+      try {
+        openSqliteStore({ path: p });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(SchemaTooNewError);
+      expect((thrown as SchemaTooNewError).databaseVersion).toBe(LATEST_SCHEMA_VERSION + 1);
+      expect(() => openSqliteStore({ path: p, migrate: false })).toThrow(SchemaTooNewError);
+    });
+  });
+
+  describe('files and connections', () => {
+    it('creates the parent folder, runs in WAL mode, and keeps data across close and reopen', async () => {
+      const p = path.join(path.dirname(freshDbPath()), 'nested', 'deeper', 'esig.db');
+      const doc = makeDocument(TENANT_A);
+      const first = openStore(p);
+      await ok(first.stores.documents.insert(doc));
+      expect(fs.existsSync(`${p}-wal`)).toBe(true);
+      first.close();
+      const raw = new Database(p);
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+      raw.close();
+      const second = openStore(p);
+      expect(await ok(second.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+    });
+
+    it('refuses an in-memory database, which two connections cannot share', () => {
+      expect(() => openSqliteStore({ path: ':memory:' })).toThrow(/file path/);
+    });
+
+    it("the read connection does not see a transaction's uncommitted writes while it is open", async () => {
+      const p = freshDbPath();
+      const s = openStore(p);
+      const doc = makeDocument(TENANT_A);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let inside: unknown;
+      const running = s.uow.transaction((tx) =>
+        pipe(
+          tx.documents.insert(doc),
+          TE.chain(() => tx.documents.findById(TENANT_A, doc.id)),
+          TE.chainFirstTaskK((found) => {
+            inside = found;
+            return () => gate;
+          }),
+        ),
+      )();
+      await new Promise((r) => setTimeout(r, 5));
+      expect(inside).toEqual(doc);
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+      // A third, independent connection (another process, say) agrees.
+      const raw = new Database(p, { readonly: true });
+      expect(raw.prepare('SELECT COUNT(*) AS n FROM documents').get()).toEqual({ n: 0 });
+      release();
+      expect(E.isRight(await running)).toBe(true);
+      expect(raw.prepare('SELECT COUNT(*) AS n FROM documents').get()).toEqual({ n: 1 });
+      raw.close();
+    });
+
+    it('a top-level write while a transaction is open waits its turn instead of failing or deadlocking', async () => {
+      const s = openStore(freshDbPath());
+      const [a, b] = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+      const order: string[] = [];
+      const tx = s.uow.transaction((t) =>
+        pipe(
+          t.documents.insert(a),
+          TE.chainFirstTaskK(() => () => new Promise<void>((r) => setTimeout(r, 20))),
+          TE.map(() => void order.push('tx')),
+        ),
+      )();
+      const top = pipe(
+        s.stores.documents.insert(b),
+        TE.map(() => void order.push('top')),
+      )();
+      const [rt, rtop] = await Promise.all([tx, top]);
+      expect(E.isRight(rt) && E.isRight(rtop)).toBe(true);
+      expect(order).toEqual(['tx', 'top']);
+    });
+
+    it('a nested transaction, or a top-level write inside a transaction, fails at once instead of hanging', async () => {
+      const s = openStore(freshDbPath());
+      const doc = makeDocument(TENANT_A);
+      const e = await fails(s.uow.transaction(() => s.uow.transaction((tx) => tx.documents.insert(doc))));
+      expect(tagOf(e)).toBe('StoreFailure');
+      expect(tagOf(await fails(s.uow.transaction(() => s.stores.documents.insert(doc))))).toBe('StoreFailure');
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+    });
+
+    it("a transaction's stores fail once it has ended instead of writing into the next one", async () => {
+      const s = openStore(freshDbPath());
+      let leaked: Stores | undefined;
+      await ok(s.uow.transaction((tx) => TE.fromIO(() => void (leaked = tx))));
+      const doc = makeDocument(TENANT_A);
+      expect(tagOf(await fails(leaked!.documents.insert(doc)))).toBe('StoreFailure');
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+    });
+  });
+
+  describe('row decoding', () => {
+    it('an undecodable row is a StoreFailure naming the row, not a crash', async () => {
+      const p = freshDbPath();
+      const s = openStore(p);
+      const doc = makeDocument(TENANT_A);
+      const req = makeSignatureRequest(TENANT_A);
+      await ok(s.stores.documents.insert(doc));
+      await ok(s.stores.signatureRequests.insert(req));
+      const raw = new Database(p);
+      raw.prepare("UPDATE documents SET status = 'SHREDDED' WHERE id = ?").run(doc.id);
+      raw.prepare("UPDATE signature_requests SET data = '{not json' WHERE id = ?").run(req.id);
+      raw.close();
+      for (const te of [
+        s.stores.documents.findById(TENANT_A, doc.id),
+        s.stores.documents.list(TENANT_A, { limit: 10, order: 'desc', after: null, filter: {} }),
+        s.stores.signatureRequests.findById(TENANT_A, req.id),
+      ]) {
+        const e = await fails(te as TE.TaskEither<unknown, unknown>);
+        expect(tagOf(e)).toBe('StoreFailure');
+        const cause = (e as { cause: unknown }).cause;
+        expect(cause).toBeInstanceOf(RowDecodeError);
+        expect(String((cause as Error).message)).toMatch(/documents row doc_|signature_requests row req_/);
+      }
+    });
+
+    it('a row whose copied columns disagree with its JSON is refused', async () => {
+      const p = freshDbPath();
+      const s = openStore(p);
+      const req = makeSignatureRequest(TENANT_A, { status: 'DRAFT' });
+      await ok(s.stores.signatureRequests.insert(req));
+      const raw = new Database(p);
+      raw.prepare("UPDATE signature_requests SET status = 'SENT' WHERE id = ?").run(req.id);
+      raw.close();
+      const e = await fails(s.stores.signatureRequests.findById(TENANT_A, req.id));
+      expect(String((e as { cause: Error }).cause.message)).toMatch(/column status is SENT but data says DRAFT/);
+    });
+
+    it('refuses to write timestamps that would not sort as text', async () => {
+      const s = openStore(freshDbPath());
+      const e = await fails(s.stores.events.append(makeEvent(TENANT_A, { createdAt: '2026-11-23T08:00:00Z' })));
+      expect(tagOf(e)).toBe('StoreFailure');
+    });
+  });
+
+  describe('query plans', () => {
+    const plan = (db: Database.Database, sql: string, params: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
+
+    it('every keyset page is an index range in index order (no scan, no sort)', () => {
+      const p = freshDbPath();
+      openStore(p).close();
+      const db = new Database(p, { readonly: true });
+      const tables = [
+        { table: 'documents', columns: '*', filterColumn: 'status' },
+        { table: 'signature_requests', columns: '*', filterColumn: 'status' },
+        { table: 'events', columns: '*', filterColumn: 'type' },
+        { table: 'api_keys', columns: '*' },
+      ];
+      for (const spec of tables)
+        for (const order of ['asc', 'desc'] as const)
+          for (const filtered of spec.filterColumn === undefined ? [false] : [false, true]) {
+            const sql = keysetSql(spec, order, filtered, true);
+            const params = ['org', 'test', ...(filtered ? ['X'] : []), at(0), 'id', 26];
+            const detail = plan(db, sql, params);
+            expect(detail, sql).toMatch(/SEARCH .* USING (COVERING )?INDEX/);
+            expect(detail, sql).toMatch(/\(created_at, ?id\)[<>]/);
+            expect(detail, sql).not.toMatch(/TEMP B-TREE|SCAN/);
+          }
+      db.close();
+    });
+  });
+});

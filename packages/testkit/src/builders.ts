@@ -1,0 +1,172 @@
+import type {
+  ApiKey,
+  Document,
+  DomainEvent,
+  IdempotencyRecord,
+  Org,
+  SignatureRequest,
+  StoreError,
+  Tenant,
+} from '@esig/core';
+import * as E from 'fp-ts/Either';
+import type { TaskEither } from 'fp-ts/TaskEither';
+
+/** Three tenants that differ by org only or by mode only: enough to prove both kinds of isolation. */
+export const TENANT_A: Tenant = { orgId: 'org_AAAAAAAAAAAAAAAAAAAAAAAAAA', mode: 'test' };
+export const TENANT_A_LIVE: Tenant = { orgId: TENANT_A.orgId, mode: 'live' };
+export const TENANT_B: Tenant = { orgId: 'org_BBBBBBBBBBBBBBBBBBBBBBBBBB', mode: 'test' };
+
+const BASE_MS = Date.UTC(2026, 10, 23, 8, 0, 0, 0);
+
+/** `2026-11-23T08:00:00.000Z` plus `seconds` (fractions allowed), in the stores' canonical ISO form. */
+export const at = (seconds: number): string => new Date(BASE_MS + Math.round(seconds * 1000)).toISOString();
+
+let counter = 0;
+/** A fresh id with the given prefix and 26 characters, like the real ones (ordered by creation). */
+export const freshId = (prefix: string): string => `${prefix}_${(++counter).toString(36).toUpperCase().padStart(26, '0')}`;
+
+/** Runs a store call and returns its value; fails the test with the error when it is a Left. */
+export const ok = async <A>(te: TaskEither<unknown, A>): Promise<A> => {
+  const r = await te();
+  if (E.isLeft(r)) throw new Error(`expected Right, got Left ${JSON.stringify(r.left, errorReplacer)}`);
+  return r.right;
+};
+
+/** Runs a store call that must fail and returns its error. */
+export const fails = async <L, A>(te: TaskEither<L, A>): Promise<L> => {
+  const r = await te();
+  if (E.isRight(r)) throw new Error(`expected Left, got Right ${JSON.stringify(r.right)}`);
+  return r.left;
+};
+
+/** Tag of a StoreError, or of any tagged error value (for `expect(...).toBe('ConcurrentModification')`). */
+export const tagOf = (e: unknown): string | undefined =>
+  typeof e === 'object' && e !== null && '_tag' in e ? String((e as StoreError)._tag) : undefined;
+
+const errorReplacer = (_k: string, v: unknown) => (v instanceof Error ? `${v.name}: ${v.message}` : v);
+
+export const makeOrg = (over: Partial<Org> = {}): Org => {
+  const id = freshId('org');
+  return { id, name: `Org ${id}`, createdAt: at(0), ...over };
+};
+
+export const makeDocument = (tenant: Tenant, over: Partial<Document> = {}): Document => ({
+  id: freshId('doc'),
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  name: 'Arbeitsvertrag – Müller ✍️.pdf',
+  status: 'UPLOADED',
+  pageCount: 3,
+  sizeBytes: 48_213,
+  sha256: 'a'.repeat(63) + 'f',
+  signatureRequestId: null,
+  createdAt: at(0),
+  ...over,
+});
+
+/**
+ * A request with every optional part filled in (two recipients, fields of each value kind), so a
+ * round trip that drops or alters anything nested shows up.
+ */
+export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequest> = {}): SignatureRequest => {
+  const docId = freshId('doc');
+  const signer = freshId('rcp');
+  const cc = freshId('rcp');
+  return {
+    id: freshId('req'),
+    orgId: tenant.orgId,
+    mode: tenant.mode,
+    title: 'Lease «Rue de la Paix» 🏠',
+    message: 'Please sign by Friday.\nThanks!',
+    status: 'DRAFT',
+    documentIds: [docId],
+    recipients: [
+      {
+        id: signer,
+        email: 'ana@example.com',
+        firstName: 'Ana',
+        lastName: 'Muñoz',
+        role: 'signer',
+        order: 1,
+        authentication: 'access_code',
+        accessCodeHash: 'c'.repeat(64),
+        status: 'SIGNED',
+        signedAt: at(30.5),
+        declinedAt: null,
+        declineReason: null,
+      },
+      {
+        id: cc,
+        email: 'bo@example.com',
+        firstName: 'Bo',
+        lastName: 'Ek',
+        role: 'cc',
+        order: 2,
+        authentication: 'none',
+        accessCodeHash: null,
+        status: 'DECLINED',
+        signedAt: null,
+        declinedAt: at(40),
+        declineReason: 'Wrong address',
+      },
+    ],
+    fields: [
+      { id: freshId('fld'), documentId: docId, recipientId: signer, type: 'signature', page: 1, x: 72.5, y: 700.25, width: 180, height: 36, required: true, value: 'Ana Muñoz' },
+      { id: freshId('fld'), documentId: docId, recipientId: signer, type: 'checkbox', page: 2, x: 10, y: 20, width: 12, height: 12, required: false, value: true },
+      { id: freshId('fld'), documentId: docId, recipientId: signer, type: 'checkbox', page: 2, x: 10, y: 40, width: 12, height: 12, required: false, value: false },
+      { id: freshId('fld'), documentId: docId, recipientId: cc, type: 'text', page: 3, x: 0, y: 0, width: 100, height: 20, required: false, value: null },
+    ],
+    signingOrder: 'sequential',
+    requestedSignatureLevel: 'SES',
+    expiresAt: at(86_400),
+    createdAt: at(0),
+    sentAt: at(10),
+    completedAt: null,
+    cancelledAt: null,
+    declinedAt: at(40),
+    expiredAt: null,
+    certificateId: freshId('coc'),
+    version: 1,
+    ...over,
+  };
+};
+
+export const makeApiKey = (tenant: Tenant, over: Partial<ApiKey> = {}): ApiKey => {
+  const id = freshId('key');
+  return {
+    id,
+    orgId: tenant.orgId,
+    mode: tenant.mode,
+    name: 'CI key',
+    prefix: `esig_${tenant.mode}_ab12`,
+    // Distinct per key, as SHA-256 digests of distinct secrets are.
+    secretHash: `hash_of_${id}`,
+    scopes: ['documents:read', 'signature_requests:write'],
+    createdAt: at(0),
+    revokedAt: null,
+    ...over,
+  };
+};
+
+export const makeEvent = (tenant: Tenant, over: Partial<DomainEvent> = {}): DomainEvent => ({
+  id: freshId('evt'),
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  type: 'request.sent',
+  createdAt: at(0),
+  data: { request_id: 'req_1', status: 'SENT', document_ids: ['doc_1', 'doc_2'], nested: { n: 1.5, ok: true, none: null } },
+  redeliveryOf: null,
+  ...over,
+});
+
+export const makeIdempotencyRecord = (tenant: Tenant, over: Partial<IdempotencyRecord> = {}): IdempotencyRecord => ({
+  tenant,
+  key: `key-${freshId('k')}`,
+  fingerprint: 'POST /api/v1/documents\nsha256:' + '0'.repeat(64),
+  state: 'in_progress',
+  response: null,
+  createdAt: at(0),
+  lockedUntil: at(60),
+  expiresAt: at(86_400),
+  ...over,
+});
