@@ -1,25 +1,32 @@
 /**
- * `npm run bench:api [-- --duration 10 --connections 16]`
+ * `npm run bench:api [-- --duration 10 --connections 16 --profile]`
  *
- * Create-request throughput and latency through the real server (composition root, SQLite file), beside a
- * bare Express handler that parses the same JSON and answers 201, measured in the same run on the same
- * machine. The gap between the two is what esig itself costs: auth, rate limiting, validation, the
- * transaction, the outbox write.
+ * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
+ * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
+ * measured in the same run on the same machine. The gap between the two is what esig itself costs: auth,
+ * rate limiting, validation, the transaction, the outbox, the idempotency record.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import express from 'express';
 import * as E from 'fp-ts/Either';
+import type { Principal } from '@esig/core';
 import { execute, inspectUpload, uploadDocument } from '@esig/core';
-import { T, loadConfig, startServer } from '@esig/server';
+import { pdfLibInspector } from '@esig/pdf-pdflib';
+import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { openSqliteStore } from '@esig/store-sqlite';
 import { makePdf } from '@esig/testkit/pdf';
+import type { Figures } from './lib';
+import { measure, printTable, startProcess } from './lib';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, db: { type: 'string', default: 'sqlite' } },
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '16' },
+    db: { type: 'string', default: 'sqlite' },
+    profile: { type: 'boolean', default: false },
+  },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -28,92 +35,63 @@ if (values.db !== 'sqlite') {
   process.exit(2);
 }
 
-interface Figures {
-  readonly name: string;
-  readonly rps: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly requests: number;
-  readonly non2xx: number;
-}
-
-const run = async (name: string, opts: autocannon.Options): Promise<Figures> => {
-  const r = await autocannon({ connections, duration, ...opts });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx + r.errors };
+const root = new URL('..', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
+const dbPath = join(dir, 'esig.db');
+const env = {
+  ...process.env,
+  ESIG_DATABASE_URL: `sqlite:${dbPath}`,
+  ESIG_PORT: '0',
+  ESIG_HOST: '127.0.0.1',
+  ESIG_LOG_LEVEL: 'warn',
+  ESIG_RATE_LIMIT_KEY: '100000000',
+  ESIG_RATE_LIMIT_ORG: '100000000',
 };
 
-// ---- Baseline: a bare Express handler ---------------------------------------------------------------
-const bare = express();
-bare.use(express.json());
-bare.post('/bare', (req, res) => void res.status(201).json({ id: 'req_x', title: req.body.title, status: 'DRAFT' }));
-const bareServer = bare.listen(0, '127.0.0.1');
-await new Promise((r) => bareServer.once('listening', r));
-const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
-
-// ---- esig on a SQLite file ----------------------------------------------------------------------------
-const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
-const running = await startServer(
-  loadConfig({
-    ESIG_DATABASE_URL: `sqlite:${join(dir, 'esig.db')}`,
-    ESIG_PORT: '0',
-    ESIG_HOST: '127.0.0.1',
-    ESIG_LOG_LEVEL: 'error',
-    ESIG_RATE_LIMIT_KEY: '100000000',
-    ESIG_RATE_LIMIT_ORG: '100000000',
-  }),
-  () => undefined,
-);
-const key = running.bootstrap!.secret;
-const principalDeps = running.container;
-
-// Every request needs its own uploaded document (a document joins at most one request), so seed plenty,
-// straight through the core in large transactions (seeding is not what is measured).
-const seedDocuments = async (n: number): Promise<string[]> => {
-  const deps = {
-    uow: principalDeps.resolve(T.UnitOfWork),
-    stores: principalDeps.resolve(T.Stores),
-    clock: principalDeps.resolve(T.Clock),
-    ids: principalDeps.resolve(T.Ids),
-    crypto: principalDeps.resolve(T.Crypto),
-    pdf: principalDeps.resolve(T.Pdf),
-  };
-  const auth = await (await import('@esig/core')).authenticate(deps)(key)();
-  if (E.isLeft(auth)) throw new Error('bench key did not authenticate');
-  const inspected = await inspectUpload(deps)(auth.right, await makePdf(1))();
+/**
+ * Every request needs its own uploaded document (a document joins at most one request), so seed plenty,
+ * straight through the core on a second connection to the same file (seeding is not what is measured).
+ */
+const seedDocuments = async (principal: Principal, n: number): Promise<string[]> => {
+  const db = openSqliteStore({ path: dbPath });
+  const deps = { ...db, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector };
+  const inspected = await inspectUpload(deps)(principal, await makePdf(1))();
   if (E.isLeft(inspected)) throw new Error('seed PDF refused');
   const ids: string[] = [];
-  for (let done = 0; done < n; done += 1000) {
-    const r = await execute(deps)((tx) => async () => {
-      for (let i = done; i < Math.min(n, done + 1000); i++) {
-        const d = await uploadDocument(deps)(auth.right, { name: `seed-${i}.pdf`, pdf: inspected.right })(tx)();
-        if (E.isLeft(d)) return d;
-        ids.push(d.right.id);
-      }
-      return E.right(undefined);
-    })();
-    if (E.isLeft(r)) throw new Error(`seeding failed: ${r.left._tag}`);
+  try {
+    for (let done = 0; done < n; done += 2000) {
+      const r = await execute(deps)((tx) => async () => {
+        for (let i = done; i < Math.min(n, done + 2000); i++) {
+          const d = await uploadDocument(deps)(principal, { name: `seed-${i}.pdf`, pdf: inspected.right })(tx)();
+          if (E.isLeft(d)) return d;
+          ids.push(d.right.id);
+        }
+        return E.right(undefined);
+      })();
+      if (E.isLeft(r)) throw new Error(`seeding failed: ${r.left._tag}`);
+    }
+  } finally {
+    db.close();
   }
   return ids;
 };
 
-const createRequests = (docs: string[], idempotent: boolean): autocannon.Options => {
+const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
   let next = 0;
   return {
-    url: running.url,
+    url,
+    connections,
+    duration,
     amount: docs.length,
     requests: [
       {
-        method: 'POST',
+        method: 'POST' as const,
         path: '/api/v1/signature-requests',
-        setupRequest: (req) => {
+        setupRequest: (req: any) => {
           const i = next++;
           return {
             ...req,
-            headers: {
-              authorization: `Bearer ${key}`,
-              'content-type': 'application/json',
-              ...(idempotent ? { 'idempotency-key': `bench-${i}` } : {}),
-            },
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idempotent ? { 'idempotency-key': `bench-${i}` } : {}) },
             body: JSON.stringify({ title: `Bench ${i}`, documentIds: [docs[i % docs.length]] }),
           };
         },
@@ -122,29 +100,48 @@ const createRequests = (docs: string[], idempotent: boolean): autocannon.Options
   };
 };
 
+const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
+const esig = await startProcess(
+  [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(root, 'examples/server/bin/esig.mjs'), 'serve'],
+  env,
+  /esig: listening on http:\/\/[^:]+:(\d+)/,
+);
 try {
-  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario, SQLite at ${dir}\n`);
+  const key = /(esig_test_[A-Za-z0-9]{32})/.exec(esig.output())![1]!;
+  const url = `http://127.0.0.1:${esig.match[1]}`;
+  const me = await (await fetch(`${url}/api/v1/api-keys`, { headers: { authorization: `Bearer ${key}` } })).json();
+  const orgId = await orgOf(dbPath, key);
+  const principal: Principal = { tenant: { orgId, mode: 'test' }, keyId: me.data[0].id, scopes: ['*'] };
+
+  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario, server and baseline in their own processes, SQLite at ${dir}\n`);
   const figures: Figures[] = [];
-  figures.push(await run('bare Express handler (baseline)', { url: `${bareUrl}/bare`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }) }));
-
-  // Warm up once so both esig scenarios run on a JIT-warm process, as the baseline does after its first second.
-  const warm = await seedDocuments(500);
-  await run('warm-up', { ...createRequests(warm, false), duration: 2 });
-
-  const estimate = Math.ceil(figures[0]!.rps * duration * 1.2);
-  const docsA = await seedDocuments(Math.min(estimate, 60_000));
-  figures.push(await run('esig POST /signature-requests', { ...createRequests(docsA, false), duration }));
-  const docsB = await seedDocuments(Math.min(estimate, 60_000));
-  figures.push(await run('esig POST /signature-requests + Idempotency-Key', { ...createRequests(docsB, true), duration }));
-
-  const pad = (s: string, n: number) => s.padEnd(n);
-  process.stdout.write(`\n${pad('scenario', 50)} ${pad('req/s', 9)} ${pad('p50 ms', 8)} ${pad('p99 ms', 8)} ${pad('requests', 9)} non-2xx\n`);
-  for (const f of figures)
-    process.stdout.write(`${pad(f.name, 50)} ${pad(f.rps.toFixed(0), 9)} ${pad(String(f.p50), 8)} ${pad(String(f.p99), 8)} ${pad(String(f.requests), 9)} ${f.non2xx}\n`);
+  figures.push(
+    await measure('bare Express handler (baseline)', {
+      url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
+      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
+    }),
+  );
+  const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 80_000);
+  // A short warm-up so the esig process is JIT-warm, as the baseline is after its first second.
+  await measure('warm-up', { ...createRequests(url, key, await seedDocuments(principal, 2000), false), duration: 2 });
+  figures.push(await measure('esig POST /signature-requests', createRequests(url, key, await seedDocuments(principal, capacity), false)));
+  figures.push(await measure('esig POST /signature-requests + Idempotency-Key', createRequests(url, key, await seedDocuments(principal, capacity), true)));
+  printTable(figures);
   const base = figures[0]!;
   for (const f of figures.slice(1)) process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput\n`);
 } finally {
-  await running.close();
-  bareServer.close();
+  await esig.stop();
+  await bare.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+async function orgOf(path: string, key: string): Promise<string> {
+  const db = openSqliteStore({ path });
+  try {
+    const k = await db.stores.apiKeys.findBySecretHash(nodeCrypto.sha256Hex(key))();
+    if (E.isLeft(k) || k.right === null) throw new Error('bench key not found');
+    return k.right.orgId;
+  } finally {
+    db.close();
+  }
 }

@@ -136,6 +136,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   c.resolve(T.Logger).info({ port, publicUrl: config.publicUrl, database: config.database.kind }, 'esig listening');
+  out(`esig: listening on http://${config.host}:${port} (public URL ${config.publicUrl}, ${config.database.kind} database)`);
   return {
     server,
     container: c,

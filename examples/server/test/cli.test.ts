@@ -17,10 +17,10 @@ const serve = async () => {
     const timer = setTimeout(() => reject(new Error(`esig serve did not start:\n${out}`)), 20_000);
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /"msg":"esig listening"[^\n]*"port":(\d+)|"port":(\d+)[^\n]*"msg":"esig listening"/.exec(out);
+      const m = /esig: listening on http:\/\/[^:]+:(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve(Number(m[1] ?? m[2]));
+        resolve(Number(m[1]));
       }
     });
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+
+export interface Figures {
+  readonly name: string;
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly requests: number;
+  readonly non2xx: number;
+}
+
+export const measure = async (name: string, opts: autocannon.Options): Promise<Figures> => {
+  const r = await autocannon(opts);
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx + r.errors };
+};
+
+export const printTable = (figures: readonly Figures[]) => {
+  const pad = (s: string, n: number) => s.padEnd(n);
+  process.stdout.write(`\n${pad('scenario', 52)} ${pad('req/s', 9)} ${pad('p50 ms', 8)} ${pad('p99 ms', 8)} ${pad('requests', 9)} non-2xx\n`);
+  for (const f of figures)
+    process.stdout.write(`${pad(f.name, 52)} ${pad(f.rps.toFixed(0), 9)} ${pad(String(f.p50), 8)} ${pad(String(f.p99), 8)} ${pad(String(f.requests), 9)} ${f.non2xx}\n`);
+};
+
+/**
+ * Starts a server as its own process (so load generation and the server do not share one event loop) and
+ * resolves once `ready` matches its output.
+ */
+export const startProcess = async (
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string; stop: () => Promise<void> }> => {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 30_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)));
+  });
+  return {
+    child,
+    match,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+};
