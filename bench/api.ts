@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/Either';
-import type { Principal } from '@esig/core';
+import type { ApiKey, Principal } from '@esig/core';
 import { execute, inspectUpload, uploadDocument } from '@esig/core';
 import { pdfLibInspector } from '@esig/pdf-pdflib';
 import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
@@ -109,9 +109,8 @@ const esig = await startProcess(
 try {
   const key = /(esig_test_[A-Za-z0-9]{32})/.exec(esig.output())![1]!;
   const url = `http://127.0.0.1:${esig.match[1]}`;
-  const me = await (await fetch(`${url}/api/v1/api-keys`, { headers: { authorization: `Bearer ${key}` } })).json();
-  const orgId = await orgOf(dbPath, key);
-  const principal: Principal = { tenant: { orgId, mode: 'test' }, keyId: me.data[0].id, scopes: ['*'] };
+  const record = await keyRecordOf(dbPath, key);
+  const principal: Principal = { tenant: { orgId: record.orgId, mode: record.mode }, keyId: record.id, scopes: record.scopes };
 
   process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario, server and baseline in their own processes, SQLite at ${dir}\n`);
   const figures: Figures[] = [];
@@ -135,12 +134,12 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-async function orgOf(path: string, key: string): Promise<string> {
+async function keyRecordOf(path: string, key: string): Promise<ApiKey> {
   const db = openSqliteStore({ path });
   try {
     const k = await db.stores.apiKeys.findBySecretHash(nodeCrypto.sha256Hex(key))();
     if (E.isLeft(k) || k.right === null) throw new Error('bench key not found');
-    return k.right.orgId;
+    return k.right;
   } finally {
     db.close();
   }

@@ -23,8 +23,7 @@ export const nodeCrypto: Crypto = {
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
- * ULID-shaped ids: 10 characters of millisecond time, then 16 characters carrying 64 random bits, Crockford
- * base32.
+ * ULID-shaped ids: 10 characters of millisecond time, then 16 random characters (80 bits), Crockford base32.
  * Monotonic within a millisecond (the random part of a second id in the same millisecond is the previous
  * one plus one), so ids made by one process sort in creation order, which keeps the (createdAt, id)
  * keyset order equal to insertion order.
@@ -40,12 +39,13 @@ export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Ar
         t = lastTime;
         let i = 15;
         while (i >= 0 && lastRandom[i] === 31) lastRandom[i--] = 0;
+        // 2^80 ids in one millisecond: unreachable in practice, and a bug if it ever happens.
         if (i < 0) throw new Error('ULID random part overflow within one millisecond');
         lastRandom[i]!++;
       } else {
         const bytes = random(16);
-        // Five bits per character; the top bit of each digit is kept clear so that increments have room.
-        lastRandom = Array.from(bytes, (b) => b % 16);
+        // 256 is a multiple of 32, so each character is uniform over the alphabet (80 random bits in all).
+        lastRandom = Array.from(bytes, (b) => b % 32);
         lastTime = t;
       }
       let time = '';

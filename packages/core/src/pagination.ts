@@ -47,7 +47,8 @@ const bad = (detail: string) => validationFailed([{ path: 'cursor', message: det
 /** `<base64url(payload json)>.<mac>`: opaque to clients, tamper-evident to us. */
 export const encodeCursor = (signer: CursorSigner, p: CursorPayload): string => {
   const json = JSON.stringify([p.list, p.order, p.filter, p.createdAt, p.id]);
-  if (!/^[\x20-\x7e]*$/.test(json)) throw new Error('cursor payload must be ASCII');
+  // JSON.stringify escapes control characters but not DEL (0x7f), which is ASCII all the same.
+  if (!/^[\x00-\x7f]*$/.test(json)) throw new Error('cursor payload must be ASCII');
   const body = toBase64Url(json);
   return `${body}.${signer.sign(body)}`;
 };

@@ -4,6 +4,7 @@ import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
 
 /** API keys, stored only as a hash of the secret. */
 export interface ApiKeyStore {
+  /** Secret hashes are unique across the installation: inserting a taken one fails. */
   insert(key: ApiKey): StoreResult<void>;
   /**
    * The one key across all tenants whose secret hash is `secretHash`, revoked or not (`null` if none).

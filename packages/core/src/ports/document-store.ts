@@ -17,7 +17,10 @@ export interface DocumentStore {
   /** The documents among `ids` that exist in this tenant, in no particular order. */
   findByIds(tenant: Tenant, ids: readonly string[]): StoreResult<readonly Document[]>;
   list(tenant: Tenant, query: KeysetQuery<DocumentFilter>): StoreResult<KeysetPage<Document>>;
-  /** Links documents to a request. Fails with ConcurrentModification if any is already linked elsewhere. */
+  /**
+   * Links documents to a request, all or none. Fails with ConcurrentModification, linking none, if any is
+   * already linked elsewhere or is not in this tenant. Linking again to the same request is harmless.
+   */
   attachToRequest(tenant: Tenant, ids: readonly string[], requestId: string): StoreResult<void>;
   setStatusForRequest(tenant: Tenant, requestId: string, status: DocumentStatus): StoreResult<void>;
 }

@@ -1,0 +1,358 @@
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import { describe, expect, it } from 'vitest';
+import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, UnitOfWork } from '@esig/core';
+import {
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_TTL_MS,
+  canonicalJson,
+  decideIdempotency,
+  executeIdempotently,
+  invalidState,
+  storeFailure,
+} from '@esig/core';
+import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries';
+import type { Harness } from './support';
+import { harness, left, right } from './support';
+
+// ------------------------------------------------------------------ the pure rule
+
+describe('decideIdempotency', () => {
+  it('decides by expiry, then fingerprint, then state, then lock', () => {
+    fc.assert(
+      fc.property(idempotencyRecordArb, nowArb, fc.boolean(), fingerprintArb, ({ at }, now, sameFp, otherFp) => {
+        const record = at(now);
+        const fp = sameFp ? record.fingerprint : otherFp;
+        const d = decideIdempotency(record, fp, new Date(now));
+        const nowIso = iso(now);
+        if (record.expiresAt <= nowIso) expect(d).toEqual({ _tag: 'Proceed' });
+        else if (fp !== record.fingerprint) expect(d).toEqual({ _tag: 'Conflict' });
+        else if (record.state === 'completed') expect(d).toEqual({ _tag: 'Replay', record });
+        else if (record.lockedUntil > nowIso) expect(d).toEqual({ _tag: 'InProgress' });
+        else expect(d).toEqual({ _tag: 'TakeOver' });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('proceeds without a record, and conflicts on another fingerprint even while in progress', () => {
+    fc.assert(
+      fc.property(fingerprintArb, nowArb, (fp, now) => {
+        expect(decideIdempotency(null, fp, new Date(now))).toEqual({ _tag: 'Proceed' });
+        const inFlight: IdempotencyRecord = {
+          tenant: TENANT,
+          key: 'k',
+          fingerprint: `${fp}x`,
+          state: 'in_progress',
+          response: null,
+          createdAt: iso(now),
+          lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
+          expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
+        };
+        expect(decideIdempotency(inFlight, fp, new Date(now))).toEqual({ _tag: 'Conflict' });
+        expect(decideIdempotency(inFlight, `${fp}x`, new Date(now))).toEqual({ _tag: 'InProgress' });
+        expect(decideIdempotency(inFlight, `${fp}x`, new Date(now + IDEMPOTENCY_LOCK_MS))).toEqual({ _tag: 'TakeOver' });
+        expect(decideIdempotency(inFlight, fp, new Date(now + IDEMPOTENCY_TTL_MS))).toEqual({ _tag: 'Proceed' });
+      }),
+    );
+  });
+});
+
+// ------------------------------------------------------------------ canonical JSON
+
+/** The same value with the keys of every object in another order (an LCG seeded by `seed` picks it). */
+const reorder = (v: unknown, seed: number): unknown => {
+  let s = seed >>> 0;
+  const rnd = () => (s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+  const go = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(go);
+    if (x === null || typeof x !== 'object') return x;
+    const entries = Object.entries(x).map(([k, y]) => [k, go(y)] as const);
+    for (let i = entries.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [entries[i], entries[j]] = [entries[j]!, entries[i]!];
+    }
+    return Object.fromEntries(entries);
+  };
+  return go(v);
+};
+
+describe('canonicalJson', () => {
+  it('does not depend on key order', () => {
+    fc.assert(
+      fc.property(jsonArb, fc.integer(), (v, seed) => {
+        expect(canonicalJson(reorder(v, seed))).toBe(canonicalJson(v));
+        expect(canonicalJson(structuredClone(v))).toBe(canonicalJson(v));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is valid JSON for the same value, so different values give different text', () => {
+    fc.assert(
+      fc.property(jsonArb, (v) => {
+        expect(isDeepStrictEqual(JSON.parse(canonicalJson(v)), v)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(jsonArb, jsonArb, (a, b) => {
+        expect(canonicalJson(a) === canonicalJson(b)).toBe(isDeepStrictEqual(a, b));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tells apart values that differ only deep inside', () => {
+    expect(canonicalJson({ a: [1, { b: '1' }] })).not.toBe(canonicalJson({ a: [1, { b: 1 }] }));
+    expect(canonicalJson({ a: null })).not.toBe(canonicalJson({}));
+    expect(canonicalJson(['a,b'])).not.toBe(canonicalJson(['a', 'b']));
+    expect(canonicalJson({ 'a":1,"b': 2 })).not.toBe(canonicalJson({ a: 1, b: 2 }));
+  });
+});
+
+// ------------------------------------------------------------------ executeIdempotently on memory stores
+
+interface Probe {
+  runs: number;
+  /** When set, the next run fails this way (after writing a document, which must then be rolled back). */
+  failNext: DomainError | null;
+}
+
+/** A command that writes a document, counts its runs, and answers `body`. */
+const writeDoc =
+  (h: Harness, probe: Probe, tenant: Tenant, body: unknown): Command<{ id: string; body: unknown }> =>
+  (tx) => {
+    probe.runs++;
+    const doc = documentRow(h.ids.next('doc'), h.clock.now().toISOString(), tenant);
+    const fail = probe.failNext;
+    probe.failNext = null;
+    return pipe(
+      tx.documents.insert(doc),
+      TE.chainW(() => (fail ? TE.left(fail) : TE.right({ id: doc.id, body }))),
+    );
+  };
+
+/** What an HTTP adapter would store: successes and domain errors; a store failure is not stored (null). */
+const render = (r: E.Either<DomainError, { id: string; body: unknown }>): StoredResponse | null =>
+  E.isRight(r)
+    ? { status: 201, body: canonicalJson(r.right), headers: { 'content-type': 'application/json' } }
+    : r.left._tag === 'StoreFailure' || r.left._tag === 'ConcurrentModification'
+      ? null
+      : { status: 409, body: canonicalJson({ code: r.left._tag }), headers: { 'content-type': 'application/problem+json' } };
+
+const setup = () => {
+  const h = harness();
+  const probe: Probe = { runs: 0, failNext: null };
+  const exec = executeIdempotently({ uow: h.uow, clock: h.clock });
+  const call = (ctx: IdempotencyContext, body: unknown = { n: 1 }, r = render) => exec(ctx, writeDoc(h, probe, ctx.tenant, body), r);
+  const docCount = async (tenant: Tenant = TENANT) =>
+    (await right(h.stores.documents.list(tenant, { limit: 100, order: 'asc', after: null, filter: {} }))).items.length;
+  return { h, probe, call, docCount };
+};
+
+const ctxArb = fc.record({ key: fc.string({ minLength: 1, maxLength: 255 }), fingerprint: fingerprintArb }).map((c) => ({ ...c, tenant: TENANT }));
+
+const ticks = async (n: number) => {
+  for (let i = 0; i < n; i++) await Promise.resolve();
+};
+
+describe('executeIdempotently', () => {
+  it('replays the first response byte for byte and runs the command once', async () => {
+    await fc.assert(
+      fc.asyncProperty(ctxArb, jsonArb, fc.integer({ min: 1, max: 4 }), async (ctx, body, replays) => {
+        const { probe, call, docCount } = setup();
+        const first = await right(call(ctx, body));
+        expect(first.replayed).toBe(false);
+        for (let i = 0; i < replays; i++) {
+          const again = await right(call(ctx, body));
+          expect(again.replayed).toBe(true);
+          expect(again.response.body).toBe(first.response.body);
+          expect(again.response).toEqual(first.response);
+        }
+        expect(probe.runs).toBe(1);
+        expect(await docCount()).toBe(1);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('runs the command exactly once for 25 concurrent calls with one key', async () => {
+    await fc.assert(
+      fc.asyncProperty(ctxArb, fc.array(fc.nat(40), { minLength: 25, maxLength: 25 }), async (ctx, delays) => {
+        const { probe, call, docCount } = setup();
+        const results = await Promise.all(
+          delays.map(async (d) => {
+            await ticks(d);
+            return call(ctx)();
+          }),
+        );
+        expect(probe.runs).toBe(1);
+        expect(await docCount()).toBe(1);
+        const fresh = results.filter((r) => E.isRight(r) && !r.right.replayed);
+        expect(fresh).toHaveLength(1);
+        const firstBody = E.isRight(fresh[0]!) ? fresh[0].right.response.body : '';
+        for (const r of results) {
+          if (E.isRight(r)) expect(r.right.response.body).toBe(firstBody);
+          else expect(r.left).toEqual({ _tag: 'IdempotencyInProgress' });
+        }
+        // Afterwards, every call is a replay.
+        expect(await right(call(ctx))).toMatchObject({ replayed: true, response: { body: firstBody } });
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('refuses the key for a different request, finished or in flight', async () => {
+    await fc.assert(
+      fc.asyncProperty(ctxArb, fingerprintArb, async (ctx, other) => {
+        fc.pre(other !== ctx.fingerprint);
+        const { h, probe, call } = setup();
+        await right(call(ctx));
+        expect(await left(call({ ...ctx, fingerprint: other }))).toEqual({ _tag: 'IdempotencyKeyReused' });
+        // In flight: a holder has claimed a second key and not finished.
+        const key2 = { ...ctx, key: ctx.key === 'in-flight' ? 'in-flight-2' : 'in-flight' };
+        const now = h.clock.now().getTime();
+        await right(
+          h.stores.idempotency.insertIfAbsent({
+            tenant: TENANT,
+            key: key2.key,
+            fingerprint: ctx.fingerprint,
+            state: 'in_progress',
+            response: null,
+            createdAt: iso(now),
+            lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
+            expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
+          }),
+        );
+        expect(await left(call({ ...key2, fingerprint: other }))).toEqual({ _tag: 'IdempotencyKeyReused' });
+        expect(await left(call(key2))).toEqual({ _tag: 'IdempotencyInProgress' });
+        expect(probe.runs).toBe(1);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('answers InProgress, without running, when it loses the insert race to a concurrent claim', async () => {
+    // Under read committed, `find` may miss a claim that commits just before `insertIfAbsent`: simulate that
+    // interleaving by hiding the competitor's record from the first `find`.
+    const { h, probe } = setup();
+    const now = h.clock.now().getTime();
+    const competitor: IdempotencyRecord = {
+      tenant: TENANT,
+      key: 'k',
+      fingerprint: 'fp',
+      state: 'in_progress',
+      response: null,
+      createdAt: iso(now),
+      lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
+      expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
+    };
+    await right(h.stores.idempotency.insertIfAbsent(competitor));
+    let hidden = false;
+    const racyUow: UnitOfWork = {
+      transaction: (work) =>
+        h.uow.transaction((tx) =>
+          work({
+            ...tx,
+            idempotency: {
+              ...tx.idempotency,
+              find: (t, key) => (hidden ? tx.idempotency.find(t, key) : ((hidden = true), TE.right(null))),
+            },
+          }),
+        ),
+    };
+    const exec = executeIdempotently({ uow: racyUow, clock: h.clock });
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    expect(await left(exec(ctx, writeDoc(h, probe, TENANT, {}), render))).toEqual({ _tag: 'IdempotencyInProgress' });
+    expect(probe.runs).toBe(0);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toEqual(competitor);
+  });
+
+  it('lets another caller take over when the holder’s lock has expired', async () => {
+    const { h, probe, call } = setup();
+    const ctx = { tenant: TENANT, key: 'k1', fingerprint: 'fp' };
+    const now = h.clock.now().getTime();
+    const crashed: IdempotencyRecord = {
+      tenant: TENANT,
+      key: 'k1',
+      fingerprint: 'fp',
+      state: 'in_progress',
+      response: null,
+      createdAt: iso(now),
+      lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
+      expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
+    };
+    await right(h.stores.idempotency.insertIfAbsent(crashed));
+    h.clock.advance(IDEMPOTENCY_LOCK_MS - 1);
+    expect(await left(call(ctx))).toEqual({ _tag: 'IdempotencyInProgress' });
+    h.clock.advance(1);
+    expect(await right(call(ctx))).toMatchObject({ replayed: false });
+    expect(probe.runs).toBe(1);
+    const record = await right(h.stores.idempotency.find(TENANT, 'k1'));
+    expect(record).toMatchObject({ state: 'completed', createdAt: crashed.createdAt, expiresAt: crashed.expiresAt });
+  });
+
+  it('releases the key after a store failure, so a retry runs', async () => {
+    const { h, probe, call, docCount } = setup();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    probe.failNext = storeFailure(new Error('disk full'));
+    expect(await left(call(ctx))).toMatchObject({ _tag: 'StoreFailure' });
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toBeNull();
+    expect(await docCount()).toBe(0);
+    expect(await right(call(ctx))).toMatchObject({ replayed: false });
+    expect(probe.runs).toBe(2);
+    expect(await docCount()).toBe(1);
+  });
+
+  it('releases the key and keeps nothing when the response cannot be rendered', async () => {
+    const { h, probe, call, docCount } = setup();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    const noRender = (r: E.Either<DomainError, { id: string; body: unknown }>) => (E.isRight(r) ? null : render(r));
+    expect(await left(call(ctx, {}, noRender))).toMatchObject({ _tag: 'StoreFailure' });
+    expect(await docCount()).toBe(0);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toBeNull();
+    expect(await right(call(ctx))).toMatchObject({ replayed: false });
+    expect(probe.runs).toBe(2);
+  });
+
+  it('stores a domain error and replays it, with the failed command’s writes rolled back', async () => {
+    const { probe, call, docCount } = setup();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    probe.failNext = invalidState('already sent');
+    const first = await right(call(ctx));
+    expect(first).toMatchObject({ replayed: false, response: { status: 409 } });
+    const again = await right(call(ctx));
+    expect(again).toEqual({ ...first, replayed: true });
+    expect(probe.runs).toBe(1);
+    expect(await docCount()).toBe(0);
+  });
+
+  it('frees the key once the record has expired (24 h)', async () => {
+    const { h, probe, call } = setup();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    const first = await right(call(ctx, { v: 1 }));
+    h.clock.advance(IDEMPOTENCY_TTL_MS - 1);
+    expect(await right(call(ctx, { v: 2 }))).toEqual({ ...first, replayed: true });
+    h.clock.advance(2);
+    const fresh = await right(call(ctx, { v: 2 }));
+    expect(fresh.replayed).toBe(false);
+    expect(fresh.response.body).not.toBe(first.response.body);
+    h.clock.advance(IDEMPOTENCY_TTL_MS + 1);
+    // Even another request may use the key now.
+    expect(await right(call({ ...ctx, fingerprint: 'other' }, { v: 3 }))).toMatchObject({ replayed: false });
+    expect(probe.runs).toBe(3);
+  });
+
+  it('keeps keys of different tenants apart', async () => {
+    const { probe, call, docCount } = setup();
+    for (const tenant of [TENANT, ...OTHER_TENANTS]) {
+      expect(await right(call({ tenant, key: 'same', fingerprint: 'fp' }))).toMatchObject({ replayed: false });
+      expect(await docCount(tenant)).toBe(1);
+    }
+    expect(probe.runs).toBe(3);
+  });
+});

@@ -1,0 +1,88 @@
+import type { Clock, Crypto, IdGenerator, IdPrefix } from '@esig/core';
+import { nodeCrypto } from '@esig/runtime-node';
+
+/** A clock that moves only when a test moves it. */
+export interface ManualClock extends Clock {
+  /** Moves the clock forward (or back, with a negative `ms`). */
+  advance(ms: number): void;
+  /** Puts the clock at an instant. */
+  set(date: Date | string): void;
+}
+
+const toMillis = (d: Date | string): number => {
+  const ms = (typeof d === 'string' ? new Date(d) : d).getTime();
+  if (!Number.isFinite(ms)) throw new Error(`not a valid instant: ${String(d)}`);
+  return ms;
+};
+
+/** A controllable Clock. `now()` returns a fresh Date each time, so a caller mutating it changes nothing. */
+export const createManualClock = (start: Date | string): ManualClock => {
+  let ms = toMillis(start);
+  return {
+    now: () => new Date(ms),
+    advance: (delta) => {
+      if (!Number.isFinite(delta)) throw new Error(`not a finite duration: ${delta}`);
+      ms += delta;
+    },
+    set: (date) => {
+      ms = toMillis(date);
+    },
+  };
+};
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * Deterministic ids of the production shape (`<prefix>_` + 26 Crockford base32 characters): a counter shared
+ * by all prefixes, so every id is greater than every id made before it, whatever the prefix.
+ */
+export const createSequentialIds = (): IdGenerator => {
+  let n = 0n;
+  return {
+    next: (prefix: IdPrefix) => {
+      n += 1n;
+      let rest = n;
+      let body = '';
+      for (let i = 0; i < 26; i++) {
+        body = CROCKFORD[Number(rest % 32n)] + body;
+        rest /= 32n;
+      }
+      return `${prefix}_${body}`;
+    },
+  };
+};
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * The Crypto port with reproducible randomness: `randomAlphanumeric` draws from a SHA-256 counter stream
+ * keyed by `seed` (rejection sampling keeps each character uniform), so two instances with the same seed
+ * produce the same sequence. Hashing, MACs and comparison are the real node:crypto ones.
+ */
+export const seededCrypto = (seed: string | number): Crypto => {
+  let block = 0;
+  let pool: number[] = [];
+  const nextByte = (): number => {
+    if (pool.length === 0) {
+      const hex = nodeCrypto.sha256Hex(`esig-testkit-random:${String(seed)}:${block++}`);
+      pool = Array.from({ length: 32 }, (_, i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16));
+    }
+    return pool.shift()!;
+  };
+  // 248 = 4 × 62: bytes at or above it are skipped so that `byte % 62` is uniform.
+  const nextChar = (): string => {
+    for (;;) {
+      const b = nextByte();
+      if (b < 248) return ALPHANUMERIC[b % 62]!;
+    }
+  };
+  return {
+    sha256Hex: (data) => nodeCrypto.sha256Hex(data),
+    hmacSha256Hex: (key, data) => nodeCrypto.hmacSha256Hex(key, data),
+    randomAlphanumeric: (length) => {
+      if (!Number.isInteger(length) || length < 0) throw new Error(`not a valid length: ${length}`);
+      return Array.from({ length }, nextChar).join('');
+    },
+    timingSafeEqual: (a, b) => nodeCrypto.timingSafeEqual(a, b),
+  };
+};

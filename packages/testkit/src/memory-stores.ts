@@ -1,0 +1,437 @@
+import * as E from 'fp-ts/Either';
+import type * as TE from 'fp-ts/TaskEither';
+import type {
+  ApiKey,
+  Document,
+  DomainEvent,
+  IdempotencyRecord,
+  KeysetPage,
+  KeysetPosition,
+  KeysetQuery,
+  Org,
+  SignatureRequest,
+  StoreError,
+  StoreResult,
+  Stores,
+  Tenant,
+  UnitOfWork,
+} from '@esig/core';
+import { concurrentModification, storeFailure } from '@esig/core';
+
+/** Everything the memory database holds; rows are private copies, never handed out. */
+interface Tables {
+  readonly orgs: Map<string, Org>;
+  readonly documents: Map<string, Document>;
+  /** Keyed by tenant and document id. */
+  readonly contents: Map<string, Uint8Array>;
+  readonly requests: Map<string, SignatureRequest>;
+  readonly apiKeys: Map<string, ApiKey>;
+  /** Keyed by tenant and idempotency key. */
+  readonly idempotency: Map<string, IdempotencyRecord>;
+  readonly events: Map<string, DomainEvent>;
+}
+type TableName = keyof Tables;
+type Row<T extends TableName> = Tables[T] extends Map<string, infer V> ? V : never;
+
+const DELETED: unique symbol = Symbol('deleted');
+
+/**
+ * What one transaction (or the committed state itself) sees: the committed tables with the transaction's
+ * own writes laid over them. Writes go to the overlay only; `commit` copies them into the committed tables.
+ */
+class View {
+  private readonly writes = new Map<TableName, Map<string, unknown>>();
+  private closed = false;
+
+  constructor(
+    private readonly base: Tables,
+    private readonly writable: boolean,
+  ) {}
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  get<T extends TableName>(t: T, key: string): Row<T> | undefined {
+    const w = this.writes.get(t);
+    if (w?.has(key)) {
+      const v = w.get(key);
+      return v === DELETED ? undefined : (v as Row<T>);
+    }
+    return (this.base[t] as Map<string, Row<T>>).get(key);
+  }
+
+  rows<T extends TableName>(t: T): Row<T>[] {
+    const w = this.writes.get(t);
+    const out: Row<T>[] = [];
+    for (const [k, v] of this.base[t] as Map<string, Row<T>>) if (!w?.has(k)) out.push(v);
+    if (w) for (const v of w.values()) if (v !== DELETED) out.push(v as Row<T>);
+    return out;
+  }
+
+  put<T extends TableName>(t: T, key: string, row: Row<T>): void {
+    this.overlay(t).set(key, row);
+  }
+
+  remove(t: TableName, key: string): void {
+    this.overlay(t).set(key, DELETED);
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  commit(): void {
+    for (const [t, w] of this.writes) {
+      const table = this.base[t] as Map<string, unknown>;
+      for (const [k, v] of w) {
+        if (v === DELETED) table.delete(k);
+        else table.set(k, v);
+      }
+    }
+    this.writes.clear();
+  }
+
+  private overlay(t: TableName): Map<string, unknown> {
+    // Top-level writes run as one-statement transactions, so the committed view itself is never written.
+    if (!this.writable) throw new Error('memory stores: write through a read-only view');
+    let w = this.writes.get(t);
+    if (!w) {
+      w = new Map();
+      this.writes.set(t, w);
+    }
+    return w;
+  }
+}
+
+const copy = <A>(a: A): A => structuredClone(a);
+const copyBytes = (b: Uint8Array): Uint8Array => new Uint8Array(b);
+
+const tenantKey = (t: Tenant, id: string) => JSON.stringify([t.orgId, t.mode, id]);
+const inTenant = (row: { readonly orgId: string; readonly mode: string }, t: Tenant) =>
+  row.orgId === t.orgId && row.mode === t.mode;
+
+const compareKeys = (a: KeysetPosition, b: KeysetPosition): number =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+/** Keyset pagination on (createdAt, id), as `ORDER BY created_at, id … WHERE (created_at, id) > (?, ?) LIMIT n + 1`. */
+const keysetPage = <A extends KeysetPosition>(
+  rows: readonly A[],
+  q: KeysetQuery<unknown>,
+): E.Either<StoreError, KeysetPage<A>> => {
+  if (!Number.isInteger(q.limit) || q.limit < 0) return E.left(storeFailure(new RangeError(`invalid limit ${q.limit}`)));
+  if (q.order !== 'asc' && q.order !== 'desc') return E.left(storeFailure(new RangeError(`invalid order ${String(q.order)}`)));
+  const dir = q.order === 'asc' ? 1 : -1;
+  const after = q.after;
+  const rest = rows.filter((r) => after === null || dir * compareKeys(r, after) > 0).sort((a, b) => dir * compareKeys(a, b));
+  return E.right({ items: rest.slice(0, q.limit).map(copy), hasMore: rest.length > q.limit });
+};
+
+/** Runs one store operation against a view; a closed view (a finished transaction) or a thrown bug is a StoreFailure. */
+const op =
+  <A>(view: View, f: () => E.Either<StoreError, A>): StoreResult<A> =>
+  async () => {
+    if (!view.isOpen) return E.left(storeFailure(new Error('memory stores: the transaction has already ended')));
+    try {
+      return f();
+    } catch (e) {
+      return E.left(storeFailure(e));
+    }
+  };
+
+const ok = <A>(a: A): E.Either<StoreError, A> => E.right(a);
+
+const makeStores = (v: View): Stores => ({
+  documents: {
+    insert: (doc) =>
+      op(v, () => {
+        if (v.get('documents', doc.id)) return E.left(concurrentModification('document', doc.id));
+        v.put('documents', doc.id, copy(doc));
+        return ok(undefined);
+      }),
+    findById: (t, id) =>
+      op(v, () => {
+        const d = v.get('documents', id);
+        return ok(d && inTenant(d, t) ? copy(d) : null);
+      }),
+    findByIds: (t, ids) =>
+      op(v, () =>
+        ok(
+          [...new Set(ids)]
+            .map((id) => v.get('documents', id))
+            .filter((d): d is Document => d !== undefined && inTenant(d, t))
+            .map(copy),
+        ),
+      ),
+    list: (t, q) =>
+      op(v, () =>
+        keysetPage(
+          v.rows('documents').filter((d) => inTenant(d, t) && (q.filter?.status === undefined || d.status === q.filter.status)),
+          q,
+        ),
+      ),
+    attachToRequest: (t, ids, requestId) =>
+      op(v, () => {
+        const unique = [...new Set(ids)];
+        // All or nothing: check every document before linking any, as one conditional UPDATE would.
+        for (const id of unique) {
+          const d = v.get('documents', id);
+          if (!d || !inTenant(d, t) || (d.signatureRequestId !== null && d.signatureRequestId !== requestId))
+            return E.left(concurrentModification('document', id));
+        }
+        for (const id of unique) v.put('documents', id, { ...v.get('documents', id)!, signatureRequestId: requestId });
+        return ok(undefined);
+      }),
+    setStatusForRequest: (t, requestId, status) =>
+      op(v, () => {
+        for (const d of v.rows('documents'))
+          if (inTenant(d, t) && d.signatureRequestId === requestId) v.put('documents', d.id, { ...d, status });
+        return ok(undefined);
+      }),
+  },
+
+  documentContents: {
+    put: (t, documentId, bytes) =>
+      op(v, () => {
+        v.put('contents', tenantKey(t, documentId), copyBytes(bytes));
+        return ok(undefined);
+      }),
+    get: (t, documentId) =>
+      op(v, () => {
+        const b = v.get('contents', tenantKey(t, documentId));
+        return ok(b === undefined ? null : copyBytes(b));
+      }),
+  },
+
+  signatureRequests: {
+    insert: (req) =>
+      op(v, () => {
+        if (v.get('requests', req.id)) return E.left(concurrentModification('signature_request', req.id));
+        v.put('requests', req.id, copy(req));
+        return ok(undefined);
+      }),
+    findById: (t, id) =>
+      op(v, () => {
+        const r = v.get('requests', id);
+        return ok(r && inTenant(r, t) ? copy(r) : null);
+      }),
+    update: (next) =>
+      op(v, () => {
+        const cur = v.get('requests', next.id);
+        if (!cur || !inTenant(cur, next) || cur.version !== next.version - 1)
+          return E.left(concurrentModification('signature_request', next.id));
+        v.put('requests', next.id, copy(next));
+        return ok(undefined);
+      }),
+    list: (t, q) =>
+      op(v, () =>
+        keysetPage(
+          v.rows('requests').filter((r) => inTenant(r, t) && (q.filter?.status === undefined || r.status === q.filter.status)),
+          q,
+        ),
+      ),
+  },
+
+  apiKeys: {
+    insert: (key) =>
+      op(v, () => {
+        if (v.get('apiKeys', key.id) || v.rows('apiKeys').some((k) => k.secretHash === key.secretHash))
+          return E.left(concurrentModification('api_key', key.id));
+        v.put('apiKeys', key.id, copy(key));
+        return ok(undefined);
+      }),
+    findBySecretHash: (secretHash) =>
+      op(v, () => {
+        const k = v.rows('apiKeys').find((x) => x.secretHash === secretHash);
+        return ok(k ? copy(k) : null);
+      }),
+    findById: (t, id) =>
+      op(v, () => {
+        const k = v.get('apiKeys', id);
+        return ok(k && inTenant(k, t) ? copy(k) : null);
+      }),
+    list: (t, q) => op(v, () => keysetPage(v.rows('apiKeys').filter((k) => inTenant(k, t)), q)),
+    revoke: (t, id, at) =>
+      op(v, () => {
+        const k = v.get('apiKeys', id);
+        if (k && inTenant(k, t) && k.revokedAt === null) v.put('apiKeys', id, { ...k, revokedAt: at });
+        return ok(undefined);
+      }),
+    count: () => op(v, () => ok(v.rows('apiKeys').length)),
+  },
+
+  orgs: {
+    insert: (org) =>
+      op(v, () => {
+        if (v.get('orgs', org.id) || v.rows('orgs').some((o) => o.name === org.name))
+          return E.left(concurrentModification('org', org.id));
+        v.put('orgs', org.id, copy(org));
+        return ok(undefined);
+      }),
+    findByName: (name) =>
+      op(v, () => {
+        const o = v.rows('orgs').find((x) => x.name === name);
+        return ok(o ? copy(o) : null);
+      }),
+  },
+
+  idempotency: {
+    find: (t, key) =>
+      op(v, () => {
+        const r = v.get('idempotency', tenantKey(t, key));
+        return ok(r ? copy(r) : null);
+      }),
+    insertIfAbsent: (record) =>
+      op(v, () => {
+        const k = tenantKey(record.tenant, record.key);
+        if (v.get('idempotency', k)) return ok(false);
+        v.put('idempotency', k, copy(record));
+        return ok(true);
+      }),
+    replace: (record) =>
+      op(v, () => {
+        v.put('idempotency', tenantKey(record.tenant, record.key), copy(record));
+        return ok(undefined);
+      }),
+    complete: (t, key, response) =>
+      op(v, () => {
+        const k = tenantKey(t, key);
+        const r = v.get('idempotency', k);
+        if (r) v.put('idempotency', k, { ...r, state: 'completed', response: copy(response) });
+        return ok(undefined);
+      }),
+    release: (t, key) =>
+      op(v, () => {
+        v.remove('idempotency', tenantKey(t, key));
+        return ok(undefined);
+      }),
+    purgeExpired: (now) =>
+      op(v, () => {
+        let n = 0;
+        for (const r of v.rows('idempotency'))
+          if (r.expiresAt <= now) {
+            v.remove('idempotency', tenantKey(r.tenant, r.key));
+            n++;
+          }
+        return ok(n);
+      }),
+  },
+
+  events: {
+    append: (event) =>
+      op(v, () => {
+        if (v.get('events', event.id)) return E.left(concurrentModification('event', event.id));
+        v.put('events', event.id, copy(event));
+        return ok(undefined);
+      }),
+    list: (t, q) =>
+      op(v, () =>
+        keysetPage(
+          v.rows('events').filter((e) => inTenant(e, t) && (q.filter?.type === undefined || e.type === q.filter.type)),
+          q,
+        ),
+      ),
+  },
+});
+
+/** A FIFO async mutex: tasks run one at a time, in the order they asked. */
+const createMutex = () => {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <A>(task: () => Promise<A>): Promise<A> => {
+    const run = tail.then(task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+};
+
+export interface MemoryStores {
+  /** Committed state only; each write is its own transaction (it waits for a running transaction to end). */
+  readonly stores: Stores;
+  /**
+   * Serializable transactions: one at a time, first come first served. Work sees the committed state plus its
+   * own writes; the writes become visible when work returns Right, and are dropped when it returns Left,
+   * throws or rejects (a throw or rejection is a StoreFailure). Neither `uow.transaction` nor a write through
+   * the top-level `stores` may be awaited from inside a transaction's work: both would wait for it forever.
+   */
+  readonly uow: UnitOfWork;
+}
+
+/**
+ * An in-memory implementation of every store port that keeps each port's contract as a database would:
+ * tenant isolation on every query, keyset pages, optimistic concurrency, unique ids, all-or-nothing
+ * transactions. Values go in and come out as copies, so a caller mutating an object changes nothing stored.
+ */
+export const createMemoryStores = (): MemoryStores => {
+  const state: Tables = {
+    orgs: new Map(),
+    documents: new Map(),
+    contents: new Map(),
+    requests: new Map(),
+    apiKeys: new Map(),
+    idempotency: new Map(),
+    events: new Map(),
+  };
+  const exclusive = createMutex();
+
+  const uow: UnitOfWork = {
+    transaction:
+      <E2, A>(work: (tx: Stores) => TE.TaskEither<E2, A>): TE.TaskEither<E2 | StoreError, A> =>
+      () =>
+        exclusive(async () => {
+          const view = new View(state, true);
+          let result: E.Either<E2 | StoreError, A>;
+          try {
+            result = await work(makeStores(view))();
+          } catch (e) {
+            result = E.left(storeFailure(e));
+          }
+          view.close();
+          if (E.isRight(result)) view.commit();
+          return result;
+        }),
+  };
+
+  const committed = makeStores(new View(state, false));
+  const auto = <A>(f: (tx: Stores) => StoreResult<A>): StoreResult<A> => uow.transaction(f);
+
+  const stores: Stores = {
+    documents: {
+      ...committed.documents,
+      insert: (doc) => auto((tx) => tx.documents.insert(doc)),
+      attachToRequest: (t, ids, requestId) => auto((tx) => tx.documents.attachToRequest(t, ids, requestId)),
+      setStatusForRequest: (t, requestId, status) => auto((tx) => tx.documents.setStatusForRequest(t, requestId, status)),
+    },
+    documentContents: {
+      ...committed.documentContents,
+      put: (t, id, bytes) => auto((tx) => tx.documentContents.put(t, id, bytes)),
+    },
+    signatureRequests: {
+      ...committed.signatureRequests,
+      insert: (req) => auto((tx) => tx.signatureRequests.insert(req)),
+      update: (next) => auto((tx) => tx.signatureRequests.update(next)),
+    },
+    apiKeys: {
+      ...committed.apiKeys,
+      insert: (key) => auto((tx) => tx.apiKeys.insert(key)),
+      revoke: (t, id, at) => auto((tx) => tx.apiKeys.revoke(t, id, at)),
+    },
+    orgs: {
+      ...committed.orgs,
+      insert: (org) => auto((tx) => tx.orgs.insert(org)),
+    },
+    idempotency: {
+      ...committed.idempotency,
+      insertIfAbsent: (r) => auto((tx) => tx.idempotency.insertIfAbsent(r)),
+      replace: (r) => auto((tx) => tx.idempotency.replace(r)),
+      complete: (t, key, response) => auto((tx) => tx.idempotency.complete(t, key, response)),
+      release: (t, key) => auto((tx) => tx.idempotency.release(t, key)),
+      purgeExpired: (now) => auto((tx) => tx.idempotency.purgeExpired(now)),
+    },
+    events: {
+      ...committed.events,
+      append: (e) => auto((tx) => tx.events.append(e)),
+    },
+  };
+
+  return { stores, uow };
+};
