@@ -12,6 +12,7 @@ export const nodeCrypto: Crypto = {
   hmacSha256Hex: (key, data) => createHmac('sha256', key).update(data, 'utf8').digest('hex'),
   // randomInt draws without modulo bias, so every character is uniform.
   randomAlphanumeric: (length) => Array.from({ length }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join(''),
+  randomDigits: (length) => Array.from({ length }, () => String(randomInt(10))).join(''),
   timingSafeEqual: (a, b) => {
     const x = Buffer.from(a, 'utf8');
     const y = Buffer.from(b, 'utf8');

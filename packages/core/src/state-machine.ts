@@ -1,5 +1,6 @@
 import * as E from 'fp-ts/Either';
-import type { Field, FieldValue, Recipient, RecipientStatus, RequestStatus, SignatureRequest } from './model/signature-request';
+import type { AdoptedSignature, Field, FieldValue, Recipient, RecipientStatus, RequestStatus, SignatureRequest } from './model/signature-request';
+import { MAX_AUTH_ATTEMPTS } from './model/signature-request';
 import { isTerminal } from './model/signature-request';
 
 /**
@@ -18,11 +19,18 @@ export type RequestCommand =
       readonly type: 'Sign';
       readonly recipientId: string;
       readonly values: Readonly<Record<string, FieldValue>>;
+      readonly signature: AdoptedSignature;
       /** Assigned if this signature completes the request. */
       readonly certificateId: string;
     }
   | { readonly type: 'Decline'; readonly recipientId: string; readonly reason: string }
-  | { readonly type: 'Expire' };
+  | { readonly type: 'Expire' }
+  /** A new e-mailed code replaces any earlier one. */
+  | { readonly type: 'IssueOtp'; readonly recipientId: string; readonly codeHash: string; readonly expiresAt: string }
+  | { readonly type: 'FailAuthentication'; readonly recipientId: string }
+  | { readonly type: 'Authenticate'; readonly recipientId: string }
+  /** The worker stored the finished PDF (of this digest) and the certificate. */
+  | { readonly type: 'Seal'; readonly finishedSha256: string };
 
 export type TransitionError =
   | { readonly _tag: 'InvalidTransition'; readonly from: RequestStatus; readonly command: RequestCommand['type']; readonly detail: string }
@@ -147,6 +155,8 @@ export const transition = (
       const found = findActiveSigner(r, cmd.type, cmd.recipientId);
       if (E.isLeft(found)) return found;
       const rec = found.right;
+      if (rec.authentication !== 'none' && rec.authenticatedAt === null)
+        return E.left(invalidTransition(r, cmd.type, 'The recipient has not passed identification.'));
       if (!signersDue(r).some((x) => x.id === rec.id))
         return E.left(invalidTransition(r, cmd.type, 'It is not yet this recipient’s turn to sign.'));
       const own = r.fields.filter((f) => f.recipientId === rec.id);
@@ -157,7 +167,8 @@ export const transition = (
       const fields = r.fields.map((f) =>
         f.recipientId !== rec.id ? f : { ...f, value: f.type === 'date_signed' ? at.slice(0, 10) : (cmd.values[f.id] ?? null) },
       );
-      const signed = withRecipient({ ...r, fields }, { ...rec, status: 'SIGNED', signedAt: at });
+      if (cmd.signature.value.trim().length === 0) return E.left(invalidCommand('signature.value', 'The signature is empty.'));
+      const signed = withRecipient({ ...r, fields }, { ...rec, status: 'SIGNED', signedAt: at, signature: cmd.signature, otp: null });
       const done = allSignersSigned(signed);
       return E.right(
         bump(done ? { ...signed, status: 'COMPLETED', completedAt: at, certificateId: cmd.certificateId } : signed),
@@ -175,6 +186,32 @@ export const transition = (
 
     case 'Expire':
       return E.map(() => bump({ ...r, status: 'EXPIRED' as const, expiredAt: at }))(requireStatus(r, cmd.type, 'SENT'));
+
+    case 'IssueOtp':
+    case 'FailAuthentication':
+    case 'Authenticate': {
+      const st = requireStatus(r, cmd.type, 'SENT');
+      if (E.isLeft(st)) return st;
+      const found = findActiveSigner(r, cmd.type, cmd.recipientId);
+      if (E.isLeft(found)) return found;
+      const rec = found.right;
+      if (rec.authentication === 'none') return E.left(invalidTransition(r, cmd.type, 'This recipient needs no identification.'));
+      if (rec.authenticatedAt !== null) return E.left(invalidTransition(r, cmd.type, 'Identification was already passed.'));
+      if (rec.authFailures >= MAX_AUTH_ATTEMPTS) return E.left(invalidTransition(r, cmd.type, 'Too many failed attempts; identification is locked.'));
+      if (cmd.type === 'IssueOtp') {
+        if (rec.authentication !== 'email_otp') return E.left(invalidTransition(r, cmd.type, 'This recipient identifies with an access code.'));
+        return E.right(bump(withRecipient(r, { ...rec, otp: { codeHash: cmd.codeHash, expiresAt: cmd.expiresAt } })));
+      }
+      if (cmd.type === 'FailAuthentication') return E.right(bump(withRecipient(r, { ...rec, authFailures: rec.authFailures + 1 })));
+      return E.right(bump(withRecipient(r, { ...rec, authenticatedAt: at, otp: null })));
+    }
+
+    case 'Seal': {
+      const st = requireStatus(r, cmd.type, 'COMPLETED');
+      if (E.isLeft(st)) return st;
+      if (r.finishedSha256 !== null) return E.left(invalidTransition(r, cmd.type, 'The request is already sealed.'));
+      return E.right(bump({ ...r, finishedSha256: cmd.finishedSha256 }));
+    }
   }
 };
 

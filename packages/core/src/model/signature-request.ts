@@ -38,7 +38,30 @@ export interface Recipient {
   readonly signedAt: string | null;
   readonly declinedAt: string | null;
   readonly declineReason: string | null;
+  /** When identification (`email_otp` or `access_code`) was passed; null until then, or when none is asked. */
+  readonly authenticatedAt: string | null;
+  /** The outstanding e-mailed code, stored as a hash; null when none is pending. */
+  readonly otp: PendingOtp | null;
+  /** Failed identification attempts; at MAX_AUTH_ATTEMPTS the recipient is locked out. */
+  readonly authFailures: number;
+  /** What the signer adopted as signature: typed text, or a drawn image as a PNG data URL. */
+  readonly signature: AdoptedSignature | null;
 }
+
+export interface PendingOtp {
+  readonly codeHash: string;
+  readonly expiresAt: string;
+}
+
+export interface AdoptedSignature {
+  readonly kind: 'typed' | 'drawn';
+  readonly value: string;
+}
+
+/** Identification attempts before a recipient is locked (CONTRACT: 5 tries then locked). */
+export const MAX_AUTH_ATTEMPTS = 5;
+/** Lifetime of an e-mailed code. */
+export const OTP_TTL_MS = 10 * 60 * 1000;
 
 export type FieldValue = string | boolean;
 
@@ -79,6 +102,11 @@ export interface SignatureRequest {
   readonly declinedAt: string | null;
   readonly expiredAt: string | null;
   readonly certificateId: string | null;
+  /**
+   * SHA-256 of the finished PDF, set once the worker has stored the finished document and the certificate
+   * (sealing). A COMPLETED request without it is still being sealed.
+   */
+  readonly finishedSha256: string | null;
   /** Optimistic-concurrency counter: the store refuses an update whose expected version is stale. */
   readonly version: number;
 }

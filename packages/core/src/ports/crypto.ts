@@ -9,6 +9,8 @@ export interface Crypto {
   hmacSha256Hex(key: Uint8Array | string, data: string): string;
   /** `length` characters from [A-Za-z0-9], drawn uniformly from a cryptographic source. */
   randomAlphanumeric(length: number): string;
+  /** `length` decimal digits drawn uniformly (one-time codes). */
+  randomDigits(length: number): string;
   /** Equality that takes the same time for every pair of equal-length inputs. */
   timingSafeEqual(a: string, b: string): boolean;
 }

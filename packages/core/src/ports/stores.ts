@@ -4,7 +4,11 @@ import type { DocumentStore } from './document-store';
 import type { EventOutbox } from './event-outbox';
 import type { IdempotencyStore } from './idempotency-store';
 import type { OrgStore } from './org-store';
+import type { EvidenceStore } from './evidence-store';
+import type { JobQueue } from './job-queue';
 import type { SignatureRequestStore } from './signature-request-store';
+import type { SigningLinkStore } from './signing-link-store';
+import type { TestMailboxStore } from './test-mailbox-store';
 
 /** The store ports together, as one adapter provides them (bound to a connection or a transaction). */
 export interface Stores {
@@ -15,4 +19,8 @@ export interface Stores {
   readonly orgs: OrgStore;
   readonly idempotency: IdempotencyStore;
   readonly events: EventOutbox;
+  readonly jobs: JobQueue;
+  readonly signingLinks: SigningLinkStore;
+  readonly evidence: EvidenceStore;
+  readonly testMailbox: TestMailboxStore;
 }

@@ -58,6 +58,10 @@ export const addRecipient =
           signedAt: null,
           declinedAt: null,
           declineReason: null,
+          authenticatedAt: null,
+          otp: null,
+          authFailures: 0,
+          signature: null,
         };
         return pipe(
           applyCommand(tx, req, { type: 'AddRecipient', recipient }, deps.clock.now()),

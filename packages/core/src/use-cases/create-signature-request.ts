@@ -75,6 +75,7 @@ export const createSignatureRequest =
           declinedAt: null,
           expiredAt: null,
           certificateId: null,
+          finishedSha256: null,
           version: 1,
         };
         return pipe(

@@ -1,0 +1,40 @@
+import type { Job, JobKind } from '../model/job';
+import type { StoreResult } from './store-result';
+
+export interface NewJob {
+  readonly id: string;
+  readonly kind: JobKind;
+  readonly orgId: string;
+  readonly mode: Job['mode'];
+  readonly payload: Readonly<Record<string, string>>;
+  readonly runAt: string;
+  readonly dedupeKey: string | null;
+  readonly createdAt: string;
+}
+
+/**
+ * The durable job queue. Jobs are enqueued inside the transaction of the change that needs them; workers
+ * claim due jobs with a lease. Several workers may claim at once: a job is handed to one claimer at a time,
+ * and a job whose lease expired (its worker died) is handed out again. Jobs are not tenant-scoped: workers
+ * serve every tenant and read the tenant from the job.
+ */
+export interface JobQueue {
+  /** Adds a job; `false` (and nothing written) when a job with the same dedupeKey already exists. */
+  enqueue(job: NewJob): StoreResult<boolean>;
+  /**
+   * Leases up to `limit` jobs of these kinds whose `runAt` is at or before `now` and that are not leased
+   * (or whose lease ended), oldest `runAt` first; increments their `attempts`.
+   */
+  claim(kinds: readonly JobKind[], worker: string, now: string, leaseUntil: string, limit: number): StoreResult<readonly Job[]>;
+  /**
+   * Removes a finished job, only if `worker` still holds its lease. `false` means the lease was lost (another
+   * worker has the job now): the caller's transaction must then not commit its effects.
+   */
+  complete(id: string, worker: string): StoreResult<boolean>;
+  /** Releases the lease and reschedules the job at `runAt`, recording why it failed. */
+  retry(id: string, worker: string, runAt: string, error: string): StoreResult<void>;
+  /** Gives up: the job stays, marked dead with its last error, and is never claimed again. */
+  bury(id: string, worker: string, error: string): StoreResult<void>;
+  /** The soonest `runAt` of a claimable job of these kinds, to sleep until then (null when none). */
+  nextRunAt(kinds: readonly JobKind[]): StoreResult<string | null>;
+}
