@@ -13,6 +13,7 @@ import type { ApiError } from './problem';
 import { isStorable, statusOf, toProblem } from './problem';
 import type { Route, Upload, WriteOp } from './route';
 import { buildRoutes } from './routes';
+import { createSignerRouter } from './signer-routes';
 
 interface Locals {
   requestId: string;
@@ -99,6 +100,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
   });
   app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
+  app.use('/api/v1/signing', createSignerRouter(deps, opts));
 
   const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
   const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
@@ -138,7 +140,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     );
     if (E.isLeft(decoded)) return sendProblem(res, decoded.left);
     const upload = uploadOf(req);
-    const ctx = { principal, ...decoded.right, upload };
+    const ctx = { principal, ...decoded.right, upload, accept: req.get('accept') };
 
     if (route.kind === 'read') {
       return respond(res, route.handle(ctx), (reply) => {

@@ -69,6 +69,31 @@ export const CreateApiKeyBody = object(
   'CreateApiKey',
 );
 
+export const MailboxListQuery = object({}, { ...ListQuery_props(), to: str({ min: 1, max: 254 }) }, 'MailboxListQuery');
+
+// ---- Signer API (authenticated by the link's token) ------------------------------------------------
+
+export const SigningToken = str({ min: 43, max: 128, pattern: /^[A-Za-z0-9]+$/, description: 'must be a signing token', name: 'SigningToken' });
+
+export const SignBody = object(
+  {
+    values: t.record(str({ min: 1, max: 40 }), t.union([str({ max: 2000 }), t.boolean])),
+    signature: object(
+      {
+        kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'),
+        // A drawn signature is a PNG data URL; 200 kB is plenty for a signature pad at phone resolution.
+        value: str({ min: 1, max: 200_000 }),
+      },
+      {},
+      'AdoptedSignature',
+    ),
+  },
+  {},
+  'Sign',
+);
+export const DeclineBody = object({ reason: str({ min: 1, max: 1000 }) }, {}, 'Decline');
+export const AuthenticateBody = object({ code: str({ min: 1, max: 64 }) }, {}, 'Authenticate');
+
 // ---- Responses (the API's representations; presenters are typed against these) --------------------
 
 const nullableTime = nullable(dateTime);
@@ -185,6 +210,11 @@ export const Problem = t.intersection(
     t.partial({ errors: t.array(t.type({ path: t.string, message: t.string })) }),
   ],
   'Problem',
+);
+
+export const StoredMailResource = t.type(
+  { id: t.string, to: t.string, subject: t.string, text: t.string, html: t.string, messageId: t.string, createdAt: dateTime },
+  'TestMail',
 );
 
 export const Health = t.type({ status: t.string }, 'Health');

@@ -1,4 +1,4 @@
-import type { Clock, Crypto, CursorSigner, IdGenerator, PdfInspector, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PdfInspector, RateLimiter, Stores, Tenant, UnitOfWork } from '@esig/core';
 
 /** Structured logging; the composition root decides where lines go. */
 export interface Logger {
@@ -18,6 +18,10 @@ export interface EsigHttpDeps {
   readonly cursors: CursorSigner;
   readonly rateLimiter: RateLimiter;
   readonly logger: Logger;
+  /** The mail transport for a tenant: live mail to recipients, test mail to the test sink only. */
+  readonly mail: (tenant: Tenant) => MailTransport;
+  /** Automatic reminders after sending, repeated at this interval; null disables them. */
+  readonly reminderIntervalMs: number | null;
   /** Whether the service can take traffic (database reachable); backs `/readyz`. */
   readonly ready: () => Promise<boolean>;
 }

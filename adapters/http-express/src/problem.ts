@@ -35,6 +35,7 @@ const TABLE: { readonly [K in ApiError['_tag']]: Mapping } = {
   UnsupportedMediaType: { status: 415, code: 'unsupported_media_type', title: 'Unsupported media type' },
   InvalidDocument: { status: 422, code: 'invalid_document', title: 'Invalid document' },
   RateLimited: { status: 429, code: 'rate_limited', title: 'Too many requests' },
+  MailUnavailable: { status: 503, code: 'mail_unavailable', title: 'Mail unavailable' },
   StoreFailure: { status: 500, code: 'internal', title: 'Internal error' },
   Internal: { status: 500, code: 'internal', title: 'Internal error' },
 };
@@ -45,6 +46,7 @@ const detailOf = (e: ApiError): string => {
     case 'Unauthenticated':
     case 'InvalidState':
     case 'InvalidDocument':
+    case 'MailUnavailable':
       return e.detail;
     case 'InsufficientScope':
       return `This call needs the scope ${e.scope}.`;

@@ -25,6 +25,8 @@ export interface RouteContext<P, Q, B> {
   readonly query: Q;
   readonly body: B;
   readonly upload: Upload | null;
+  /** The request's Accept header, for routes with more than one representation. */
+  readonly accept: string | undefined;
 }
 
 type Decoded<C> = C extends t.Mixed ? t.TypeOf<C> : undefined;

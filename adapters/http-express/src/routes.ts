@@ -105,6 +105,47 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     handle: ({ principal, params }) => TE.right(op(core.cancelSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
   }),
 
+  write({
+    method: 'post', path: '/api/v1/signature-requests/{requestId}/remind', operationId: 'remindSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Re-notify the signers whose turn it is and who have not signed.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 200, codec: c.SignatureRequestResource, description: 'The request; reminders are on their way.' },
+    handle: ({ principal, params }) => TE.right(op(core.remindSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
+  }),
+  read({
+    method: 'get', path: '/api/v1/signature-requests/{requestId}/document', operationId: 'getFinishedDocument', tag: 'Signature requests', scope: 'signature_requests:read',
+    summary: 'The finished PDF: every document in order with the values and signatures stamped. 409 before the request is COMPLETED and sealed.', params: { requestId: c.RequestId },
+    response: { status: 200, contentType: 'application/pdf', description: 'The finished PDF.' },
+    handle: ({ principal, params }) =>
+      pipe(
+        core.getFinishedDocument(d)(principal, params.requestId),
+        TE.map(({ request, bytes }): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename: `${request.title}.pdf` })),
+      ),
+  }),
+  read({
+    method: 'get', path: '/api/v1/signature-requests/{requestId}/certificate', operationId: 'getCertificate', tag: 'Signature requests', scope: 'signature_requests:read',
+    summary: 'The evidence certificate as a PDF; with `Accept: application/json`, its data. 409 before the request is COMPLETED and sealed.', params: { requestId: c.RequestId },
+    response: { status: 200, contentType: 'application/pdf', description: 'The certificate PDF (or its JSON data).' },
+    handle: ({ principal, params, accept }) =>
+      accept !== undefined && /application\/json/.test(accept) && !/application\/pdf/.test(accept)
+        ? pipe(core.getCertificateData(d)(principal, params.requestId), TE.map(json(200)))
+        : pipe(
+            core.getCertificatePdf(d)(principal, params.requestId),
+            TE.map(({ request, bytes }): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename: `${request.certificateId}.pdf` })),
+          ),
+  }),
+
+  // ---- Test mailbox --------------------------------------------------------------------------------
+  read({
+    method: 'get', path: '/api/v1/test-mailbox', operationId: 'listTestMailbox', tag: 'Test mode', scope: 'signature_requests:read',
+    summary: 'Mail that test mode kept instead of sending (test keys only; without ESIG_TEST_SMTP_URL).', query: c.MailboxListQuery,
+    response: { status: 200, codec: c.listOf(c.StoredMailResource), description: listDesc('kept test mail') },
+    handle: ({ principal, query }) =>
+      pipe(
+        core.listTestMailbox(d)(principal, query, { to: query.to }, (m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, html: m.html, messageId: m.messageId, createdAt: m.createdAt })),
+        TE.map(json(200)),
+      ),
+  }),
+
   // ---- Events ------------------------------------------------------------------------------------
   read({
     method: 'get', path: '/api/v1/events', operationId: 'listEvents', tag: 'Events', scope: 'signature_requests:read',

@@ -58,3 +58,4 @@ export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Ar
     },
   };
 };
+export * from './worker';

@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
 import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
-import { ConfigError, buildContainer, configFromEnvironment, createKey, migrate, startServer } from './main';
+import { ConfigError, buildContainer, configFromEnvironment, createKey, migrate, runWorkerProcess, startServer } from './main';
 import { T } from './tokens';
 
 const USAGE = `esig — electronic signatures
 
 Usage:
   esig serve                      start the API server (ESIG_PORT, default 3000)
+  esig worker                     run the background workers only (mail, sealing, expiry, reminders)
   esig migrate                    apply pending database migrations
   esig keys create --org <name> --mode test|live --scopes <list|*> [--name <label>]
                                   create an API key and print its secret once
@@ -33,6 +34,21 @@ const main = async () => {
         stopping = true;
         process.stdout.write(`esig: ${signal} received, finishing open requests…\n`);
         await running.close();
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      process.on('SIGINT', () => void stop('SIGINT'));
+      return;
+    }
+    case 'worker': {
+      const running = runWorkerProcess(config);
+      process.stdout.write('esig: worker started\n');
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        process.stdout.write(`esig: ${signal} received, finishing the job in hand…\n`);
+        await running.stop();
         process.exit(0);
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -14,6 +14,16 @@ export interface ServerConfig {
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Apply pending migrations when a process opens the database (ESIG_AUTO_MIGRATE, default true). */
   readonly autoMigrate: boolean;
+  /** Live-mode mail (a nodemailer URL); null: live mail waits in the job queue until configured. */
+  readonly smtpUrl: string | null;
+  /** Where test-mode mail goes; null: the test mailbox (`GET /api/v1/test-mailbox`). Never a real recipient. */
+  readonly testSmtpUrl: string | null;
+  /** `in-process` runs the background workers inside `esig serve`; `none` leaves them to `esig worker`. */
+  readonly workers: 'in-process' | 'none';
+  /** Automatic reminder interval; null disables automatic reminders. */
+  readonly reminderIntervalMs: number | null;
+  /** How often an idle worker looks for due jobs. */
+  readonly workerPollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -62,7 +72,21 @@ export const loadConfig = (env: Env): ServerConfig => {
     trustProxy: trust === undefined || trust === '' ? false : trust === 'true' ? true : /^\d+$/.test(trust) ? Number(trust) : trust,
     logLevel,
     autoMigrate: env.ESIG_AUTO_MIGRATE !== 'false',
+    smtpUrl: env.ESIG_SMTP_URL || null,
+    testSmtpUrl: env.ESIG_TEST_SMTP_URL || null,
+    workers: workersOf(env.ESIG_WORKERS),
+    reminderIntervalMs: (() => {
+      const h = int(env, 'ESIG_REMINDER_INTERVAL_H', 72, 0);
+      return h === 0 ? null : h * 3_600_000;
+    })(),
+    workerPollMs: int(env, 'ESIG_WORKER_POLL_MS', 500, 10),
   };
+};
+
+const workersOf = (v: string | undefined): ServerConfig['workers'] => {
+  if (v === undefined || v === '' || v === 'in-process') return 'in-process';
+  if (v === 'none') return 'none';
+  throw new ConfigError(`ESIG_WORKERS must be in-process or none (got "${v}")`);
 };
 
 const dirnameOf = (p: string) => {

@@ -6,12 +6,24 @@ import { join } from 'node:path';
 import { container, instanceCachingFactory } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/Either';
-import type { CursorSigner, GrantedScope, IssuedKey, Mode, Org } from '@esig/core';
-import { bootstrapKey, execute } from '@esig/core';
+import * as TE from 'fp-ts/TaskEither';
+import type { CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode, Org, Tenant } from '@esig/core';
+import {
+  bootstrapKey,
+  execute,
+  handleAutoRemind,
+  handleCompletedMail,
+  handleExpire,
+  handleInvitationMail,
+  handleSeal,
+  testMailboxTransport,
+} from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
-import { pdfLibInspector } from '@esig/pdf-pdflib';
+import { createSmtpTransport } from '@esig/mailer-smtp';
+import { pdfLibInspector, pdfLibRenderer } from '@esig/pdf-pdflib';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
-import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import type { RunningWorker } from '@esig/runtime-node';
+import { createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
 import { openSqliteStore } from '@esig/store-sqlite';
 import type { ServerConfig } from './config';
 import { ConfigError, loadConfig } from './config';
@@ -45,6 +57,44 @@ export const buildContainer = (config: ServerConfig): DependencyContainer => {
   c.register(T.Pdf, { useValue: pdfLibInspector });
   c.register(T.Cursors, once((r) => createCursorSigner(r.resolve(T.MasterKey))));
   c.register(T.RateLimiter, once((r) => createMemoryRateLimiter(r.resolve(T.Clock), config.rateLimit.windowS * 1000)));
+  c.register(T.Renderer, { useValue: pdfLibRenderer });
+  c.register(
+    T.Mail,
+    once((r) => {
+      const live = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : null;
+      const testSmtp = config.testSmtpUrl ? createSmtpTransport(config.testSmtpUrl) : null;
+      const deps = { uow: r.resolve(T.UnitOfWork), clock: r.resolve(T.Clock), ids: r.resolve(T.Ids) };
+      // Without ESIG_SMTP_URL live mail cannot leave; the jobs fail softly and retry until it is set.
+      const unconfigured: MailTransport = { send: () => TE.left({ _tag: 'MailFailure', permanent: false, detail: 'ESIG_SMTP_URL is not set' }) };
+      return (tenant: Tenant): MailTransport =>
+        tenant.mode === 'live' ? (live ?? unconfigured) : (testSmtp ?? testMailboxTransport(deps, tenant));
+    }),
+  );
+  c.register(
+    T.JobHandlers,
+    once((r) => {
+      const deps = {
+        stores: r.resolve(T.Stores),
+        uow: r.resolve(T.UnitOfWork),
+        clock: r.resolve(T.Clock),
+        ids: r.resolve(T.Ids),
+        crypto: r.resolve(T.Crypto),
+        mail: r.resolve(T.Mail),
+        publicUrl: config.publicUrl,
+        renderer: r.resolve(T.Renderer),
+        reminderIntervalMs: config.reminderIntervalMs ?? 72 * 3_600_000,
+      };
+      const mail = handleInvitationMail(deps);
+      return {
+        'mail.invite': mail,
+        'mail.remind': mail,
+        'mail.completed': handleCompletedMail(deps),
+        seal: handleSeal(deps),
+        expire: handleExpire(deps),
+        'remind.auto': handleAutoRemind(deps),
+      };
+    }),
+  );
   c.register(
     T.HttpDeps,
     once((r) => ({
@@ -57,6 +107,8 @@ export const buildContainer = (config: ServerConfig): DependencyContainer => {
       cursors: r.resolve(T.Cursors),
       rateLimiter: r.resolve(T.RateLimiter),
       logger: r.resolve(T.Logger),
+      mail: r.resolve(T.Mail),
+      reminderIntervalMs: config.reminderIntervalMs,
       ready: async () => E.isRight(await r.resolve(T.Stores).apiKeys.count()()),
     })),
   );
@@ -96,12 +148,26 @@ const loadMasterKey = (config: ServerConfig): Buffer => {
   return key;
 };
 
+/** Starts the background workers (mail, sealing, expiry, reminders) of this process. */
+export const startWorkers = (c: DependencyContainer, config: ServerConfig): RunningWorker =>
+  startWorker({
+    id: `${process.pid}-${randomBytes(4).toString('hex')}`,
+    stores: c.resolve(T.Stores),
+    uow: c.resolve(T.UnitOfWork),
+    clock: c.resolve(T.Clock),
+    handlers: c.resolve(T.JobHandlers),
+    pollMs: config.workerPollMs,
+    logger: c.resolve(T.Logger),
+  });
+
 export interface RunningServer {
   readonly server: Server;
   /** The wired container, for operator tasks beside the running server (and tests). */
   readonly container: DependencyContainer;
   readonly url: string;
   readonly bootstrap: (IssuedKey & { readonly org: Org }) | null;
+  /** The in-process workers, or null with ESIG_WORKERS=none. */
+  readonly worker: RunningWorker | null;
   close(): Promise<void>;
 }
 
@@ -131,6 +197,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   });
+  const worker = config.workers === 'in-process' ? startWorkers(c, config) : null;
   // Keep-alive longer than common load-balancer idle timeouts, so they close first and no request is lost.
   server.keepAliveTimeout = 65_000;
   const address = server.address();
@@ -142,9 +209,14 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
     container: c,
     url: `http://127.0.0.1:${port}`,
     bootstrap,
+    worker,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold close() open for the keep-alive timeout.
+        server.closeIdleConnections();
+      });
+      await worker?.stop();
       c.resolve(T.Database).close();
     },
   };
@@ -159,6 +231,19 @@ export const createKey = async (
   const r = await execute(deps)(bootstrapKey(deps)(input))();
   if (E.isLeft(r)) throw new Error(`Could not create the key: ${r.left._tag}`, { cause: r.left });
   return r.right;
+};
+
+/** `esig worker`: the background workers alone, no HTTP. */
+export const runWorkerProcess = (config: ServerConfig) => {
+  const c = buildContainer(config);
+  const worker = startWorkers(c, config);
+  c.resolve(T.Logger).info({ database: config.database.kind }, 'esig worker started');
+  return {
+    stop: async () => {
+      await worker.stop();
+      c.resolve(T.Database).close();
+    },
+  };
 };
 
 /** Applies pending migrations and reports how many ran. */

@@ -1,5 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
-import type { Clock, Crypto, CursorSigner, IdGenerator, PdfInspector, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, Stores, Tenant, UnitOfWork } from '@esig/core';
 import type { EsigHttpDeps, Logger } from '@esig/http-express';
 import type { SqliteStore } from '@esig/store-sqlite';
 import type { Express } from 'express';
@@ -19,6 +19,9 @@ export const T = {
   Pdf: Symbol('PdfInspector') as InjectionToken<PdfInspector>,
   Cursors: Symbol('CursorSigner') as InjectionToken<CursorSigner>,
   RateLimiter: Symbol('RateLimiter') as InjectionToken<RateLimiter>,
+  Renderer: Symbol('DocumentRenderer') as InjectionToken<DocumentRenderer>,
+  Mail: Symbol('MailRouter') as InjectionToken<(tenant: Tenant) => MailTransport>,
+  JobHandlers: Symbol('JobHandlers') as InjectionToken<Partial<Record<JobKind, JobHandler>>>,
   HttpDeps: Symbol('EsigHttpDeps') as InjectionToken<EsigHttpDeps>,
   App: Symbol('App') as InjectionToken<Express>,
 } as const;

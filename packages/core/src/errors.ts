@@ -16,6 +16,8 @@ export const idempotencyInProgress = () => ({ _tag: 'IdempotencyInProgress' }) a
 export const idempotencyKeyReused = () => ({ _tag: 'IdempotencyKeyReused' }) as const;
 export const invalidDocument = (detail: string) => ({ _tag: 'InvalidDocument', detail }) as const;
 export const rateLimited = (retryAfterS: number) => ({ _tag: 'RateLimited', retryAfterS }) as const;
+/** Mail could not be handed to a mail server right now (the caller may retry). */
+export const mailUnavailable = (detail: string) => ({ _tag: 'MailUnavailable', detail }) as const;
 /** An adapter failed (driver error, unreadable row). Maps to 500; the cause is logged, never shown. */
 export const storeFailure = (cause: unknown) => ({ _tag: 'StoreFailure', cause }) as const;
 /** A concurrent writer changed the aggregate first; the caller may retry the whole command. */
@@ -32,6 +34,7 @@ export type IdempotencyKeyReused = ReturnType<typeof idempotencyKeyReused>;
 export type InvalidDocument = ReturnType<typeof invalidDocument>;
 export type RateLimited = ReturnType<typeof rateLimited>;
 export type StoreFailure = ReturnType<typeof storeFailure>;
+export type MailUnavailable = ReturnType<typeof mailUnavailable>;
 export type ConcurrentModification = ReturnType<typeof concurrentModification>;
 
 /** What a store port can fail with. */
@@ -48,4 +51,5 @@ export type DomainError =
   | IdempotencyKeyReused
   | InvalidDocument
   | RateLimited
+  | MailUnavailable
   | StoreError;

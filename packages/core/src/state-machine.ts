@@ -162,10 +162,17 @@ export const transition = (
       const own = r.fields.filter((f) => f.recipientId === rec.id);
       const foreign = Object.keys(cmd.values).filter((id) => !own.some((f) => f.id === id));
       if (foreign.length > 0) return E.left(invalidCommand(`values.${foreign[0]}`, 'Not a field of this recipient.'));
-      const missing = own.filter((f) => f.required && f.type !== 'date_signed' && !hasValue(cmd.values[f.id]));
+      // Signature fields take the adopted signature and date fields the signing date; every other field
+      // needs its value from the signer.
+      const auto = (f: Field) => f.type === 'signature' || f.type === 'date_signed';
+      const missing = own.filter((f) => f.required && !auto(f) && !hasValue(cmd.values[f.id]));
       if (missing.length > 0) return E.left(invalidCommand(`values.${missing[0]!.id}`, 'This required field has no value.'));
+      const given = Object.keys(cmd.values).filter((id) => own.some((f) => f.id === id && auto(f)));
+      if (given.length > 0) return E.left(invalidCommand(`values.${given[0]}`, 'This field is filled automatically.'));
       const fields = r.fields.map((f) =>
-        f.recipientId !== rec.id ? f : { ...f, value: f.type === 'date_signed' ? at.slice(0, 10) : (cmd.values[f.id] ?? null) },
+        f.recipientId !== rec.id
+          ? f
+          : { ...f, value: f.type === 'date_signed' ? at.slice(0, 10) : f.type === 'signature' ? true : (cmd.values[f.id] ?? null) },
       );
       if (cmd.signature.value.trim().length === 0) return E.left(invalidCommand('signature.value', 'The signature is empty.'));
       const signed = withRecipient({ ...r, fields }, { ...rec, status: 'SIGNED', signedAt: at, signature: cmd.signature, otp: null });

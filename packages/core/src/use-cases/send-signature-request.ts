@@ -1,43 +1,58 @@
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
+import type { ClientInfo } from '../model/evidence';
 import type { Principal } from '../model/principal';
 import type { SignatureRequest } from '../model/signature-request';
 import type { Clock } from '../ports/clock';
 import type { IdGenerator } from '../ports/id-generator';
+import { signersDue } from '../state-machine';
 import type { Command } from './command';
 import { applyCommand, loadRequest, requireScope } from './policy';
+import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './signing/records';
+
+export interface SendDeps {
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** Re-notify unsigned signers this long after sending, and again at the same interval; null: never. */
+  readonly reminderIntervalMs?: number | null;
+}
 
 /**
- * DRAFT → SENT. In one transaction: the new state, the documents marked PENDING, and a `request.sent`
- * event in the outbox, from which the invitations are produced. Sending twice is an invalid state.
+ * DRAFT → SENT. In one transaction: the new state, the documents marked PENDING, a `request.sent` event,
+ * the evidence entry, and the jobs that follow from it — an invitation per signer whose turn it is, the
+ * expiry at `expiresAt`, the first automatic reminder. The mail goes out from the worker, so a crash after
+ * this commit loses no invitation and a replayed send (idempotency) or a retried job sends none twice.
  */
 export const sendSignatureRequest =
-  (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
-  (p: Principal, requestId: string): Command<SignatureRequest> =>
+  (deps: SendDeps) =>
+  (p: Principal, requestId: string, client: ClientInfo | null = null): Command<SignatureRequest> =>
   (tx) => {
     const now = deps.clock.now();
+    const at = now.toISOString();
     return pipe(
       requireScope(p, 'signature_requests:write'),
       TE.chainW(() => loadRequest(tx, p, requestId)),
       TE.chainW((req) => applyCommand(tx, req, { type: 'Send' }, now)),
       TE.chainFirstW((req) => tx.documents.setStatusForRequest(p.tenant, req.id, 'PENDING')),
       TE.chainFirstW((req) =>
-        tx.events.append({
-          id: deps.ids.next('evt'),
-          orgId: req.orgId,
-          mode: req.mode,
-          type: 'request.sent',
-          createdAt: now.toISOString(),
-          redeliveryOf: null,
-          data: {
-            request_id: req.id,
-            status: req.status,
-            sent_at: req.sentAt,
-            signing_order: req.signingOrder,
-            document_ids: req.documentIds,
-            recipient_ids: req.recipients.map((r) => r.id),
-          },
+        appendEvent(tx, deps.ids, req, 'request.sent', at, {
+          status: req.status,
+          sent_at: req.sentAt,
+          signing_order: req.signingOrder,
+          document_ids: req.documentIds,
+          recipient_ids: req.recipients.map((r) => r.id),
         }),
       ),
+      TE.chainFirstW((req) => appendEvidence(tx, deps.ids, req, 'sent', at, null, client)),
+      TE.chainFirstW((req) => inviteDueSigners(tx, deps.ids, req, signersDue(req), at)),
+      TE.chainFirstW((req) =>
+        req.expiresAt === null ? TE.right(undefined) : enqueueJob(tx, deps.ids, req, 'expire', { requestId: req.id }, req.expiresAt, at, `expire:${req.id}`),
+      ),
+      TE.chainFirstW((req) => {
+        const every = deps.reminderIntervalMs ?? null;
+        if (every === null || every <= 0) return TE.right(undefined);
+        const runAt = new Date(now.getTime() + every).toISOString();
+        return enqueueJob(tx, deps.ids, req, 'remind.auto', { requestId: req.id, round: '1' }, runAt, at, `remind.auto:${req.id}:1`);
+      }),
     );
   };

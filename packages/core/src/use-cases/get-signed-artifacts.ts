@@ -1,0 +1,55 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { CertificateData } from '../certificate';
+import { buildCertificateData } from '../certificate';
+import type { DomainError } from '../errors';
+import { invalidState, notFound } from '../errors';
+import type { Principal } from '../model/principal';
+import type { SignatureRequest } from '../model/signature-request';
+import type { Stores } from '../ports/stores';
+import { certificateKey, finishedKey } from './jobs/artifacts';
+import { loadRequest, requireScope } from './policy';
+
+const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureRequest> =>
+  r.status !== 'COMPLETED'
+    ? TE.left(invalidState(`The request is ${r.status}; the finished document exists once it is COMPLETED.`))
+    : r.finishedSha256 === null
+      ? TE.left(invalidState('The request is completed and its finished document is being produced; retry in a few seconds.'))
+      : TE.right(r);
+
+const artifact = (stores: Stores, p: Principal, requestId: string, key: (id: string) => string) =>
+  pipe(
+    requireScope(p, 'signature_requests:read'),
+    TE.chainW(() => loadRequest(stores, p, requestId)),
+    TE.chainW(sealed),
+    TE.chainW((r) =>
+      pipe(
+        stores.documentContents.get(p.tenant, key(r.id)),
+        TE.chainW((bytes) => (bytes === null ? TE.left(notFound('document', key(r.id))) : TE.right({ request: r, bytes }))),
+      ),
+    ),
+  );
+
+/** The finished PDF of a completed, sealed request. */
+export const getFinishedDocument = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string) =>
+  artifact(deps.stores, p, requestId, finishedKey);
+
+/** The evidence certificate PDF of a completed, sealed request. */
+export const getCertificatePdf = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string) =>
+  artifact(deps.stores, p, requestId, certificateKey);
+
+/** The evidence certificate's data (the JSON form), rebuilt from the same sources as the PDF. */
+export const getCertificateData =
+  (deps: { readonly stores: Stores }) =>
+  (p: Principal, requestId: string): TE.TaskEither<DomainError, CertificateData> =>
+    pipe(
+      requireScope(p, 'signature_requests:read'),
+      TE.chainW(() => loadRequest(deps.stores, p, requestId)),
+      TE.chainW(sealed),
+      TE.chainW((r) =>
+        pipe(
+          deps.stores.documents.findByIds(p.tenant, r.documentIds),
+          TE.chainW((docs) => pipe(deps.stores.evidence.listForRequest(p.tenant, r.id), TE.map((ev) => buildCertificateData(r, docs, ev.filter((e) => e.action !== 'sealed'), r.finishedSha256!)))),
+        ),
+      ),
+    );

@@ -1,0 +1,40 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { Clock } from '../../ports/clock';
+import type { IdGenerator } from '../../ports/id-generator';
+import type { Stores } from '../../ports/stores';
+import { signersDue } from '../../state-machine';
+import { enqueueJob } from '../signing/records';
+import type { JobHandler } from './job-handler';
+import { nothingToRecord } from './job-handler';
+import { tenantOf } from './load-job-request';
+
+/**
+ * `remind.auto`: while a request is open, remind the signers whose turn it is and who have not signed,
+ * then schedule the next round. Kept in the job table, so reminders survive restarts.
+ */
+export const handleAutoRemind =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly reminderIntervalMs: number }): JobHandler =>
+  (job) =>
+    TE.right((tx: Stores) => {
+      const now = deps.clock.now();
+      const at = now.toISOString();
+      const round = Number(job.payload.round ?? '1');
+      return pipe(
+        tx.signatureRequests.findById(tenantOf(job), job.payload.requestId ?? ''),
+        TE.chainW((r) =>
+          r === null || r.status !== 'SENT'
+            ? nothingToRecord(tx)
+            : pipe(
+                signersDue(r),
+                TE.traverseSeqArray((s) => enqueueJob(tx, deps.ids, r, 'mail.remind', { requestId: r.id, recipientId: s.id }, at, at, `remind:${s.id}:auto:${round}`)),
+                TE.chainW(() => {
+                  const next = new Date(now.getTime() + deps.reminderIntervalMs).toISOString();
+                  return r.expiresAt !== null && next >= r.expiresAt
+                    ? TE.right(undefined)
+                    : enqueueJob(tx, deps.ids, r, 'remind.auto', { requestId: r.id, round: String(round + 1) }, next, at, `remind.auto:${r.id}:${round + 1}`);
+                }),
+              ),
+        ),
+      );
+    });

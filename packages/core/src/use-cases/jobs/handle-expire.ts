@@ -1,0 +1,32 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { Clock } from '../../ports/clock';
+import type { IdGenerator } from '../../ports/id-generator';
+import type { Stores } from '../../ports/stores';
+import { applyCommand } from '../policy';
+import { appendEvent, appendEvidence } from '../signing/records';
+import type { JobHandler } from './job-handler';
+import { nothingToRecord } from './job-handler';
+import { tenantOf } from './load-job-request';
+
+/** `expire` (scheduled at `expiresAt` when the request was sent): a request still open ends as EXPIRED. */
+export const handleExpire =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator }): JobHandler =>
+  (job) =>
+    TE.right((tx: Stores) => {
+      const now = deps.clock.now();
+      const at = now.toISOString();
+      return pipe(
+        tx.signatureRequests.findById(tenantOf(job), job.payload.requestId ?? ''),
+        TE.chainW((r) =>
+          r === null || r.status !== 'SENT' || r.expiresAt === null || r.expiresAt > at
+            ? nothingToRecord(tx)
+            : pipe(
+                applyCommand(tx, r, { type: 'Expire' }, now),
+                TE.chainFirstW((x) => tx.documents.setStatusForRequest(tenantOf(job), x.id, 'EXPIRED')),
+                TE.chainFirstW((x) => appendEvent(tx, deps.ids, x, 'request.expired', at, { status: x.status, expired_at: at })),
+                TE.chainW((x) => appendEvidence(tx, deps.ids, x, 'expired', at, null, null)),
+              ),
+        ),
+      );
+    });

@@ -1,0 +1,129 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import { buildCertificateData } from '../../certificate';
+import type { DomainError } from '../../errors';
+import type { AdoptedSignature, SignatureRequest } from '../../model/signature-request';
+import type { Clock } from '../../ports/clock';
+import type { Crypto } from '../../ports/crypto';
+import type { DocumentRenderer } from '../../ports/document-renderer';
+import type { IdGenerator } from '../../ports/id-generator';
+import type { Stores } from '../../ports/stores';
+import { applyCommand } from '../policy';
+import { appendEvent, appendEvidence, enqueueJob } from '../signing/records';
+import { certificateKey, finishedKey } from './artifacts';
+import type { JobFailure, JobHandler } from './job-handler';
+import { jobFailure, nothingToRecord } from './job-handler';
+import { loadJobRequest, tenantOf } from './load-job-request';
+
+export interface SealDeps {
+  readonly stores: Stores;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly crypto: Crypto;
+  readonly renderer: DocumentRenderer;
+}
+
+/** The spec's `request.completed` event id: one per request, which the outbox's unique ids enforce. */
+export const completedEventId = (requestId: string) => `request.completed:${requestId}`;
+
+/**
+ * `seal`: renders the finished PDF and the evidence certificate off the request path, then in one
+ * transaction stores both, marks the request sealed and its documents COMPLETED, and releases
+ * `request.completed` (with the finished document's digest) and the completed notices. If the worker dies
+ * before that commit the job runs again; if two runs race, the unique event id lets only one commit.
+ */
+export const handleSeal =
+  (deps: SealDeps): JobHandler =>
+  (job) =>
+    pipe(
+      loadJobRequest(deps.stores, job),
+      TE.chainW((request) =>
+        request === null || request.status !== 'COMPLETED' || request.finishedSha256 !== null ? TE.right(nothingToRecord) : seal(deps, request),
+      ),
+    );
+
+const seal = (deps: SealDeps, request: SignatureRequest) => {
+  const tenant = { orgId: request.orgId, mode: request.mode };
+  const testMode = request.mode === 'test';
+  return pipe(
+    deps.stores.documents.findByIds(tenant, request.documentIds),
+    TE.chainW((docs) =>
+      pipe(
+        request.documentIds,
+        TE.traverseSeqArray((id) =>
+          pipe(
+            deps.stores.documentContents.get(tenant, id),
+            TE.chainW((bytes): TE.TaskEither<DomainError | JobFailure, { id: string; bytes: Uint8Array }> =>
+              bytes === null ? TE.left(jobFailure(`content of ${id} is missing`, true)) : TE.right({ id, bytes }),
+            ),
+          ),
+        ),
+        TE.map((contents) => ({ docs, contents })),
+      ),
+    ),
+    TE.chainW(({ docs, contents }) => {
+      const signatures: Record<string, AdoptedSignature> = {};
+      for (const r of request.recipients) if (r.signature) signatures[r.id] = r.signature;
+      return pipe(
+        deps.renderer.renderFinished({ documents: contents, fields: request.fields, signatures, testMode }),
+        TE.mapLeft((e) => jobFailure(e.detail)),
+        TE.chainW((finished) => {
+          const finishedSha256 = deps.crypto.sha256Hex(finished);
+          return pipe(
+            deps.stores.evidence.listForRequest(tenant, request.id),
+            TE.chainW((evidence) =>
+              pipe(deps.renderer.renderCertificate(buildCertificateData(request, docs, evidence, finishedSha256), testMode), TE.mapLeft((e) => jobFailure(e.detail))),
+            ),
+            TE.map((certificate) => ({ docs, finished, finishedSha256, certificate })),
+          );
+        }),
+      );
+    }),
+    TE.map(({ docs, finished, finishedSha256, certificate }) => (tx: Stores) => {
+      const now = deps.clock.now();
+      const at = now.toISOString();
+      return pipe(
+        tx.signatureRequests.findById(tenant, request.id),
+        TE.chainW((current) =>
+          current === null || current.finishedSha256 !== null ? TE.right(undefined) : pipe(
+            applyCommand(tx, current, { type: 'Seal', finishedSha256 }, now),
+            TE.chainW(() => tx.documentContents.put(tenant, finishedKey(request.id), finished)),
+            TE.chainW(() => tx.documentContents.put(tenant, certificateKey(request.id), certificate)),
+            TE.chainW(() => tx.documents.setStatusForRequest(tenant, request.id, 'COMPLETED')),
+            TE.chainW(() => appendEvidence(tx, deps.ids, current, 'sealed', at, null, null, { finished_sha256: finishedSha256 })),
+            TE.chainW(() =>
+              appendEvent(
+                tx,
+                deps.ids,
+                current,
+                'request.completed',
+                at,
+                {
+                  status: 'COMPLETED',
+                  completed_at: current.completedAt,
+                  requested_signature_level: current.requestedSignatureLevel,
+                  documents: current.documentIds.map((id) => {
+                    const d = docs.find((x) => x.id === id)!;
+                    return { document_id: d.id, sha256: d.sha256, page_count: d.pageCount };
+                  }),
+                  document_sha256: finishedSha256,
+                  certificate: { certificate_id: current.certificateId },
+                },
+                completedEventId(request.id),
+              ),
+            ),
+            TE.chainW(() =>
+              pipe(
+                current.recipients,
+                TE.traverseSeqArray((r) => enqueueJob(tx, deps.ids, current, 'mail.completed', { requestId: current.id, recipientId: r.id }, at, at, `completed:${r.id}`)),
+              ),
+            ),
+            TE.map(() => undefined),
+          ),
+        ),
+      );
+    }),
+  );
+};
+
+export { tenantOf };

@@ -1,0 +1,24 @@
+import type { TaskEither } from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import type { Job } from '../../model/job';
+import type { Command } from '../command';
+
+/** A job that failed for a reason outside the domain (a mail server, a renderer). */
+export interface JobFailure {
+  readonly _tag: 'JobFailure';
+  /** True when retrying cannot help: the job is buried at once. */
+  readonly permanent: boolean;
+  readonly detail: string;
+}
+
+export const jobFailure = (detail: string, permanent = false): JobFailure => ({ _tag: 'JobFailure', permanent, detail });
+
+/**
+ * Handles one job: does its outside work (mail, rendering) first, then returns the command that records
+ * the outcome. The worker commits that command in the same transaction as the job's completion, so the
+ * outcome is recorded exactly when the job is done — a crash in between repeats the job, never loses it.
+ */
+export type JobHandler = (job: Job) => TaskEither<DomainError | JobFailure, Command<void>>;
+
+/** Nothing to record (the job found nothing left to do). */
+export const nothingToRecord: Command<void> = () => async () => ({ _tag: 'Right', right: undefined });

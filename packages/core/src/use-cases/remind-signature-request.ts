@@ -1,0 +1,33 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import { invalidState } from '../errors';
+import type { Principal } from '../model/principal';
+import type { SignatureRequest } from '../model/signature-request';
+import type { Clock } from '../ports/clock';
+import type { IdGenerator } from '../ports/id-generator';
+import { signersDue } from '../state-machine';
+import type { Command } from './command';
+import { loadRequest, requireScope } from './policy';
+import { enqueueJob } from './signing/records';
+
+/**
+ * Re-notifies the signers whose turn it is and who have not signed. At most one manual reminder per signer
+ * per minute is queued, so a double click does not mail twice.
+ */
+export const remindSignatureRequest =
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
+  (p: Principal, requestId: string): Command<SignatureRequest> =>
+  (tx) => {
+    const at = deps.clock.now().toISOString();
+    return pipe(
+      requireScope(p, 'signature_requests:write'),
+      TE.chainW(() => loadRequest(tx, p, requestId)),
+      TE.chainFirstW((r) => (r.status === 'SENT' ? TE.right(r) : TE.left(invalidState(`A ${r.status} signature request cannot be reminded.`)))),
+      TE.chainFirstW((r) =>
+        pipe(
+          signersDue(r),
+          TE.traverseSeqArray((s) => enqueueJob(tx, deps.ids, r, 'mail.remind', { requestId: r.id, recipientId: s.id }, at, at, `remind:${s.id}:manual:${at.slice(0, 16)}`)),
+        ),
+      ),
+    );
+  };

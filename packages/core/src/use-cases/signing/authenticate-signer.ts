@@ -1,0 +1,64 @@
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import { invalidState, validationFailed } from '../../errors';
+import type { ClientInfo } from '../../model/evidence';
+import { MAX_AUTH_ATTEMPTS } from '../../model/signature-request';
+import { applyCommand } from '../policy';
+import { appendEvent, appendEvidence } from './records';
+import { otpHash } from './request-signer-otp';
+import type { SignerDeps } from './signer-step';
+import { buildSignerView, loadSigningContext } from './signing-session';
+import type { SignerView } from './signing-session';
+
+/**
+ * Checks an e-mailed code or a sender-set access code. A wrong code is recorded (and counts toward the
+ * lock-out after 5) in its own commit before the refusal is answered; the right one records
+ * `signer.authenticated` and opens the documents to this recipient.
+ */
+export const authenticateSigner =
+  (deps: SignerDeps) =>
+  (token: string, code: string, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
+    pipe(
+      deps.uow.transaction((tx) =>
+        pipe(
+          loadSigningContext(tx, deps.crypto, token),
+          TE.chainW(({ request, recipient }): TE.TaskEither<DomainError, E.Either<DomainError, void>> => {
+            const now = deps.clock.now();
+            const at = now.toISOString();
+            if (recipient.authFailures >= MAX_AUTH_ATTEMPTS) return TE.left(invalidState('Too many failed attempts; identification is locked.'));
+            const expected =
+              recipient.authentication === 'access_code'
+                ? recipient.accessCodeHash
+                : recipient.otp !== null && recipient.otp.expiresAt > at
+                  ? recipient.otp.codeHash
+                  : null;
+            const given = recipient.authentication === 'access_code' ? deps.crypto.sha256Hex(`${request.id}:${code}`) : otpHash(deps, recipient.id, code);
+            if (expected !== null && deps.crypto.timingSafeEqual(expected, given))
+              return pipe(
+                applyCommand(tx, request, { type: 'Authenticate', recipientId: recipient.id }, now),
+                TE.chainW((r) => appendEvent(tx, deps.ids, r, 'signer.authenticated', at, { recipient_id: recipient.id, method: recipient.authentication, authenticated_at: at })),
+                TE.chainW(() => appendEvidence(tx, deps.ids, request, 'authenticated', at, recipient.id, client, { method: recipient.authentication })),
+                TE.map(() => E.right(undefined)),
+              );
+            // Commit the failed attempt, then refuse: rolling back would let a guesser try for ever.
+            const left = MAX_AUTH_ATTEMPTS - recipient.authFailures - 1;
+            const why = expected === null && recipient.authentication === 'email_otp' ? 'No valid code is pending; ask for a new one.' : 'The code is not correct.';
+            return pipe(
+              applyCommand(tx, request, { type: 'FailAuthentication', recipientId: recipient.id }, now),
+              TE.chainW(() => appendEvidence(tx, deps.ids, request, 'authentication_failed', at, recipient.id, client)),
+              TE.map(() =>
+                E.left(
+                  left > 0
+                    ? validationFailed([{ path: 'code', message: `${why} ${left} attempt(s) left.` }], `${why} ${left} attempt(s) left.`)
+                    : invalidState('Too many failed attempts; identification is locked.'),
+                ),
+              ),
+            );
+          }),
+        ),
+      ),
+      TE.chainW(TE.fromEither),
+      TE.chainW(() => pipe(loadSigningContext(deps.stores, deps.crypto, token), TE.chainW((ctx) => buildSignerView(deps.stores, ctx)))),
+    );

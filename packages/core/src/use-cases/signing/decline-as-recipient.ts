@@ -1,0 +1,26 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import type { ClientInfo } from '../../model/evidence';
+import { applyCommand } from '../policy';
+import { appendEvent, appendEvidence } from './records';
+import type { SignerDeps } from './signer-step';
+import { signerStep } from './signer-step';
+import type { SignerView } from './signing-session';
+
+/**
+ * A signer declines: the request ends as DECLINED, its documents too. The reason goes to the evidence
+ * trail only; events carry no free text.
+ */
+export const declineAsRecipient =
+  (deps: SignerDeps) =>
+  (token: string, reason: string, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
+    signerStep(deps)(token, (tx, { request, recipient, tenant }, now) => {
+      const at = now.toISOString();
+      return pipe(
+        applyCommand(tx, request, { type: 'Decline', recipientId: recipient.id, reason }, now),
+        TE.chainFirstW((r) => tx.documents.setStatusForRequest(tenant, r.id, 'DECLINED')),
+        TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'request.declined', at, { recipient_id: recipient.id, status: r.status, declined_at: at })),
+        TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'declined', at, recipient.id, client, { reason })),
+      );
+    });

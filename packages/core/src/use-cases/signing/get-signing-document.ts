@@ -1,0 +1,45 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import { invalidState, notFound } from '../../errors';
+import type { Crypto } from '../../ports/crypto';
+import type { Stores } from '../../ports/stores';
+import { finishedKey } from '../jobs/artifacts';
+import { isIdentified, loadSigningContext } from './signing-session';
+
+/** One original document of the request, for an identified recipient of it. */
+export const getSigningDocument =
+  (deps: { readonly stores: Stores; readonly crypto: Crypto }) =>
+  (token: string, documentId: string): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
+    pipe(
+      loadSigningContext(deps.stores, deps.crypto, token),
+      TE.chainW((ctx): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> => {
+        if (!ctx.request.documentIds.includes(documentId)) return TE.left(notFound('document', documentId));
+        if (!isIdentified(ctx.recipient)) return TE.left(invalidState('Identification is required first.'));
+        return pipe(
+          deps.stores.documents.findById(ctx.tenant, documentId),
+          TE.chainW((doc) =>
+            pipe(
+              deps.stores.documentContents.get(ctx.tenant, documentId),
+              TE.chainW((bytes) => (doc === null || bytes === null ? TE.left(notFound('document', documentId)) : TE.right({ name: doc.name, bytes }))),
+            ),
+          ),
+        );
+      }),
+    );
+
+/** The finished PDF, through any recipient's link, once the request is completed and sealed. */
+export const getSigningFinishedDocument =
+  (deps: { readonly stores: Stores; readonly crypto: Crypto }) =>
+  (token: string): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
+    pipe(
+      loadSigningContext(deps.stores, deps.crypto, token),
+      TE.chainW((ctx): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
+        ctx.request.status !== 'COMPLETED' || ctx.request.finishedSha256 === null || !isIdentified(ctx.recipient)
+          ? TE.left(invalidState('The finished document is not available.'))
+          : pipe(
+              deps.stores.documentContents.get(ctx.tenant, finishedKey(ctx.request.id)),
+              TE.chainW((bytes) => (bytes === null ? TE.left(invalidState('The finished document is not available.')) : TE.right({ name: `${ctx.request.title}.pdf`, bytes }))),
+            ),
+      ),
+    );

@@ -1,0 +1,76 @@
+import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/function';
+import type { DomainError } from '../../errors';
+import type { ClientInfo, EvidenceAction } from '../../model/evidence';
+import type { EventType } from '../../model/event';
+import type { JobKind } from '../../model/job';
+import type { SignatureRequest } from '../../model/signature-request';
+import type { IdGenerator } from '../../ports/id-generator';
+import type { Stores } from '../../ports/stores';
+
+/**
+ * The small writes every signing step makes together with its state change: an event in the outbox (ids,
+ * states and times only), an evidence entry (which may hold the client's address), and follow-up jobs.
+ */
+export const appendEvent = (
+  tx: Stores,
+  ids: IdGenerator,
+  r: SignatureRequest,
+  type: EventType,
+  at: string,
+  data: Record<string, unknown>,
+  id: string = ids.next('evt'),
+): TE.TaskEither<DomainError, void> =>
+  tx.events.append({ id, orgId: r.orgId, mode: r.mode, type, createdAt: at, redeliveryOf: null, data: { request_id: r.id, ...data } });
+
+export const appendEvidence = (
+  tx: Stores,
+  ids: IdGenerator,
+  r: SignatureRequest,
+  action: EvidenceAction,
+  at: string,
+  recipientId: string | null,
+  client: ClientInfo | null,
+  details: Record<string, string> = {},
+): TE.TaskEither<DomainError, void> =>
+  tx.evidence.append({
+    id: ids.next('evt'),
+    orgId: r.orgId,
+    mode: r.mode,
+    requestId: r.id,
+    recipientId,
+    action,
+    at,
+    ip: client?.ip ?? null,
+    userAgent: client?.userAgent ?? null,
+    details,
+  });
+
+export const enqueueJob = (
+  tx: Stores,
+  ids: IdGenerator,
+  r: SignatureRequest,
+  kind: JobKind,
+  payload: Record<string, string>,
+  runAt: string,
+  createdAt: string,
+  dedupeKey: string | null,
+): TE.TaskEither<DomainError, void> =>
+  pipe(
+    tx.jobs.enqueue({ id: ids.next('job'), kind, orgId: r.orgId, mode: r.mode, payload, runAt, dedupeKey, createdAt }),
+    TE.map(() => undefined),
+  );
+
+/** Invitations for the signers whose turn it is (all of them when parallel), one per signer ever. */
+export const inviteDueSigners = (
+  tx: Stores,
+  ids: IdGenerator,
+  r: SignatureRequest,
+  due: ReadonlyArray<{ readonly id: string; readonly status: string }>,
+  at: string,
+): TE.TaskEither<DomainError, void> =>
+  pipe(
+    due.filter((s) => s.status === 'PENDING'),
+    TE.traverseSeqArray((s) => enqueueJob(tx, ids, r, 'mail.invite', { requestId: r.id, recipientId: s.id }, at, at, `invite:${s.id}`)),
+    TE.map(() => undefined),
+  );

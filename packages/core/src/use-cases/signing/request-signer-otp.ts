@@ -1,0 +1,55 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import { mailUnavailable } from '../../errors';
+import { otpMail } from '../../mail/templates';
+import type { ClientInfo } from '../../model/evidence';
+import type { Tenant } from '../../model/tenant';
+import { OTP_TTL_MS } from '../../model/signature-request';
+import type { MailTransport } from '../../ports/mail-transport';
+import { applyCommand } from '../policy';
+import { appendEvidence } from './records';
+import type { SignerDeps } from './signer-step';
+import { signerStep } from './signer-step';
+
+export const otpHash = (deps: Pick<SignerDeps, 'crypto'>, recipientId: string, code: string) => deps.crypto.sha256Hex(`otp:${recipientId}:${code}`);
+
+/** `a…@example.com`: enough for a person to recognise their address, not enough to harvest it. */
+export const maskEmail = (email: string) => {
+  const [local, domain] = email.split('@');
+  return `${(local ?? '').slice(0, 1)}…@${domain ?? ''}`;
+};
+
+/**
+ * Mails a fresh 6-digit code (valid 10 minutes) to an `email_otp` recipient. The code is stored only as a
+ * hash. It is sent right away rather than through the job queue, so it never rests in clear anywhere; if
+ * no mail server takes it, the caller asks again (a new code replaces the old).
+ */
+export const requestSignerOtp =
+  (deps: SignerDeps & { readonly mail: (tenant: Tenant) => MailTransport; readonly publicUrl: string }) =>
+  (token: string, client: ClientInfo): TE.TaskEither<DomainError, { readonly sentTo: string }> => {
+    const code = deps.crypto.randomDigits(6);
+    let target: { email: string; tenant: Tenant; message: ReturnType<typeof otpMail> } | null = null;
+    return pipe(
+      signerStep(deps)(token, (tx, { request, recipient, tenant }, now) => {
+        const at = now.toISOString();
+        target = {
+          email: recipient.email,
+          tenant,
+          message: otpMail({ request, recipient, code, testMode: request.mode === 'test', messageId: `<${deps.ids.next('mail')}@esig>` }),
+        };
+        return pipe(
+          applyCommand(tx, request, { type: 'IssueOtp', recipientId: recipient.id, codeHash: otpHash(deps, recipient.id, code), expiresAt: new Date(now.getTime() + OTP_TTL_MS).toISOString() }, now),
+          TE.chainW(() => appendEvidence(tx, deps.ids, request, 'otp_sent', at, recipient.id, client)),
+        );
+      }),
+      TE.chainW(() => {
+        const t = target!;
+        return pipe(
+          deps.mail(t.tenant).send(t.message),
+          TE.mapLeft((e): DomainError => mailUnavailable(`The code could not be sent (${e.detail}); ask for a new one.`)),
+          TE.map(() => ({ sentTo: maskEmail(t.email) })),
+        );
+      }),
+    );
+  };

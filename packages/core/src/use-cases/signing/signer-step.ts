@@ -1,0 +1,40 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import type { ClientInfo } from '../../model/evidence';
+import type { Clock } from '../../ports/clock';
+import type { Crypto } from '../../ports/crypto';
+import type { IdGenerator } from '../../ports/id-generator';
+import type { Stores } from '../../ports/stores';
+import type { UnitOfWork } from '../../ports/unit-of-work';
+import type { SignerView, SigningContext } from './signing-session';
+import { buildSignerView, loadSigningContext } from './signing-session';
+
+export interface SignerDeps {
+  readonly stores: Stores;
+  readonly uow: UnitOfWork;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly crypto: Crypto;
+}
+
+/**
+ * Runs one signer action in a transaction: resolve the link inside it (so the state is current), apply
+ * `step`, then answer with the signer's view of the result.
+ */
+export const signerStep =
+  (deps: SignerDeps) =>
+  (
+    token: string,
+    step: (tx: Stores, ctx: SigningContext, now: Date) => TE.TaskEither<DomainError, unknown>,
+  ): TE.TaskEither<DomainError, SignerView> =>
+    deps.uow.transaction((tx) =>
+      pipe(
+        loadSigningContext(tx, deps.crypto, token),
+        TE.chainFirstW((ctx) => step(tx, ctx, deps.clock.now())),
+        TE.chainW(() => loadSigningContext(tx, deps.crypto, token)),
+        TE.chainW((ctx) => buildSignerView(tx, ctx)),
+      ),
+    );
+
+export type { ClientInfo };

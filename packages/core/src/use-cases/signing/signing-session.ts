@@ -1,0 +1,78 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import { notFound } from '../../errors';
+import type { Document } from '../../model/document';
+import type { Field, Recipient, SignatureRequest } from '../../model/signature-request';
+import { MAX_AUTH_ATTEMPTS } from '../../model/signature-request';
+import type { Tenant } from '../../model/tenant';
+import type { Crypto } from '../../ports/crypto';
+import type { SigningLink } from '../../ports/signing-link-store';
+import type { Stores } from '../../ports/stores';
+import { signersDue } from '../../state-machine';
+
+/** What one signer may see of a request through their link. Never other recipients' names or addresses. */
+export interface SignerView {
+  readonly request: SignatureRequest;
+  readonly recipient: Recipient;
+  /** Empty until identification is passed. */
+  readonly documents: readonly Document[];
+  /** This recipient's own fields; empty until identification is passed. */
+  readonly fields: readonly Field[];
+  readonly authenticated: boolean;
+  readonly locked: boolean;
+  readonly yourTurn: boolean;
+  readonly finishedDocumentAvailable: boolean;
+}
+
+export interface SigningContext {
+  readonly link: SigningLink;
+  readonly tenant: Tenant;
+  readonly request: SignatureRequest;
+  readonly recipient: Recipient;
+}
+
+/** A link token: at least 43 alphanumerics (≈ 256 bits); anything else cannot be one of ours. */
+export const SIGNING_TOKEN_PATTERN = /^[A-Za-z0-9]{43,128}$/;
+
+const unknownLink = () => notFound('signing_link', 'given');
+
+/** Resolves a link token (the credential) to its request and recipient, through `stores`. */
+export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string): TE.TaskEither<DomainError, SigningContext> => {
+  if (!SIGNING_TOKEN_PATTERN.test(token)) return TE.left(unknownLink());
+  return pipe(
+    stores.signingLinks.findByTokenHash(crypto.sha256Hex(token)),
+    TE.chainW((link) => (link === null ? TE.left(unknownLink()) : TE.right(link))),
+    TE.chainW((link) => {
+      const tenant: Tenant = { orgId: link.orgId, mode: link.mode };
+      return pipe(
+        stores.signatureRequests.findById(tenant, link.requestId),
+        TE.chainW((request) => {
+          const recipient = request?.recipients.find((r) => r.id === link.recipientId);
+          return request == null || recipient === undefined ? TE.left(unknownLink()) : TE.right({ link, tenant, request, recipient });
+        }),
+      );
+    }),
+  );
+};
+
+export const isIdentified = (r: Recipient) => r.authentication === 'none' || r.authenticatedAt !== null;
+
+/** Builds the signer's view; documents are loaded only for an identified recipient. */
+export const buildSignerView = (stores: Stores, ctx: SigningContext): TE.TaskEither<DomainError, SignerView> => {
+  const { request, recipient } = ctx;
+  const identified = isIdentified(recipient);
+  return pipe(
+    identified ? stores.documents.findByIds(ctx.tenant, request.documentIds) : TE.right([] as readonly Document[]),
+    TE.map((docs) => ({
+      request,
+      recipient,
+      documents: request.documentIds.map((id) => docs.find((d) => d.id === id)).filter((d): d is Document => d !== undefined),
+      fields: identified ? request.fields.filter((f) => f.recipientId === recipient.id) : [],
+      authenticated: identified,
+      locked: recipient.authFailures >= MAX_AUTH_ATTEMPTS,
+      yourTurn: signersDue(request).some((s) => s.id === recipient.id),
+      finishedDocumentAvailable: request.status === 'COMPLETED' && request.finishedSha256 !== null,
+    })),
+  );
+};
