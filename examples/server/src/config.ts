@@ -24,6 +24,8 @@ export interface ServerConfig {
   readonly reminderIntervalMs: number | null;
   /** How often an idle worker looks for due jobs. */
   readonly workerPollMs: number;
+  /** How long a worker holds a claimed job; a crashed worker's jobs return after this. */
+  readonly workerLeaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -80,6 +82,7 @@ export const loadConfig = (env: Env): ServerConfig => {
       return h === 0 ? null : h * 3_600_000;
     })(),
     workerPollMs: int(env, 'ESIG_WORKER_POLL_MS', 500, 10),
+    workerLeaseMs: int(env, 'ESIG_WORKER_LEASE_MS', 300_000, 100),
   };
 };
 

@@ -157,6 +157,7 @@ export const startWorkers = (c: DependencyContainer, config: ServerConfig): Runn
     clock: c.resolve(T.Clock),
     handlers: c.resolve(T.JobHandlers),
     pollMs: config.workerPollMs,
+    leaseMs: config.workerLeaseMs,
     logger: c.resolve(T.Logger),
   });
 

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makePdf } from '@esig/testkit/pdf';
+import type { TestSmtpServer } from '@esig/testkit/smtp';
+import { startSmtpServer } from '@esig/testkit/smtp';
+
+const BIN = new URL('../bin/esig.mjs', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'esig-crash-'));
+const children: ChildProcess[] = [];
+let smtp: TestSmtpServer;
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await smtp?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const start = (args: string[], env: NodeJS.ProcessEnv, ready: RegExp) =>
+  new Promise<{ child: ChildProcess; out: () => string; match: RegExpExecArray }>((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${args[0]} did not start:\n${out}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, out: () => out, match: m });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+  });
+
+const until = async <T>(probe: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+describe('a worker killed in the middle of completion', () => {
+  it('completes the request exactly once after a restart: one certificate, one request.completed', async () => {
+    smtp = await startSmtpServer();
+    const env = {
+      ...process.env,
+      ESIG_DATABASE_URL: `sqlite:${join(dir, 'esig.db')}`,
+      ESIG_PORT: '0',
+      ESIG_HOST: '127.0.0.1',
+      ESIG_LOG_LEVEL: 'info',
+      ESIG_WORKERS: 'none',
+      ESIG_TEST_SMTP_URL: smtp.url,
+      ESIG_WORKER_POLL_MS: '20',
+      ESIG_WORKER_LEASE_MS: '1500',
+      ESIG_PUBLIC_URL: 'http://esig.test',
+    };
+    const api = await start(['serve'], env, /esig: listening on http:\/\/[^:]+:(\d+)/);
+    const url = `http://127.0.0.1:${api.match[1]}`;
+    const key = /(esig_test_[A-Za-z0-9]{32})/.exec(api.out())![1]!;
+    const call = async (method: string, path: string, body?: unknown, raw?: Uint8Array) => {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': raw ? 'application/pdf' : 'application/json' },
+        body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+      });
+      return { status: res.status, body: (res.headers.get('content-type') ?? '').includes('json') ? await res.json() : null };
+    };
+
+    // A large document makes sealing take long enough to be interrupted.
+    const doc = (await call('POST', '/api/v1/documents?name=big.pdf', undefined, await makePdf(150))).body;
+    const req = (await call('POST', '/api/v1/signature-requests', { title: 'Crash test', documentIds: [doc.id] })).body;
+    const rcp = (await call('POST', `/api/v1/signature-requests/${req.id}/recipients`, { email: 'crash@example.com', firstName: 'C', lastName: 'T' })).body;
+    await call('POST', `/api/v1/signature-requests/${req.id}/fields`, { documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 150, x: 72, y: 600, width: 200, height: 50 });
+    expect((await call('POST', `/api/v1/signature-requests/${req.id}/send`)).status).toBe(200);
+
+    let worker = await start(['worker'], env, /esig: worker started/);
+    const invite = await smtp.waitFor((m) => m.to.includes('crash@example.com'), 15_000);
+    const token = /sign\/([A-Za-z0-9]{43,})/.exec(invite.text)![1]!;
+    const signed = await fetch(`${url}/api/v1/signing/${token}/sign`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: {}, signature: { kind: 'typed', value: 'Crash Tester' } }) });
+    expect((await signed.json()).request.status).toBe('COMPLETED');
+
+    // Wait until the worker holds the seal job's lease (it is rendering), then kill it hard.
+    const db = new Database(join(dir, 'esig.db'), { readonly: true });
+    const sealJob = () => db.prepare("SELECT attempts, locked_by FROM jobs WHERE kind = 'seal' AND json_extract(payload, '$.requestId') = ?").get(req.id) as { attempts: number; locked_by: string | null } | undefined;
+    await until(async () => (sealJob()?.locked_by ? true : undefined), 'the worker to claim the seal job', 10_000);
+    worker.child.kill('SIGKILL');
+    await new Promise((r) => worker.child.once('exit', r));
+    expect(worker.out()).not.toMatch(/"kind":"seal"[^\n]*"msg":"job done"/);
+    // Killed mid-completion: COMPLETED but not sealed, and no event yet.
+    expect((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status).toBe(409);
+    const before = (await call('GET', '/api/v1/events?type=request.completed&limit=100')).body.data;
+    expect(before).toHaveLength(0);
+
+    expect(sealJob()).toMatchObject({ attempts: 1, locked_by: expect.any(String) });
+
+    // Two replacement workers race for the job once the dead worker's lease runs out.
+    worker = await start(['worker'], env, /esig: worker started/);
+    const second = await start(['worker'], env, /esig: worker started/);
+    await until(async () => ((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status === 200 ? true : undefined), 'sealing after restart');
+    await new Promise((r) => setTimeout(r, 500));
+
+    const events = (await call('GET', '/api/v1/events?type=request.completed&limit=100')).body.data;
+    expect(events).toHaveLength(1);
+    // The job was taken over after the lease ran out and then finished (removed from the queue).
+    expect(sealJob()).toBeUndefined();
+    db.close();
+    expect(events[0].id).toBe(`request.completed:${req.id}`);
+    const final = (await call('GET', `/api/v1/signature-requests/${req.id}`)).body;
+    expect(final.certificateId).toMatch(/^coc_/);
+    expect(events[0].data.certificate.certificate_id).toBe(final.certificateId);
+    const cert = await call('GET', `/api/v1/signature-requests/${req.id}/certificate`);
+    expect(cert.status).toBe(200);
+    // One completed notice per recipient, however often the job ran.
+    await until(async () => (smtp.messages.some((m) => /Completed/.test(m.subject)) ? true : undefined), 'completed notice');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(smtp.messages.filter((m) => /Completed/.test(m.subject))).toHaveLength(1);
+    for (const c of [worker.child, second.child, api.child]) c.kill('SIGTERM');
+  }, 90_000);
+});
