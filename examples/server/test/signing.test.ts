@@ -250,3 +250,27 @@ describe('signing end to end (real SMTP server, worker, PDFs)', () => {
     expect((await s.call('GET', '/api/v1/signing/short', { key: null })).status).toBe(404);
   });
 });
+
+describe('adopted signatures', () => {
+  it('refuses a drawn signature that is not a PNG, and a typed one that is empty or huge', async () => {
+    const doc = await s.uploadPdf('sig.pdf', 1);
+    const req = (await s.call('POST', '/api/v1/signature-requests', { body: { title: 'Sig check', documentIds: [doc.id] } })).body;
+    const r = (await s.call('POST', `/api/v1/signature-requests/${req.id}/recipients`, { body: { email: `sig.${req.id}@example.com`, firstName: 'S', lastName: 'C' } })).body;
+    await s.call('POST', `/api/v1/signature-requests/${req.id}/fields`, { body: { documentId: doc.id, recipientId: r.id, type: 'signature', page: 1, x: 72, y: 500, width: 150, height: 40 } });
+    await s.call('POST', `/api/v1/signature-requests/${req.id}/send`);
+    const token = linkIn((await mailFor(r.email, /Please sign/)).text)!;
+    const gif = `data:image/png;base64,${Buffer.from('GIF89a-not-a-png').toString('base64')}`;
+    for (const signature of [
+      { kind: 'drawn', value: gif },
+      { kind: 'drawn', value: 'data:image/jpeg;base64,/9j/4AAQ' },
+      { kind: 'drawn', value: 'javascript:alert(1)' },
+      { kind: 'typed', value: '   ' },
+      { kind: 'typed', value: 'x'.repeat(201) },
+    ]) {
+      const res = await signer(token).post('sign', { values: {}, signature });
+      expect(res.status, JSON.stringify(signature).slice(0, 60)).toBe(400);
+      expect(res.body.errors[0].path).toBe('signature.value');
+    }
+    expect((await signer(token).get()).body.recipient.status).not.toBe('SIGNED');
+  }, 30_000);
+});

@@ -1,6 +1,8 @@
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import type { DomainError } from '../../errors';
+import { validationFailed } from '../../errors';
+import { checkAdoptedSignature } from './adopted-signature';
 import type { ClientInfo } from '../../model/evidence';
 import type { AdoptedSignature, FieldValue } from '../../model/signature-request';
 import { signersDue } from '../../state-machine';
@@ -26,6 +28,8 @@ export const signAsRecipient =
   (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
     signerStep(deps)(token, (tx, { request, recipient }, now) => {
       const at = now.toISOString();
+      const bad = checkAdoptedSignature(input.signature);
+      if (bad !== null) return TE.left(validationFailed([bad], `${bad.path}: ${bad.message}.`));
       return pipe(
         applyCommand(tx, request, { type: 'Sign', recipientId: recipient.id, values: input.values, signature: input.signature, certificateId: deps.ids.next('coc') }, now),
         TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'signer.signed', at, { recipient_id: recipient.id, signed_at: at })),
