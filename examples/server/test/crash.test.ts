@@ -85,7 +85,7 @@ describe('a worker killed in the middle of completion', () => {
     const invite = await smtp.waitFor((m) => m.to.includes('crash@example.com'), 15_000);
     const token = /sign\/([A-Za-z0-9]{43,})/.exec(invite.text)![1]!;
     const signed = await fetch(`${url}/api/v1/signing/${token}/sign`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: {}, signature: { kind: 'typed', value: 'Crash Tester' } }) });
-    expect((await signed.json()).request.status).toBe('COMPLETED');
+    expect(((await signed.json()) as { request: { status: string } }).request.status).toBe('COMPLETED');
 
     // Wait until the worker holds the seal job's lease (it is rendering), then kill it hard.
     const db = new Database(join(dir, 'esig.db'), { readonly: true });
