@@ -1,0 +1,132 @@
+import type { CertificateData } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { PDFDocument } from 'pdf-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_MARK, pdfLibRenderer } from '../src';
+import { certificateData } from './fixtures';
+import { flat, pdfText, qpdfCheck } from './tools';
+
+const render = async (data: CertificateData, testMode: boolean): Promise<Uint8Array> => {
+  const r = await pdfLibRenderer.renderCertificate(data, testMode)();
+  if (E.isLeft(r)) throw new Error(`render failed: ${r.left.detail}`);
+  return r.right;
+};
+
+const pagesOf = async (pdf: Uint8Array) => (await PDFDocument.load(pdf)).getPageCount();
+
+/** Ten signers: 42 events, several pages. */
+const data = certificateData(10);
+let live: Uint8Array;
+let test: Uint8Array;
+let text: string;
+
+beforeAll(async () => {
+  live = await render(data, false);
+  test = await render({ ...data, testMode: true }, true);
+  text = flat(await pdfText(live));
+});
+
+describe('pdfLibRenderer.renderCertificate', () => {
+  it('opens with pdf-lib as A4 pages, several of them for ten signers', async () => {
+    const doc = await PDFDocument.load(live);
+    expect(doc.getPageCount()).toBeGreaterThan(1);
+    for (const page of doc.getPages()) {
+      expect(page.getWidth()).toBeCloseTo(595.28, 1);
+      expect(page.getHeight()).toBeCloseTo(841.89, 1);
+    }
+  });
+
+  it('passes qpdf --check in live and test mode', async () => {
+    for (const pdf of [live, test]) {
+      const { code, output } = await qpdfCheck(pdf);
+      expect(output).toContain('No syntax or stream encoding errors found');
+      expect(code).toBe(0);
+    }
+  });
+
+  it('names the certificate, the request and the requested level, and never an achieved one', () => {
+    expect(text).toContain('Evidence certificate');
+    for (const s of [data.certificateId, data.requestId, data.title]) expect(text).toContain(s);
+    expect(text).toContain('Requested signature level: SES');
+    expect(text).not.toMatch(/achieved/i);
+    for (const t of ['2026-11-23 08:00:00 UTC', '2026-11-23 08:01:00 UTC', '2026-11-23 08:30:00 UTC']) expect(text).toContain(t);
+  });
+
+  it('lists each document with its name, pages and SHA-256, and the finished document’s SHA-256', () => {
+    for (const d of data.documents) {
+      expect(text).toContain(d.name);
+      expect(text).toContain(d.sha256);
+    }
+    expect(text).toContain(`${data.documents[0]!.id} 2 ${data.documents[0]!.sha256}`);
+    expect(text).toContain(`${data.documents[1]!.id} 3 ${data.documents[1]!.sha256}`);
+    expect(text).toContain(data.finishedDocumentSha256);
+  });
+
+  it('lists the recipients with e-mail, role, identification and signing time', () => {
+    for (const r of data.recipients) {
+      expect(text).toContain(`${r.email} signer`);
+      expect(text).toContain(r.name);
+    }
+    expect(text).toContain('One-time code e-mailed to the recipient');
+    expect(text).toContain('None (signing link only)');
+    expect(text).toContain('2026-11-23 08:19:00 UTC');
+  });
+
+  it('lists every event in order with its UTC time, IP address and user agent', () => {
+    let from = 0;
+    data.events.forEach((e, i) => {
+      const heading = `${i + 1}. ${new Date(e.at).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+      const at = text.indexOf(heading, from);
+      expect(at, heading).toBeGreaterThanOrEqual(from);
+      // The event's own block: up to the next event's number.
+      const block = text.slice(at, i + 1 < data.events.length ? text.indexOf(`${i + 2}. 2026-`, at) : undefined);
+      expect(block).toContain(`(${e.action})`);
+      if (e.ip) expect(block).toContain(e.ip);
+      if (e.userAgent) expect(block).toContain(e.userAgent);
+      if (e.actor) expect(block).toContain(e.actor);
+      from = at + heading.length;
+    });
+  });
+
+  it('marks every page in test mode, and none in live mode', async () => {
+    const pages = await pagesOf(test);
+    expect(pages).toBeGreaterThan(1);
+    for (let p = 1; p <= pages; p++) {
+      expect(await pdfText(test, p)).toContain(TEST_MARK);
+      expect(await pdfText(live, p)).not.toContain('TEST');
+    }
+  });
+
+  it('marks a test request’s certificate even when the caller passes testMode false', async () => {
+    const pdf = await render({ ...data, testMode: true }, false);
+    for (let p = 1; p <= (await pagesOf(pdf)); p++) expect(await pdfText(pdf, p)).toContain(TEST_MARK);
+  });
+
+  it('renders emoji and CJK in names, titles and user agents as "?" instead of failing', async () => {
+    const odd = certificateData(1, {
+      title: 'Lease 🏠 東京',
+      recipients: [{ ...certificateData(1).recipients[0]!, name: 'Zoë 😀 Ōta' }],
+      events: [{ at: '2026-11-23T08:00:00.000Z', action: 'declined', recipientId: 'rcp_1', actor: 'Zoë 😀', ip: '2001:db8::1', userAgent: 'Agent/1 (日本語; 🦊)\n', details: { reason: 'Wrong 金额' } }],
+    });
+    const t = flat(await pdfText(await render(odd, false)));
+    for (const s of ['Lease ? ??', 'Zoë ? ?ta', 'Agent/1 (???; ?)', 'Wrong ??']) expect(t).toContain(s);
+  });
+
+  it('wraps a user agent longer than a line without losing a character', async () => {
+    const ua = `Agent/${'x'.repeat(400)}`;
+    const d = certificateData(1, { events: [{ at: '2026-11-23T08:00:00.000Z', action: 'opened', recipientId: null, actor: null, ip: null, userAgent: ua, details: {} }] });
+    expect((await pdfText(await render(d, false))).replace(/\s+/g, '')).toContain(ua);
+  });
+
+  it('takes its dates from the request, not the clock, and names esig as producer', async () => {
+    const doc = await PDFDocument.load(live, { updateMetadata: false });
+    expect(doc.getProducer()).toBe('esig');
+    expect(doc.getTitle()).toBe(`Evidence certificate ${data.certificateId}`);
+    expect(doc.getCreationDate()?.toISOString()).toBe(data.completedAt);
+    expect(doc.getModificationDate()?.toISOString()).toBe(data.completedAt);
+  });
+
+  it('produces identical bytes for identical input', async () => {
+    expect(Buffer.from(await render(data, false)).equals(Buffer.from(live))).toBe(true);
+  });
+});

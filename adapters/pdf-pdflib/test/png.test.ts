@@ -1,0 +1,110 @@
+import { deflateSync } from 'node:zlib';
+import * as E from 'fp-ts/Either';
+import { describe, expect, it } from 'vitest';
+import { makePdf } from '@esig/testkit/pdf';
+import { pdfLibRenderer } from '../src';
+import { decodePng } from '../src/png';
+import { field } from './fixtures';
+import type { PngOptions } from './png';
+import { drawnSignatureDataUrl, encodePng } from './png';
+import { darkPixels, pdfImages, qpdfCheck } from './tools';
+
+/** Random bytes: each filter's predictor matters, and Paeth meets its ties (where its comparisons' order decides). */
+const noise = (x: number, y: number): number => {
+  let h = Math.imul(x + 1, 0x9e3779b1) ^ Math.imul(y + 7, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 15), 0xc2b2ae35);
+  return (h ^ (h >>> 13)) >>> 0;
+};
+/** Flat runs and gentle gradients, as in real drawings. */
+const smooth = (x: number, y: number): number => {
+  const g = (x * 3 + y * 5) & 0xff;
+  return y % 2 === 0 ? ((g << 24) | ((255 - g) << 16) | ((x >> 2) << 8) | 0x80) >>> 0 : x & 4 ? 0xffffffff : 0x10203040;
+};
+const noisy = (x: number, y: number): number => (y % 4 === 3 ? smooth(x, y) : noise(x, y));
+
+const expectedPlanes = (width: number, height: number, pixel: (x: number, y: number) => number) => {
+  const rgb = new Uint8Array(width * height * 3);
+  const alpha = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      const v = pixel(x, y) >>> 0;
+      const p = y * width + x;
+      rgb.set([v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff], p * 3);
+      alpha[p] = v & 0xff;
+    }
+  return { rgb, alpha };
+};
+
+describe('decodePng', () => {
+  it.each([0, 1, 2, 3, 4, 'mixed'] as const)('decodes 8-bit RGBA rows with filter %s exactly', (filter) => {
+    const planes = decodePng(encodePng(64, 48, noisy, { filter }));
+    const want = expectedPlanes(64, 48, noisy);
+    expect(planes?.width).toBe(64);
+    expect(planes?.height).toBe(48);
+    expect(Buffer.from(planes!.rgb).equals(Buffer.from(want.rgb))).toBe(true);
+    expect(Buffer.from(planes!.alpha!).equals(Buffer.from(want.alpha))).toBe(true);
+  });
+
+  it('decodes 8-bit RGB, with no alpha plane', () => {
+    const planes = decodePng(encodePng(19, 11, noisy, { colour: 'rgb', filter: 'mixed' }));
+    expect(Buffer.from(planes!.rgb).equals(Buffer.from(expectedPlanes(19, 11, noisy).rgb))).toBe(true);
+    expect(planes!.alpha).toBeNull();
+  });
+
+  it('drops the alpha plane of a fully opaque RGBA image', () => {
+    expect(decodePng(encodePng(8, 8, (x, y) => ((noisy(x, y) & ~0xff) | 0xff) >>> 0))!.alpha).toBeNull();
+  });
+
+  it.each<[string, Uint8Array]>([
+    ['a palette PNG', encodePng(8, 8, noisy, { colour: 'palette' })],
+    ['an interlaced PNG', (() => {
+      const png = encodePng(8, 8, noisy);
+      png[8 + 8 + 12] = 1; // IHDR interlace byte; the CRC no longer matches, which decodePng does not check
+      return png;
+    })()],
+    ['bytes that are not a PNG', new TextEncoder().encode('hello')],
+  ])('leaves %s to pdf-lib (null)', (_name, bytes) => {
+    expect(decodePng(bytes)).toBeNull();
+  });
+
+  it('throws on a PNG whose image data is cut short', () => {
+    const png = encodePng(8, 8, noisy);
+    const short = deflateSync(Buffer.alloc(10));
+    const at = png.indexOf('IDAT') - 4;
+    const idat = Buffer.alloc(12 + short.length);
+    idat.writeUInt32BE(short.length);
+    idat.write('IDAT', 4, 'latin1');
+    short.copy(idat, 8);
+    expect(() => decodePng(Buffer.concat([png.subarray(0, at), idat, png.subarray(png.length - 12)]))).toThrow(/truncated/);
+  });
+});
+
+describe('drawn signatures in the finished PDF', () => {
+  const renderWith = async (o: PngOptions) => {
+    const bytes = await makePdf(1);
+    const r = await pdfLibRenderer.renderFinished({
+      documents: [{ id: 'd', bytes }],
+      fields: [field({ documentId: 'd', recipientId: 'bob', type: 'signature', x: 100, y: 200, width: 300, height: 100 })],
+      signatures: { bob: { kind: 'drawn', value: drawnSignatureDataUrl(300, 100, o) } },
+      testMode: false,
+    })();
+    if (E.isLeft(r)) throw new Error(r.left.detail);
+    return r.right;
+  };
+
+  it('looks the same through the fast path (RGBA) as through pdf-lib’s decoder (palette)', async () => {
+    const fast = await renderWith({ filter: 'mixed' });
+    const general = await renderWith({ colour: 'palette' });
+    for (const pdf of [fast, general]) {
+      expect((await qpdfCheck(pdf)).code).toBe(0);
+      expect((await pdfImages(pdf)).map((i) => i.type)).toEqual(['image', 'smask']);
+    }
+    // Same strokes, same place: the dark pixels of each band of the box agree.
+    for (let y = 200; y < 300; y += 10) {
+      const band = { x: 100, y, width: 300, height: 10 };
+      const [a, b] = [await darkPixels(fast, 1, band), await darkPixels(general, 1, band)];
+      expect(a, `band at ${y}`).toBe(b);
+    }
+    expect(await darkPixels(fast, 1, { x: 100, y: 200, width: 300, height: 100 })).toBeGreaterThan(500);
+  });
+});

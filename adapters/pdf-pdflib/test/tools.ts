@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Runs `fn` with `bytes` written to a temporary PDF file, then removes it. */
+const withFile = async <A>(bytes: Uint8Array, fn: (path: string) => Promise<A>): Promise<A> => {
+  const dir = await mkdtemp(join(tmpdir(), 'esig-pdf-'));
+  try {
+    const path = join(dir, 'doc.pdf');
+    await writeFile(path, bytes);
+    return await fn(path);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+/** `qpdf --check`: resolves with its exit code (0: clean, 2: errors, 3: warnings) and output. */
+export const qpdfCheck = (bytes: Uint8Array): Promise<{ code: number; output: string }> =>
+  withFile(bytes, async (path) => {
+    try {
+      const { stdout, stderr } = await run('qpdf', ['--check', path]);
+      return { code: 0, output: stdout + stderr };
+    } catch (e) {
+      const err = e as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof err.code === 'number' ? err.code : -1, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
+    }
+  });
+
+/** `pdftotext` of the whole document, or of one 1-based page. */
+export const pdfText = (bytes: Uint8Array, page?: number): Promise<string> =>
+  withFile(bytes, async (path) => {
+    const range = page === undefined ? [] : ['-f', String(page), '-l', String(page)];
+    return (await run('pdftotext', [...range, '-enc', 'UTF-8', path, '-'])).stdout;
+  });
+
+/** Whitespace collapsed to single spaces, so wrapped lines read as one. */
+export const flat = (s: string): string => s.replace(/\s+/g, ' ');
+
+export interface Word {
+  readonly text: string;
+  readonly xMin: number;
+  readonly yMin: number;
+  readonly xMax: number;
+  readonly yMax: number;
+}
+
+/** The words of one page with their boxes, in points from the displayed page's top-left (`pdftotext -bbox`). */
+export const pdfWords = (bytes: Uint8Array, page: number): Promise<Word[]> =>
+  withFile(bytes, async (path) => {
+    const { stdout } = await run('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), path, '-']);
+    const re = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g;
+    return [...stdout.matchAll(re)].map((m) => ({ xMin: +m[1]!, yMin: +m[2]!, xMax: +m[3]!, yMax: +m[4]!, text: m[5]! }));
+  });
+
+export interface ImageInfo {
+  readonly page: number;
+  readonly type: string;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** `pdfimages -list`: every image (and soft mask) drawn, with its page. */
+export const pdfImages = (bytes: Uint8Array): Promise<ImageInfo[]> =>
+  withFile(bytes, async (path) => {
+    const { stdout } = await run('pdfimages', ['-list', path]);
+    return stdout
+      .split('\n')
+      .slice(2)
+      .map((l) => l.trim().split(/\s+/))
+      .filter((c) => c.length > 5)
+      .map((c) => ({ page: +c[0]!, type: c[2]!, width: +c[3]!, height: +c[4]! }));
+  });
+
+/** `pdffonts`: the name of every font and whether it is embedded and subset. */
+export const pdfFonts = (bytes: Uint8Array): Promise<{ name: string; embedded: boolean; subset: boolean }[]> =>
+  withFile(bytes, async (path) => {
+    const { stdout } = await run('pdffonts', [path]);
+    return stdout
+      .split('\n')
+      .slice(2)
+      .filter((l) => l.trim().length > 0)
+      .map((l) => {
+        const c = l.trim().split(/\s+/);
+        // name type [encoding…] emb sub uni object ID: the flags are fixed from the end.
+        return { name: c[0]!, embedded: c[c.length - 5] === 'yes', subset: c[c.length - 4] === 'yes' };
+      });
+  });
+
+/**
+ * Dark pixels (below half grey) in a rectangle of a page rendered at 72 dpi, the rectangle in points from
+ * the displayed page's top-left: whether something visible was drawn there.
+ */
+export const darkPixels = (bytes: Uint8Array, page: number, r: { x: number; y: number; width: number; height: number }): Promise<number> =>
+  withFile(bytes, async (path) => {
+    const args = ['-r', '72', '-gray', '-f', String(page), '-l', String(page), '-x', String(r.x), '-y', String(r.y), '-W', String(r.width), '-H', String(r.height), path];
+    const { stdout } = await run('pdftoppm', args, { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+    // Binary PGM: "P5\n<w> <h>\n<max>\n" then one byte per pixel.
+    const header = /^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(stdout.subarray(0, 64).toString('latin1'));
+    if (!header) throw new Error('pdftoppm did not produce a PGM');
+    const pixels = stdout.subarray(header[0].length);
+    let dark = 0;
+    for (const p of pixels) if (p < 128) dark++;
+    return dark;
+  });
