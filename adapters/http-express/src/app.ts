@@ -14,6 +14,7 @@ import { isStorable, statusOf, toProblem } from './problem';
 import type { Route, Upload, WriteOp } from './route';
 import { buildRoutes } from './routes';
 import { createSignerRouter } from './signer-routes';
+import { mountSigningPage } from './signing-page';
 
 interface Locals {
   requestId: string;
@@ -183,6 +184,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
       );
     });
   };
+
+  mountSigningPage(app);
 
   app.use((_req, res) => sendProblem(res, { _tag: 'RouteNotFound' }));
 
