@@ -76,3 +76,4 @@ export * from './use-cases/jobs/handle-seal';
 export * from './use-cases/jobs/handle-expire';
 export * from './use-cases/jobs/handle-auto-remind';
 export * from './use-cases/signing/adopted-signature';
+export type * from './ports/webhook-sender';
