@@ -1,0 +1,114 @@
+import type { ApiKey, ApiKeyStore, GrantedScope } from '@esig/core';
+import { API_SCOPES, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int8, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const GrantedScopeC = oneOf<GrantedScope>([...API_SCOPES, '*'], 'GrantedScope');
+
+const ApiKeyRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  name: t.string,
+  prefix: t.string,
+  secret_hash: t.string,
+  scopes: t.readonlyArray(GrantedScopeC),
+  created_at: TimestampColumn,
+  revoked_at: nullable(TimestampColumn),
+});
+
+/** What `insert` accepts: the port's type, checked so that it reads back the same. */
+const NewApiKey = t.type({
+  id: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  name: t.string,
+  prefix: t.string,
+  secretHash: t.string,
+  scopes: t.readonlyArray(GrantedScopeC),
+  createdAt: Timestamp,
+  revokedAt: nullable(Timestamp),
+});
+
+const COLUMNS = 'id, org_id, mode, name, prefix, secret_hash, scopes, created_at, revoked_at';
+const TABLE: KeysetTable = { table: 'api_keys', columns: COLUMNS };
+
+const toApiKey = (r: t.TypeOf<typeof ApiKeyRow>): ApiKey => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  name: r.name,
+  prefix: r.prefix,
+  secretHash: r.secret_hash,
+  scopes: r.scopes,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(ApiKeyRow, rowName('api_keys', row))(row), E.map(toApiKey));
+
+const CountRow = t.type({ n: Int8 });
+
+/** The ApiKeyStore. Only `findBySecretHash` and `count` look across tenants, as the port says. */
+export const pgApiKeys = (conn: Conn): ApiKeyStore => ({
+  insert: (key) => {
+    // Same id, or (astronomically unlikely) the same secret hash as an existing key.
+    const taken = () => concurrentModification('api_key', key.id);
+    return pipe(
+      TE.fromEither(decode(NewApiKey, `new api_keys row ${key.id}`)(key)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9) ON CONFLICT DO NOTHING`,
+          [key.id, key.orgId, key.mode, key.name, key.prefix, key.secretHash, JSON.stringify(key.scopes), key.createdAt, key.revokedAt],
+          taken,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+    );
+  },
+
+  findBySecretHash: (secretHash) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`, [secretHash]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
+  findById: (tenant, id) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeRow),
+
+  revoke: (tenant, id, at) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'revocation time')(at)),
+      // `revoked_at IS NULL` keeps the first revocation time; revoking again changes nothing.
+      TE.chain(() =>
+        run(conn, 'write', 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND org_id = $3 AND mode = $4 AND revoked_at IS NULL', [
+          at,
+          id,
+          tenant.orgId,
+          tenant.mode,
+        ]),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  count: () =>
+    pipe(
+      run(conn, 'read', 'SELECT COUNT(*) AS n FROM api_keys', []),
+      TE.chainEitherK(({ rows: [row] }) => decode(CountRow, 'api_keys count')(row)),
+      TE.map((r) => r.n),
+    ),
+});

@@ -1,0 +1,48 @@
+import type { DocumentContentStore } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Bytes, decode } from './decode';
+
+const ContentRow = t.type({ bytes: Bytes });
+
+/**
+ * PDF bytes as bytea, keyed by (org_id, mode, document_id). `put` overwrites: storing the same document's
+ * bytes twice keeps the last. Bytes are copied on the way in and out, so neither side can alter what the
+ * other holds.
+ */
+export const pgDocumentContents = (conn: Conn): DocumentContentStore => ({
+  put: (tenant, documentId, bytes) =>
+    pipe(
+      run(
+        conn,
+        'write',
+        `INSERT INTO document_contents (org_id, mode, document_id, bytes) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (org_id, mode, document_id) DO UPDATE SET bytes = excluded.bytes`,
+        // A copy: the driver serializes a statement only when its connection gets to it, and the caller
+        // may reuse its buffer meanwhile.
+        [tenant.orgId, tenant.mode, documentId, Buffer.from(bytes)],
+      ),
+      TE.map(() => undefined),
+    ),
+
+  get: (tenant, documentId) =>
+    pipe(
+      run(conn, 'read', 'SELECT bytes FROM document_contents WHERE org_id = $1 AND mode = $2 AND document_id = $3', [
+        tenant.orgId,
+        tenant.mode,
+        documentId,
+      ]),
+      TE.chainEitherK(({ rows: [row] }) =>
+        row === undefined
+          ? E.right(null)
+          : pipe(
+              decode(ContentRow, `document_contents row ${documentId}`)(row),
+              E.map((r) => r.bytes),
+            ),
+      ),
+    ),
+});

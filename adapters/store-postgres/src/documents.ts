@@ -1,0 +1,142 @@
+import type { Document, DocumentStore } from '@esig/core';
+import { DOCUMENT_STATUSES, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int, Int8, ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
+
+const DocumentRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  name: t.string,
+  status: DocumentStatusC,
+  page_count: Int,
+  size_bytes: Int8,
+  sha256: t.string,
+  signature_request_id: nullable(t.string),
+  created_at: TimestampColumn,
+});
+type DocumentRow = t.TypeOf<typeof DocumentRow>;
+
+const NewDocument = t.type({
+  id: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  name: t.string,
+  status: DocumentStatusC,
+  pageCount: Int,
+  sizeBytes: Int,
+  sha256: t.string,
+  signatureRequestId: nullable(t.string),
+  createdAt: Timestamp,
+});
+
+const COLUMNS = 'id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at';
+const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
+
+const toDocument = (r: DocumentRow): Document => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  name: r.name,
+  status: r.status,
+  pageCount: r.page_count,
+  sizeBytes: r.size_bytes,
+  sha256: r.sha256,
+  signatureRequestId: r.signature_request_id,
+  createdAt: r.created_at,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(DocumentRow, rowName('documents', row))(row), E.map(toDocument));
+
+/**
+ * Links the listed documents of the tenant to a request in one statement, all or none. The CTE locks
+ * every listed document that is free (or already this request's) and counts them; the UPDATE writes only
+ * when the count is all of them. Under READ COMMITTED a document another transaction is linking
+ * concurrently is re-checked once that transaction ends, so it drops out if it went elsewhere.
+ * Parameters: org, mode, ids, request id, number of distinct ids.
+ */
+export const ATTACH_SQL = `
+  WITH attachable AS MATERIALIZED (
+    SELECT id FROM documents
+    WHERE org_id = $1 AND mode = $2 AND id = ANY($3::text[])
+      AND (signature_request_id IS NULL OR signature_request_id = $4)
+    FOR UPDATE
+  )
+  UPDATE documents SET signature_request_id = $4
+  WHERE org_id = $1 AND mode = $2 AND id IN (SELECT id FROM attachable)
+    AND (SELECT COUNT(*) FROM attachable) = $5`;
+
+/** The DocumentStore over the pool or one transaction's client. */
+export const pgDocuments = (conn: Conn): DocumentStore => ({
+  insert: (doc) => {
+    const taken = () => concurrentModification('document', doc.id);
+    return pipe(
+      // Validate on the way in as on the way out: whatever is written can be read back.
+      TE.fromEither(decode(NewDocument, `new documents row ${doc.id}`)(doc)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+          [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
+          taken,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+    );
+  },
+
+  findById: (tenant, id) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
+  findByIds: (tenant, ids) => {
+    if (ids.length === 0) return TE.right([]);
+    return pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM documents WHERE org_id = $1 AND mode = $2 AND id = ANY($3::text[])`, [
+        tenant.orgId,
+        tenant.mode,
+        [...new Set(ids)],
+      ]),
+      TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
+    );
+  },
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.status, decodeRow),
+
+  attachToRequest: (tenant, ids, requestId) => {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return TE.right(undefined);
+    // Some document is linked to another request, or is not in this tenant at all.
+    const conflict = () => concurrentModification('document', unique.join(','));
+    return pipe(
+      run(conn, 'write', ATTACH_SQL, [tenant.orgId, tenant.mode, unique, requestId, unique.length], conflict),
+      TE.chain((r) => (r.rowCount === unique.length ? TE.right(undefined) : TE.left(conflict()))),
+    );
+  },
+
+  setStatusForRequest: (tenant, requestId, status) =>
+    pipe(
+      TE.fromEither(decode(DocumentStatusC, 'document status')(status)),
+      TE.chain(() =>
+        run(conn, 'write', 'UPDATE documents SET status = $1 WHERE org_id = $2 AND mode = $3 AND signature_request_id = $4', [
+          status,
+          tenant.orgId,
+          tenant.mode,
+          requestId,
+        ]),
+      ),
+      TE.map(() => undefined),
+    ),
+});

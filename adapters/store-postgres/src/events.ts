@@ -1,0 +1,75 @@
+import type { DomainEvent, EventOutbox } from '@esig/core';
+import { EVENT_TYPES, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const EventTypeC = oneOf(EVENT_TYPES, 'EventType');
+
+const EventRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  type: EventTypeC,
+  created_at: TimestampColumn,
+  data: t.UnknownRecord,
+  redelivery_of: nullable(t.string),
+});
+
+const NewEvent = t.type({
+  id: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  type: EventTypeC,
+  createdAt: Timestamp,
+  data: t.UnknownRecord,
+  redeliveryOf: nullable(t.string),
+});
+
+const COLUMNS = 'id, org_id, mode, type, created_at, data, redelivery_of';
+const TABLE: KeysetTable = { table: 'events', columns: COLUMNS, filterColumn: 'type' };
+
+const toEvent = (r: t.TypeOf<typeof EventRow>): DomainEvent => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  type: r.type,
+  createdAt: r.created_at,
+  data: r.data,
+  redeliveryOf: r.redelivery_of,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(EventRow, rowName('events', row))(row), E.map(toEvent));
+
+/**
+ * The EventOutbox. New events have `dispatched_at` NULL, which puts them in the webhook dispatcher's
+ * queue; the dispatcher is the only writer of that column.
+ */
+export const pgEvents = (conn: Conn): EventOutbox => ({
+  append: (event) => {
+    // The id exists: the event was already recorded (e.g. `request.completed:<id>` by a concurrent
+    // completion). DO NOTHING leaves the first event as it was and the transaction usable.
+    const exists = () => concurrentModification('event', event.id);
+    return pipe(
+      TE.fromEither(decode(NewEvent, `new events row ${event.id}`)(event)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO events (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) ON CONFLICT DO NOTHING`,
+          [event.id, event.orgId, event.mode, event.type, event.createdAt, JSON.stringify(event.data), event.redeliveryOf],
+          exists,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(exists()))),
+    );
+  },
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.type, decodeRow),
+});

@@ -1,0 +1,136 @@
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf } from './decode';
+
+const StoredResponseC = t.type({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
+const StateC = oneOf(['in_progress', 'completed'] as const, 'IdempotencyState');
+
+const IdempotencyRow = t.type({
+  org_id: t.string,
+  mode: ModeC,
+  key: t.string,
+  fingerprint: t.string,
+  state: StateC,
+  response: nullable(StoredResponseC),
+  created_at: TimestampColumn,
+  locked_until: TimestampColumn,
+  expires_at: TimestampColumn,
+});
+
+const NewRecord = t.type({
+  tenant: t.type({ orgId: t.string, mode: ModeC }),
+  key: t.string,
+  fingerprint: t.string,
+  state: StateC,
+  response: nullable(StoredResponseC),
+  createdAt: Timestamp,
+  lockedUntil: Timestamp,
+  expiresAt: Timestamp,
+});
+
+const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
+const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
+
+const toRecord = (r: t.TypeOf<typeof IdempotencyRow>): IdempotencyRecord => ({
+  tenant: { orgId: r.org_id, mode: r.mode },
+  key: r.key,
+  fingerprint: r.fingerprint,
+  state: r.state,
+  response: r.response,
+  createdAt: r.created_at,
+  lockedUntil: r.locked_until,
+  expiresAt: r.expires_at,
+});
+
+/** The statement parameters for a record, after checking it with the codec that reads it back. */
+const toParams = (rec: IdempotencyRecord) =>
+  pipe(
+    decode(NewRecord, `new idempotency_keys row ${rec.key}`)(rec),
+    E.map(() => [
+      rec.tenant.orgId,
+      rec.tenant.mode,
+      rec.key,
+      rec.fingerprint,
+      rec.state,
+      rec.response === null ? null : JSON.stringify(rec.response),
+      rec.createdAt,
+      rec.lockedUntil,
+      rec.expiresAt,
+    ]),
+  );
+
+/**
+ * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
+ * racing for the same key get exactly one `true`, and the loser's transaction stays usable (a failed
+ * statement would abort it).
+ */
+export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
+  find: (tenant, key) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`, [tenant.orgId, tenant.mode, key]),
+      TE.chainEitherK(({ rows: [row] }) =>
+        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toRecord)),
+      ),
+    ),
+
+  insertIfAbsent: (record) =>
+    pipe(
+      TE.fromEither(toParams(record)),
+      TE.chain((params) => run(conn, 'write', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`, params)),
+      TE.map((r) => r.rowCount === 1),
+    ),
+
+  // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
+  // must not make the take-over fail.
+  replace: (record) =>
+    pipe(
+      TE.fromEither(toParams(record)),
+      TE.chain((params) =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
+           ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
+             response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
+             expires_at = excluded.expires_at`,
+          params,
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  complete: (tenant, key, response: StoredResponse) =>
+    pipe(
+      TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
+      TE.chain(() =>
+        run(conn, 'write', "UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4", [
+          JSON.stringify(response),
+          tenant.orgId,
+          tenant.mode,
+          key,
+        ]),
+      ),
+      // No record means it was purged or released while the operation ran: committing the operation
+      // without a record to replay it would let a retry run it twice, so the transaction must fail.
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(concurrentModification('idempotency_key', key)))),
+    ),
+
+  release: (tenant, key) =>
+    pipe(
+      run(conn, 'write', 'DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3', [tenant.orgId, tenant.mode, key]),
+      TE.map(() => undefined),
+    ),
+
+  purgeExpired: (now) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'purge time')(now)),
+      TE.chain(() => run(conn, 'write', 'DELETE FROM idempotency_keys WHERE expires_at <= $1', [now])),
+      TE.map((r) => r.rowCount ?? 0),
+    ),
+});

@@ -1,0 +1,126 @@
+import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import pg from 'pg';
+import { TYPES } from './connection';
+import { assertNotTooNew, migrate, schemaVersion } from './migrations';
+import type { NotifyHandler } from './notify';
+import { createListener, notify } from './notify';
+import { createPgRateLimiter } from './rate-limiter';
+import { bindStores } from './stores';
+import { createUnitOfWork, poolConn } from './unit-of-work';
+
+export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations';
+export { RowDecodeError } from './decode';
+export { JOBS_CHANNEL } from './jobs';
+export type { NotifyHandler } from './notify';
+
+/** An open PostgreSQL database behind the core's store ports. */
+export interface PostgresStore {
+  /**
+   * Stores for use outside transactions, on the pool: every call is one statement, committed on its own.
+   * Inside `uow.transaction` use the stores it passes instead; a write through these there fails.
+   */
+  readonly stores: Stores;
+  /** READ COMMITTED transactions, each on a pooled connection of its own, running side by side. */
+  readonly uow: UnitOfWork;
+  /**
+   * A sliding-window RateLimiter over `windowMs` shared by every process using this database. Time is the
+   * database's clock unless `clock` is given (tests).
+   */
+  readonly rateLimiter: (windowMs: number, clock?: Clock) => RateLimiter;
+  /** Applies pending migrations under an advisory lock; returns how many. */
+  migrate(): Promise<number>;
+  /** The highest applied migration (0 for a new database). */
+  schemaVersion(): Promise<number>;
+  /**
+   * Calls `onNotify` for every notification on `channel` (one dedicated connection serves all channels);
+   * resolves once listening, to a function that stops. See `JOBS_CHANNEL` for the job queue's wake-ups.
+   */
+  listen(channel: string, onNotify: NotifyHandler): Promise<() => Promise<void>>;
+  /** Notifies `channel` now (not inside a transaction). */
+  notify(channel: string, payload?: string): Promise<void>;
+  /** Stops listening and closes every connection once lent-out ones come back; calling it again is harmless. */
+  close(): Promise<void>;
+  /** The pool, for health checks and tooling; the stores need nothing done on it. */
+  readonly pool: pg.Pool;
+}
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database?…` */
+  readonly url: string;
+  /** Apply pending migrations on open (default true); `esig migrate` opens with false and calls `migrate()`. */
+  readonly migrate?: boolean;
+  /** Most connections the pool opens (default 10). The listener and migrations use one more each. */
+  readonly poolSize?: number;
+  /**
+   * How long a statement waits for a row lock another transaction holds before it fails, as
+   * ConcurrentModification (default 5 s): a store signals a lost race rather than blocking for as long
+   * as a stuck transaction lives.
+   */
+  readonly lockTimeoutMs?: number;
+}
+
+const LOCK_TIMEOUT_MS = 5_000;
+/** How long a caller waits for a free pooled connection (or a new one) before failing. */
+const ACQUIRE_TIMEOUT_MS = 30_000;
+
+/**
+ * Opens a pool on the database, checks the schema is not newer than this code (SchemaTooNewError) and,
+ * unless told not to, migrates it. Pooled sessions carry a lock timeout (a startup parameter: poolers in
+ * transaction mode, which would also break LISTEN and the migration lock, are not supported).
+ */
+export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<PostgresStore> => {
+  const clientConfig = (applicationName: string): pg.ClientConfig => ({
+    connectionString: opts.url,
+    types: TYPES,
+    application_name: applicationName,
+  });
+  const pool = new pg.Pool({
+    ...clientConfig('esig'),
+    max: opts.poolSize ?? 10,
+    lock_timeout: opts.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
+    connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
+  });
+  // An idle pooled connection that dies (server restart) is dropped by the pool; without a listener the
+  // 'error' event would crash the process. The next statement on a fresh connection reports any outage.
+  pool.on('error', () => undefined);
+
+  // Migrations hold a session-level advisory lock and may wait long for another process's: a connection
+  // of their own, outside the pool and its lock timeout.
+  const withOwnClient = async <A>(f: (c: pg.Client) => Promise<A>): Promise<A> => {
+    const c = new pg.Client(clientConfig('esig-migrate'));
+    c.on('error', () => undefined);
+    await c.connect();
+    try {
+      return await f(c);
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  };
+
+  try {
+    if (opts.migrate ?? true) await withOwnClient((c) => migrate(c));
+    else await assertNotTooNew(pool);
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    throw e;
+  }
+
+  const uow = createUnitOfWork(pool, bindStores);
+  const listener = createListener(() => new pg.Client(clientConfig('esig-listener')));
+  let closing: Promise<void> | null = null;
+  return {
+    stores: bindStores(poolConn(pool)),
+    uow,
+    rateLimiter: (windowMs, clock) => createPgRateLimiter(pool, windowMs, clock),
+    migrate: () => withOwnClient((c) => migrate(c)),
+    schemaVersion: () => schemaVersion(pool),
+    listen: (channel, onNotify) => listener.listen(channel, onNotify),
+    notify: (channel, payload) => notify(pool, channel, payload),
+    close: () =>
+      (closing ??= (async () => {
+        await listener.close();
+        await pool.end();
+      })()),
+    pool,
+  };
+};

@@ -1,0 +1,169 @@
+import type { Job, JobQueue } from '@esig/core';
+import { JOB_KINDS, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int, ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+
+/** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
+export const JOBS_CHANNEL = 'esig_jobs';
+
+const JobKindC = oneOf(JOB_KINDS, 'JobKind');
+const Payload = t.readonly(t.record(t.string, t.string));
+
+const JobRow = t.type({
+  id: t.string,
+  kind: JobKindC,
+  org_id: t.string,
+  mode: ModeC,
+  payload: Payload,
+  run_at: TimestampColumn,
+  attempts: Int,
+  dedupe_key: nullable(t.string),
+  created_at: TimestampColumn,
+  last_error: nullable(t.string),
+});
+
+const NewJobC = t.type({
+  id: t.string,
+  kind: JobKindC,
+  orgId: t.string,
+  mode: ModeC,
+  payload: Payload,
+  runAt: Timestamp,
+  dedupeKey: nullable(t.string),
+  createdAt: Timestamp,
+});
+
+const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
+
+const toJob = (r: t.TypeOf<typeof JobRow>): Job => ({
+  id: r.id,
+  kind: r.kind,
+  orgId: r.org_id,
+  mode: r.mode,
+  payload: r.payload,
+  runAt: r.run_at,
+  attempts: r.attempts,
+  dedupeKey: r.dedupe_key,
+  createdAt: r.created_at,
+  lastError: r.last_error,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(JobRow, rowName('jobs', row))(row), E.map(toJob));
+
+const Kinds = t.readonlyArray(JobKindC);
+const checkTimes = (what: string, ...times: string[]) => E.traverseArray(decode(Timestamp, what))(times);
+
+/**
+ * Hands out due jobs: the CTE picks and locks up to $5 claimable jobs, oldest run_at first, skipping rows
+ * another claimer has locked at this moment (so concurrent claimers neither wait for nor share a job),
+ * and the UPDATE leases them. Under READ COMMITTED a row leased by a claimer that committed after this
+ * statement began is re-checked when locked, and drops out. MATERIALIZED keeps the LIMIT from being
+ * re-evaluated inside the UPDATE's plan. Parameters: kinds, now, worker, lease end, limit.
+ */
+export const CLAIM_SQL = `
+  WITH due AS MATERIALIZED (
+    SELECT id FROM jobs
+    WHERE NOT dead AND kind = ANY($1::text[]) AND run_at <= $2::timestamptz
+      AND (locked_until IS NULL OR locked_until <= $2::timestamptz)
+    ORDER BY run_at, id
+    LIMIT $5
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE jobs SET locked_by = $3, locked_until = $4, attempts = attempts + 1
+  WHERE id IN (SELECT id FROM due)
+  RETURNING ${COLUMNS}`;
+
+const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * The JobQueue. A lease is (locked_by, locked_until); a job whose locked_until is at or before `now` is free
+ * to claim again. Completing, retrying and burying act only while `worker` still holds the lease, so a
+ * worker that lost its job (lease expired, another claimed it) cannot disturb the new holder.
+ */
+export const pgJobs = (conn: Conn): JobQueue => ({
+  enqueue: (job) =>
+    pipe(
+      TE.fromEither(decode(NewJobC, `new jobs row ${job.id}`)(job)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          // A taken dedupe key is the expected "already enqueued": DO NOTHING keeps the transaction usable.
+          // pg_notify is transactional: listeners hear of the job when it commits, never before.
+          `WITH inserted AS (
+             INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, dedupe_key, created_at)
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
+             ON CONFLICT (dedupe_key) DO NOTHING
+             RETURNING kind
+           )
+           SELECT pg_notify('${JOBS_CHANNEL}', kind) FROM inserted`,
+          [job.id, job.kind, job.orgId, job.mode, JSON.stringify(job.payload), job.runAt, job.dedupeKey, job.createdAt],
+          // Only a reused job id gets here (a bug in the caller's id generation).
+          () => concurrentModification('job', job.id),
+        ),
+      ),
+      TE.map((r) => r.rowCount === 1),
+    ),
+
+  claim: (kinds, worker, now, leaseUntil, limit) => {
+    if (kinds.length === 0 || limit < 1) return TE.right([]);
+    return pipe(
+      TE.fromEither(pipe(decode(Kinds, 'job kinds')(kinds), E.chain(() => checkTimes('claim time', now, leaseUntil)))),
+      TE.chain(() => run(conn, 'write', CLAIM_SQL, [[...kinds], now, worker, leaseUntil, limit])),
+      // RETURNING comes in no particular order; the port promises oldest runAt first.
+      TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
+      TE.map((jobs) => [...jobs].sort(byRunAt)),
+    );
+  },
+
+  complete: (id, worker) =>
+    pipe(
+      run(conn, 'write', 'DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead', [id, worker]),
+      TE.map((r) => r.rowCount === 1),
+    ),
+
+  // Without the lease nothing happens: the job belongs to whoever holds it now.
+  retry: (id, worker, runAt, error) =>
+    pipe(
+      TE.fromEither(checkTimes('retry time', runAt)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = $3, last_error = $4
+           WHERE id = $1 AND locked_by = $2 AND NOT dead`,
+          [id, worker, runAt, error],
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  bury: (id, worker, error) =>
+    pipe(
+      run(
+        conn,
+        'write',
+        `UPDATE jobs SET dead = true, locked_by = NULL, locked_until = NULL, last_error = $3
+         WHERE id = $1 AND locked_by = $2 AND NOT dead`,
+        [id, worker, error],
+      ),
+      TE.map(() => undefined),
+    ),
+
+  // A leased job becomes claimable when its lease ends, not at its (past) run_at: a worker that sleeps
+  // until this time wakes when a dead worker's job can be taken over.
+  nextRunAt: (kinds) => {
+    if (kinds.length === 0) return TE.right(null);
+    return pipe(
+      TE.fromEither(decode(Kinds, 'job kinds')(kinds)),
+      TE.chain(() => run(conn, 'read', 'SELECT MIN(GREATEST(run_at, locked_until)) AS next FROM jobs WHERE NOT dead AND kind = ANY($1::text[])', [[...kinds]])),
+      TE.chainEitherK(({ rows: [row] }) => decode(t.type({ next: nullable(TimestampColumn) }), 'next job time')(row)),
+      TE.map((r) => r.next),
+    );
+  },
+});

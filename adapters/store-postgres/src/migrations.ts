@@ -1,0 +1,113 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+
+/**
+ * The schema version this code is written for: the number of the last file in `migrations/`. Loading
+ * checks that the folder agrees, so adding a migration without raising this fails at the first start.
+ */
+export const LATEST_SCHEMA_VERSION = 2;
+
+/**
+ * The database was migrated by newer code than this. Running on it could misread or corrupt rows the
+ * newer code wrote, so the process must refuse to start (roll the code forward, or restore a backup).
+ */
+export class SchemaTooNewError extends Error {
+  override readonly name = 'SchemaTooNewError';
+  constructor(
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+  ) {
+    super(`The database schema is at version ${databaseVersion}, newer than this code's ${codeVersion}; refusing to use it.`);
+  }
+}
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+// Resolved from this module rather than the working directory, so the CLI works from any folder.
+const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
+
+/**
+ * The key of the session-level advisory lock that migrations run under, so that processes starting at
+ * the same moment migrate one after another (the later ones then find nothing left to do). Arbitrary,
+ * but fixed forever: it is how processes of different versions recognise each other.
+ */
+export const MIGRATION_LOCK_KEY = 0x65_73_69_67_0001; // 'esig', 1
+
+/** Reads `migrations/NNNN_name.sql`, checking that they run 1, 2, … up to LATEST_SCHEMA_VERSION. */
+export const loadMigrations = (dir: URL = MIGRATIONS_DIR): readonly Migration[] => {
+  const path = fileURLToPath(dir);
+  const migrations = readdirSync(path)
+    .flatMap((file) => {
+      const m = FILE.exec(file);
+      return m === null ? [] : [{ version: Number(m[1]), name: m[2]!, sql: readFileSync(new URL(file, dir), 'utf8') }];
+    })
+    .sort((a, b) => a.version - b.version);
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`Migrations in ${path} must be numbered 1, 2, … without gaps; found ${m.version} at position ${i + 1}.`);
+  });
+  if (migrations.length !== LATEST_SCHEMA_VERSION)
+    throw new Error(`${path} holds ${migrations.length} migrations but LATEST_SCHEMA_VERSION is ${LATEST_SCHEMA_VERSION}.`);
+  return migrations;
+};
+
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
+/** The highest applied migration, 0 for a database never migrated. */
+export const schemaVersion = async (db: Queryable): Promise<number> => {
+  const exists = await db.query<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+  if (exists.rows[0]?.t == null) return 0;
+  const r = await db.query<{ v: unknown }>('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
+  const v = r.rows[0]?.v;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new Error(`schema_migrations holds a non-integer version: ${String(v)}`);
+  return v;
+};
+
+/** Throws SchemaTooNewError when the database is ahead of this code. */
+export const assertNotTooNew = async (db: Queryable): Promise<void> => {
+  const v = await schemaVersion(db);
+  if (v > LATEST_SCHEMA_VERSION) throw new SchemaTooNewError(v, LATEST_SCHEMA_VERSION);
+};
+
+/**
+ * Applies the migrations the database lacks and returns how many. Runs on a client of its own (not a
+ * pooled one, whose lock_timeout would cut short the wait for another process's migration), holding the
+ * advisory lock throughout: a second process waits, then finds the versions applied and skips them.
+ * Each migration commits with its bookkeeping row in one transaction (PostgreSQL's DDL is transactional),
+ * so a failed migration leaves the previous version intact.
+ */
+export const migrate = async (client: pg.ClientBase, migrations: readonly Migration[] = loadMigrations()): Promise<number> => {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer NOT NULL PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const current = await schemaVersion(client);
+    if (current > LATEST_SCHEMA_VERSION) throw new SchemaTooNewError(current, LATEST_SCHEMA_VERSION);
+    let applied = 0;
+    for (const m of migrations) {
+      if (m.version <= current) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+      applied++;
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+  }
+};

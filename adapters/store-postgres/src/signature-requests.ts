@@ -1,0 +1,187 @@
+import type { SignatureRequest, SignatureRequestStore, StoreError } from '@esig/core';
+import {
+  AUTHENTICATION_METHODS,
+  FIELD_TYPES,
+  RECIPIENT_ROLES,
+  RECIPIENT_STATUSES,
+  REQUEST_STATUSES,
+  SIGNING_ORDERS,
+  concurrentModification,
+  storeFailure,
+} from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int, ModeC, RowDecodeError, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const RequestStatusC = oneOf(REQUEST_STATUSES, 'RequestStatus');
+
+const RecipientC = t.type({
+  id: t.string,
+  email: t.string,
+  firstName: t.string,
+  lastName: t.string,
+  role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
+  order: Int,
+  authentication: oneOf(AUTHENTICATION_METHODS, 'AuthenticationMethod'),
+  accessCodeHash: nullable(t.string),
+  status: oneOf(RECIPIENT_STATUSES, 'RecipientStatus'),
+  signedAt: nullable(Timestamp),
+  declinedAt: nullable(Timestamp),
+  declineReason: nullable(t.string),
+  authenticatedAt: nullable(Timestamp),
+  otp: nullable(t.type({ codeHash: t.string, expiresAt: Timestamp })),
+  authFailures: Int,
+  signature: nullable(t.type({ kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'), value: t.string })),
+});
+
+// JSON has no NaN or Infinity: such a coordinate would be stored as null and never read back.
+const Finite = t.refinement(t.number, Number.isFinite, 'FiniteNumber');
+
+const FieldC = t.type({
+  id: t.string,
+  documentId: t.string,
+  recipientId: t.string,
+  type: oneOf(FIELD_TYPES, 'FieldType'),
+  page: Int,
+  x: Finite,
+  y: Finite,
+  width: Finite,
+  height: Finite,
+  required: t.boolean,
+  value: nullable(t.union([t.string, t.boolean])),
+});
+
+/** The whole aggregate as it is kept in the `data` column. */
+const SignatureRequestC = t.type(
+  {
+    id: t.string,
+    orgId: t.string,
+    mode: ModeC,
+    title: t.string,
+    message: nullable(t.string),
+    status: RequestStatusC,
+    documentIds: t.readonlyArray(t.string),
+    recipients: t.readonlyArray(RecipientC),
+    fields: t.readonlyArray(FieldC),
+    signingOrder: oneOf(SIGNING_ORDERS, 'SigningOrder'),
+    requestedSignatureLevel: t.literal('SES'),
+    expiresAt: nullable(Timestamp),
+    createdAt: Timestamp,
+    sentAt: nullable(Timestamp),
+    completedAt: nullable(Timestamp),
+    cancelledAt: nullable(Timestamp),
+    declinedAt: nullable(Timestamp),
+    expiredAt: nullable(Timestamp),
+    certificateId: nullable(t.string),
+    finishedSha256: nullable(t.string),
+    version: Int,
+  },
+  'SignatureRequest',
+);
+
+const RequestRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  status: RequestStatusC,
+  created_at: TimestampColumn,
+  version: Int,
+  data: SignatureRequestC,
+});
+type RequestRow = t.TypeOf<typeof RequestRow>;
+
+const COLUMNS = 'id, org_id, mode, status, created_at, version, data';
+const TABLE: KeysetTable = { table: 'signature_requests', columns: COLUMNS, filterColumn: 'status' };
+
+/**
+ * The columns copied out of `data` must agree with it; a disagreement means the row was edited by hand
+ * or half-migrated, and serving either value would be a guess.
+ */
+const consistent = (r: RequestRow): E.Either<StoreError, SignatureRequest> => {
+  const d = r.data;
+  const clashes = (
+    [
+      ['id', r.id, d.id],
+      ['org_id', r.org_id, d.orgId],
+      ['mode', r.mode, d.mode],
+      ['status', r.status, d.status],
+      ['created_at', r.created_at, d.createdAt],
+      ['version', r.version, d.version],
+    ] as const
+  ).filter(([, column, inData]) => column !== inData);
+  return clashes.length === 0
+    ? E.right(d)
+    : E.left(
+        storeFailure(
+          new RowDecodeError(
+            `signature_requests row ${r.id}`,
+            clashes.map(([name, column, inData]) => `column ${name} is ${String(column)} but data says ${String(inData)}`),
+          ),
+        ),
+      );
+};
+
+const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_requests', row))(row), E.chain(consistent));
+
+/** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
+const toData = (req: SignatureRequest) =>
+  pipe(
+    decode(SignatureRequestC, `new signature_requests data ${req.id}`)(req),
+    E.map((data) => ({ data, json: JSON.stringify(data) })),
+  );
+
+/** The SignatureRequestStore: aggregates as jsonb, with optimistic concurrency on `version`. */
+export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
+  insert: (req) => {
+    const taken = () => concurrentModification('signature_request', req.id);
+    return pipe(
+      TE.fromEither(toData(req)),
+      TE.chain(({ data, json }) =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) ON CONFLICT DO NOTHING`,
+          [data.id, data.orgId, data.mode, data.status, data.createdAt, data.version, json],
+          taken,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+    );
+  },
+
+  findById: (tenant, id) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM signature_requests WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
+  update: (next) => {
+    const stale = () => concurrentModification('signature_request', next.id);
+    return pipe(
+      TE.fromEither(toData(next)),
+      TE.chain(({ data, json }) =>
+        // The version check and the write are one statement. A concurrent writer holding the row makes
+        // this wait for its end; READ COMMITTED then re-checks the WHERE on the row it committed, so the
+        // later writer finds the version moved on and changes nothing. created_at must match as well: it
+        // is the keyset position, and an aggregate never changes it.
+        run(
+          conn,
+          'write',
+          `UPDATE signature_requests SET status = $1, version = $2, data = $3::jsonb
+           WHERE id = $4 AND org_id = $5 AND mode = $6 AND version = $2 - 1 AND created_at = $7`,
+          [data.status, data.version, json, data.id, data.orgId, data.mode, data.createdAt],
+          stale,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(stale()))),
+    );
+  },
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.status, decodeRow),
+});

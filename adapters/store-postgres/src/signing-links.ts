@@ -1,0 +1,71 @@
+import type { SigningLink, SigningLinkStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { ModeC, Timestamp, TimestampColumn, decode, nullable, rowName } from './decode';
+
+const LinkRow = t.type({
+  token_hash: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  request_id: t.string,
+  recipient_id: t.string,
+  created_at: TimestampColumn,
+  expires_at: nullable(TimestampColumn),
+});
+
+const NewLink = t.type({
+  tokenHash: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  requestId: t.string,
+  recipientId: t.string,
+  createdAt: Timestamp,
+  expiresAt: nullable(Timestamp),
+});
+
+const COLUMNS = 'token_hash, org_id, mode, request_id, recipient_id, created_at, expires_at';
+
+const toLink = (r: t.TypeOf<typeof LinkRow>): SigningLink => ({
+  tokenHash: r.token_hash,
+  orgId: r.org_id,
+  mode: r.mode,
+  requestId: r.request_id,
+  recipientId: r.recipient_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
+
+/** The SigningLinkStore. The lookup is by token hash alone, across tenants: the token is the credential. */
+export const pgSigningLinks = (conn: Conn): SigningLinkStore => ({
+  insert: (link) => {
+    // Two links with one token hash would mean two recipients behind one token; the first one stays.
+    const taken = () => concurrentModification('signing_link', link.requestId);
+    return pipe(
+      TE.fromEither(decode(NewLink, `new signing_links row for ${link.recipientId}`)(link)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO signing_links (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+          [link.tokenHash, link.orgId, link.mode, link.requestId, link.recipientId, link.createdAt, link.expiresAt],
+          taken,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+    );
+  },
+
+  findByTokenHash: (tokenHash) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM signing_links WHERE token_hash = $1`, [tokenHash]),
+      TE.chainEitherK(({ rows: [row] }) =>
+        // Named by recipient, not token hash: decode errors end up in logs.
+        row === undefined ? E.right(null) : pipe(decode(LinkRow, rowName('signing_links', row, 'recipient_id'))(row), E.map(toLink)),
+      ),
+    ),
+});

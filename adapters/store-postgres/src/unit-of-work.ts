@@ -1,0 +1,101 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { StoreError, Stores, UnitOfWork } from '@esig/core';
+import { storeFailure } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import * as TE from 'fp-ts/TaskEither';
+import type pg from 'pg';
+import type { Conn } from './connection';
+import { toStoreError } from './connection';
+
+interface TxScope {
+  active: boolean;
+}
+
+/**
+ * Marks the async context of a running transaction's work. A transaction started from inside another,
+ * or a top-level write, runs on a second connection: it is not part of the outer transaction, and it
+ * waits forever if it touches a row the outer one has locked (the outer one waits for it in turn). Both
+ * fail at once instead, as they do in the SQLite adapter.
+ */
+const currentTx = new AsyncLocalStorage<TxScope>();
+
+const inRunningTransaction = (): boolean => currentTx.getStore()?.active === true;
+
+/** The pool as the top-level stores use it: reads anywhere, writes only outside a transaction's work. */
+export const poolConn = (pool: pg.Pool): Conn => ({
+  query: (text, values) => pool.query(text, [...values]),
+  unusable: (access) =>
+    access === 'write' && inRunningTransaction()
+      ? new Error('A top-level store was written inside a running transaction; use the stores it passes to its work.')
+      : null,
+});
+
+/**
+ * A transaction's client. Once the transaction has ended the client is back in the pool, serving someone
+ * else: stores that escaped `work` (kept in a closure, used by a timer) fail instead of writing there.
+ */
+const txConn = (client: pg.PoolClient, scope: TxScope): Conn => ({
+  query: (text, values) => client.query(text, [...values]),
+  unusable: () => (scope.active ? null : new Error('This transaction has ended; its stores can no longer be used.')),
+});
+
+/**
+ * The UnitOfWork over a pool. Each transaction takes a client of its own: `BEGIN` (READ COMMITTED), `work`
+ * with stores bound to that client, then `COMMIT` on Right and `ROLLBACK` on Left or on a throw or
+ * rejection (which becomes a StoreFailure). Transactions run side by side; the stores' statements take the
+ * row locks and version checks that keep them from losing each other's writes.
+ */
+export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores): UnitOfWork => ({
+  transaction:
+    <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
+    async () => {
+      if (inRunningTransaction())
+        return E.left(storeFailure(new Error('A transaction was started inside a running transaction; use the stores it passes to its work.')));
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (e) {
+        return E.left(storeFailure(e));
+      }
+      // Set when the connection's state is unknown: the pool then closes it instead of lending it out.
+      let discard = false;
+      try {
+        try {
+          await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        } catch (e) {
+          discard = true;
+          return E.left(storeFailure(e));
+        }
+        const scope: TxScope = { active: true };
+        const outcome = await TE.tryCatch(
+          () => currentTx.run(scope, () => work(bind(txConn(client, scope)))()),
+          (e) => storeFailure(e),
+        )();
+        scope.active = false;
+        const result: E.Either<Err | StoreError, A> = E.flattenW(outcome);
+        if (E.isRight(result)) {
+          try {
+            const done = await client.query('COMMIT');
+            // After a failed statement PostgreSQL has aborted the transaction, and COMMIT rolls it back
+            // (reporting ROLLBACK, not an error): work that ignored that failure must not look committed.
+            if (done.command !== 'COMMIT')
+              return E.left(storeFailure(new Error('A statement in this transaction failed, so PostgreSQL rolled it back; nothing was committed.')));
+            return result;
+          } catch (e) {
+            discard = true;
+            return E.left(toStoreError(e));
+          }
+        }
+        try {
+          await client.query('ROLLBACK');
+        } catch (e) {
+          // A failed ROLLBACK leaves the connection unusable; that is the fault worth reporting.
+          discard = true;
+          return E.left(storeFailure(e));
+        }
+        return result;
+      } finally {
+        client.release(discard);
+      }
+    },
+});

@@ -1,0 +1,413 @@
+import type { SignatureRequest, StoreError, Stores } from '@esig/core';
+import {
+  TENANT_A,
+  at,
+  fails,
+  makeDocument,
+  makeEvent,
+  makeIdempotencyRecord,
+  makeJob,
+  makeOrg,
+  makeSignatureRequest,
+  ok,
+  tagOf,
+} from '@esig/testkit';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { PostgresStore, PostgresStoreOptions } from '../src/index';
+import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index';
+import { loadMigrations, migrate } from '../src/migrations';
+import type { TestDatabase } from './pg';
+import { available, createTestDatabase, emptyAllTables } from './pg';
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Connections to `db` other than the asking one: what a closed store must leave behind is none. */
+const connectionsTo = (db: TestDatabase) =>
+  db.raw(async (c) => (await c.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name])).rows[0]!.n);
+
+describe.skipIf(!available)('postgres adapter', () => {
+  const databases: TestDatabase[] = [];
+  const stores: PostgresStore[] = [];
+  const freshDb = async () => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    return db;
+  };
+  const open = async (opts: PostgresStoreOptions) => {
+    const s = await openPostgresStore(opts);
+    stores.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close().catch(() => undefined)));
+  });
+  afterAll(async () => {
+    for (const db of databases) await db.drop();
+  });
+
+  describe('migrations', () => {
+    it('the migrations folder runs 1..LATEST_SCHEMA_VERSION', () => {
+      expect(loadMigrations().map((m) => m.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    });
+
+    it('a new database is migrated on open, and migrating again applies nothing', async () => {
+      const s = await open({ url: (await freshDb()).url });
+      expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      expect(await s.migrate()).toBe(0);
+      expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('with migrate: false nothing is applied until migrate() is called', async () => {
+      const s = await open({ url: (await freshDb()).url, migrate: false });
+      expect(await s.schemaVersion()).toBe(0);
+      expect(await s.migrate()).toBe(LATEST_SCHEMA_VERSION);
+      expect(await s.migrate()).toBe(0);
+    });
+
+    it('processes migrating an empty database at the same moment apply each migration exactly once', async () => {
+      const db = await freshDb();
+      const racers = await Promise.all(Array.from({ length: 4 }, () => open({ url: db.url, migrate: false })));
+      const applied = await Promise.all(racers.map((s) => s.migrate()));
+      expect([...applied].sort()).toEqual([0, 0, 0, LATEST_SCHEMA_VERSION]);
+
+      // The same through openPostgresStore itself, on another empty database.
+      const db2 = await freshDb();
+      const opened = await Promise.all(Array.from({ length: 4 }, () => open({ url: db2.url })));
+      for (const s of opened) expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      const rows = await db2.raw((c) => c.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version'));
+      expect(rows.rows.map((r) => r.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    });
+
+    it('a failing migration leaves the previous version intact and nothing of itself', async () => {
+      const db = await freshDb();
+      const broken = { version: LATEST_SCHEMA_VERSION + 1, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT 1 / 0;' };
+      const thrown = await db.raw((c) => migrate(c, [...loadMigrations(), broken]).then(() => null, (e: unknown) => e));
+      expect(String(thrown)).toMatch(/division by zero/);
+      const s = await open({ url: db.url, migrate: false });
+      expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      expect((await db.raw((c) => c.query("SELECT to_regclass('half_done') AS t"))).rows[0].t).toBeNull();
+      // The advisory lock was released: another migration can run at once.
+      expect(await s.migrate()).toBe(0);
+    });
+
+    it('refuses to open a database migrated by newer code, and leaves no connection behind', async () => {
+      const db = await freshDb();
+      await (await openPostgresStore({ url: db.url })).close();
+      await db.raw((c) => c.query("INSERT INTO schema_migrations (version, name) VALUES ($1, 'future')", [LATEST_SCHEMA_VERSION + 1]));
+      for (const migrateOnOpen of [true, false]) {
+        const thrown = await openPostgresStore({ url: db.url, migrate: migrateOnOpen }).then(
+          (s) => s.close().then(() => null),
+          (e: unknown) => e,
+        );
+        expect(thrown).toBeInstanceOf(SchemaTooNewError);
+        expect(thrown).toMatchObject({ databaseVersion: LATEST_SCHEMA_VERSION + 1, codeVersion: LATEST_SCHEMA_VERSION });
+      }
+      expect(await connectionsTo(db)).toBe(0);
+    });
+  });
+
+  describe('transactions', () => {
+    let db: TestDatabase;
+    let s: PostgresStore;
+    beforeAll(async () => {
+      db = await freshDb();
+      await (await openPostgresStore({ url: db.url })).close();
+    });
+    const fresh = async (opts: Partial<PostgresStoreOptions> = {}) => {
+      s = await open({ url: db.url, migrate: false, ...opts });
+      await emptyAllTables(s.pool);
+      return s;
+    };
+
+    it('a nested transaction, or a top-level write inside a transaction, fails at once; top-level reads work', async () => {
+      await fresh();
+      const doc = makeDocument(TENANT_A);
+      expect(tagOf(await fails(s.uow.transaction(() => s.uow.transaction((tx) => tx.documents.insert(doc)))))).toBe('StoreFailure');
+      expect(tagOf(await fails(s.uow.transaction(() => s.stores.documents.insert(doc))))).toBe('StoreFailure');
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+      expect(await ok(s.uow.transaction(() => s.stores.documents.findById(TENANT_A, doc.id)))).toBeNull();
+    });
+
+    it("a transaction's stores fail once it has ended instead of running on a connection lent to someone else", async () => {
+      await fresh();
+      let leaked: Stores | undefined;
+      await ok(s.uow.transaction((tx) => TE.fromIO(() => void (leaked = tx))));
+      const doc = makeDocument(TENANT_A);
+      expect(tagOf(await fails(leaked!.documents.insert(doc)))).toBe('StoreFailure');
+      expect(tagOf(await fails(leaked!.documents.findById(TENANT_A, doc.id)))).toBe('StoreFailure');
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+    });
+
+    it('work that ignores a failed statement and returns Right commits nothing and fails', async () => {
+      await fresh();
+      const doc = makeDocument(TENANT_A);
+      const e = await fails(
+        s.uow.transaction((tx) =>
+          pipe(
+            tx.documents.insert(doc),
+            // A cursor time PostgreSQL cannot parse: the statement fails and aborts the transaction.
+            TE.chain(() => tx.documents.list(TENANT_A, { limit: 5, order: 'asc', after: { createdAt: 'not a time', id: 'doc_x' }, filter: {} })),
+            TE.map(() => undefined),
+            TE.orElse((): TE.TaskEither<StoreError, void> => TE.right(undefined)),
+          ),
+        ),
+      );
+      expect(tagOf(e)).toBe('StoreFailure');
+      expect(String((e as { cause: unknown }).cause)).toMatch(/rolled it back/);
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+    });
+
+    it('conflicts the ports tolerate keep the transaction usable, and what follows them commits', async () => {
+      await fresh();
+      const event = makeEvent(TENANT_A);
+      const org = makeOrg();
+      const idem = makeIdempotencyRecord(TENANT_A);
+      const job = makeJob(TENANT_A, { dedupeKey: 'once' });
+      const taken = makeDocument(TENANT_A, { signatureRequestId: 'req_1' });
+      const after = makeDocument(TENANT_A);
+      await ok(s.stores.documents.insert(taken));
+      const swallow = <A>(te: TE.TaskEither<StoreError, A>): TE.TaskEither<StoreError, string | undefined> =>
+        pipe(
+          te,
+          TE.map(() => 'ok'),
+          TE.orElse((err) => TE.right(tagOf(err))),
+        );
+      const outcomes = await ok(
+        s.uow.transaction((tx) =>
+          pipe(
+            TE.Do,
+            TE.bind('event', () => pipe(tx.events.append(event), TE.chain(() => swallow(tx.events.append(event))))),
+            TE.bind('org', () => pipe(tx.orgs.insert(org), TE.chain(() => swallow(tx.orgs.insert(makeOrg({ name: org.name })))))),
+            TE.bind('idem', () => pipe(tx.idempotency.insertIfAbsent(idem), TE.chain(() => tx.idempotency.insertIfAbsent(idem)))),
+            TE.bind('job', () => pipe(tx.jobs.enqueue(job), TE.chain(() => tx.jobs.enqueue(makeJob(TENANT_A, { dedupeKey: 'once' }))))),
+            TE.bind('attach', () => swallow(tx.documents.attachToRequest(TENANT_A, [taken.id], 'req_2'))),
+            TE.bind('stale', () => swallow(tx.signatureRequests.update(makeSignatureRequest(TENANT_A, { version: 2 })))),
+            TE.chainFirst(() => tx.documents.insert(after)),
+          ),
+        ),
+      );
+      expect(outcomes).toEqual({
+        event: 'ConcurrentModification',
+        org: 'ConcurrentModification',
+        idem: false,
+        job: false,
+        attach: 'ConcurrentModification',
+        stale: 'ConcurrentModification',
+      });
+      expect(await ok(s.stores.documents.findById(TENANT_A, after.id))).toEqual(after);
+      expect(await ok(s.stores.orgs.findByName(org.name))).toEqual(org);
+    });
+
+    it('a unique violation that is not tolerated (a reused job id) is ConcurrentModification', async () => {
+      await fresh();
+      const job = makeJob(TENANT_A);
+      await ok(s.stores.jobs.enqueue(job));
+      expect(tagOf(await fails(s.stores.jobs.enqueue({ ...job, dedupeKey: 'other' })))).toBe('ConcurrentModification');
+    });
+
+    it('optimistic concurrency holds across processes: concurrent increments from two pools never lose one', async () => {
+      await fresh();
+      const other = await open({ url: db.url, migrate: false });
+      const req = makeSignatureRequest(TENANT_A, { message: '0', version: 1 });
+      await ok(s.stores.signatureRequests.insert(req));
+      const increment = (store: PostgresStore) =>
+        store.uow.transaction((tx) =>
+          pipe(
+            tx.signatureRequests.findById(TENANT_A, req.id),
+            TE.chainFirstTaskK(() => () => pause(1)),
+            TE.chainW((r): TE.TaskEither<StoreError | 'vanished', void> =>
+              r === null ? TE.left('vanished') : tx.signatureRequests.update({ ...r, message: String(Number(r.message) + 1), version: r.version + 1 }),
+            ),
+          ),
+        );
+      let conflicts = 0;
+      const worker = async (store: PostgresStore) => {
+        for (let attempt = 0; attempt < 100; attempt++) {
+          const r = await increment(store)();
+          if (E.isRight(r)) return;
+          expect(tagOf(r.left)).toBe('ConcurrentModification');
+          conflicts++;
+        }
+        throw new Error('an increment never got through');
+      };
+      const N = 12;
+      await Promise.all(Array.from({ length: N }, (_, i) => worker(i % 2 === 0 ? s : other)));
+      const final = await ok(s.stores.signatureRequests.findById(TENANT_A, req.id));
+      expect(final).toMatchObject({ message: String(N), version: 1 + N });
+      // The races did happen (otherwise this test proves nothing).
+      expect(conflicts).toBeGreaterThan(0);
+    });
+
+    it('concurrent attachToRequest from two pools to two requests: one wins every document, never a split', async () => {
+      await fresh();
+      const other = await open({ url: db.url, migrate: false });
+      for (let round = 0; round < 15; round++) {
+        const docs = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];
+        for (const d of docs) await ok(s.stores.documents.insert(d));
+        const ids = docs.map((d) => d.id);
+        // Each links in its own order, inside a transaction that yields before committing.
+        const attach = (store: PostgresStore, order: string[], requestId: string) =>
+          store.uow.transaction((tx) => pipe(tx.documents.attachToRequest(TENANT_A, order, requestId), TE.chainFirstTaskK(() => () => pause(round % 3))))();
+        const [a, b] = await Promise.all([attach(s, ids, 'req_A'), attach(other, [...ids].reverse(), 'req_B')]);
+        expect(E.isRight(a) !== E.isRight(b)).toBe(true);
+        const loser = E.isRight(a) ? b : a;
+        expect(E.isLeft(loser) && tagOf(loser.left)).toBe('ConcurrentModification');
+        const winner = E.isRight(a) ? 'req_A' : 'req_B';
+        for (const d of await ok(s.stores.documents.findByIds(TENANT_A, ids))) expect(d.signatureRequestId).toBe(winner);
+      }
+    });
+
+    it('a statement waiting on a row lock longer than lockTimeoutMs fails with ConcurrentModification', async () => {
+      await fresh({ lockTimeoutMs: 200 });
+      const req = makeSignatureRequest(TENANT_A, { version: 1 });
+      await ok(s.stores.signatureRequests.insert(req));
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = s.uow.transaction((tx) =>
+        pipe(
+          tx.signatureRequests.update({ ...req, title: 'first', version: 2 }),
+          TE.chainFirstTaskK(() => () => {
+            locked();
+            return held;
+          }),
+        ),
+      )();
+      await isLocked;
+      const started = Date.now();
+      const e = await fails(s.stores.signatureRequests.update({ ...req, title: 'second', version: 2 }));
+      expect(tagOf(e)).toBe('ConcurrentModification');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+      release();
+      expect(E.isRight(await holder)).toBe(true);
+      expect((await ok(s.stores.signatureRequests.findById(TENANT_A, req.id)))?.title).toBe('first');
+    });
+
+    it('close waits for nothing and leaves no connection behind', async () => {
+      const store = await openPostgresStore({ url: db.url, migrate: false });
+      await ok(store.stores.apiKeys.count());
+      await ok(store.uow.transaction((tx) => tx.apiKeys.count()));
+      const stop = await store.listen('esig_close_test', () => undefined);
+      await stop();
+      await store.close();
+      for (let i = 0; i < 50 && (await connectionsTo(db)) > 0; i++) await pause(20);
+      expect(await connectionsTo(db)).toBe(0);
+    });
+  });
+
+  describe('row decoding', () => {
+    let db: TestDatabase;
+    let s: PostgresStore;
+    beforeAll(async () => {
+      db = await freshDb();
+      s = await openPostgresStore({ url: db.url });
+    });
+    afterAll(async () => {
+      await s?.close();
+    });
+
+    it('an undecodable row is a StoreFailure naming the row, not a crash', async () => {
+      const doc = makeDocument(TENANT_A);
+      const req = makeSignatureRequest(TENANT_A);
+      await ok(s.stores.documents.insert(doc));
+      await ok(s.stores.signatureRequests.insert(req));
+      await db.raw(async (c) => {
+        await c.query("UPDATE documents SET status = 'SHREDDED' WHERE id = $1", [doc.id]);
+        await c.query(`UPDATE signature_requests SET data = '{"id": 1}' WHERE id = $1`, [req.id]);
+      });
+      for (const te of [
+        s.stores.documents.findById(TENANT_A, doc.id),
+        s.stores.documents.list(TENANT_A, { limit: 10, order: 'desc', after: null, filter: {} }),
+        s.stores.signatureRequests.findById(TENANT_A, req.id),
+      ]) {
+        const e = await fails(te as TE.TaskEither<unknown, unknown>);
+        expect(tagOf(e)).toBe('StoreFailure');
+        const cause = (e as { cause: unknown }).cause;
+        expect(cause).toBeInstanceOf(RowDecodeError);
+        expect(String((cause as Error).message)).toMatch(/documents row doc_\w+: status: expected DocumentStatus|signature_requests row req_\w+: data/);
+      }
+    });
+
+    it('a row whose copied columns disagree with its JSON is refused', async () => {
+      const req = makeSignatureRequest(TENANT_A, { status: 'DRAFT' });
+      await ok(s.stores.signatureRequests.insert(req));
+      await db.raw((c) => c.query("UPDATE signature_requests SET status = 'SENT' WHERE id = $1", [req.id]));
+      const e = await fails(s.stores.signatureRequests.findById(TENANT_A, req.id));
+      expect(String((e as { cause: Error }).cause.message)).toMatch(/column status is SENT but data says DRAFT/);
+    });
+
+    it('a timestamp finer than a millisecond (written by hand) is refused rather than rounded', async () => {
+      const doc = makeDocument(TENANT_A);
+      await ok(s.stores.documents.insert(doc));
+      await db.raw((c) => c.query("UPDATE documents SET created_at = created_at + interval '1 microsecond' WHERE id = $1", [doc.id]));
+      const e = await fails(s.stores.documents.findById(TENANT_A, doc.id));
+      expect(String((e as { cause: Error }).cause.message)).toMatch(/created_at: expected timestamptz.*finer than a millisecond/);
+    });
+
+    it('refuses to write timestamps in any spelling but the canonical one', async () => {
+      for (const createdAt of ['2026-11-23T08:00:00Z', '2026-11-23T09:00:00.000+01:00', '2026-11-23 08:00:00.000Z']) {
+        expect(tagOf(await fails(s.stores.events.append(makeEvent(TENANT_A, { createdAt }))))).toBe('StoreFailure');
+      }
+    });
+
+    it('timestamps round-trip exactly whatever the session time zone, historical offsets included', async () => {
+      // A URL's own options replace the adapter's TimeZone=UTC; Kathmandu was +05:41:16 before 1920.
+      const url = new URL(db.url);
+      url.searchParams.set('options', '-c TimeZone=Asia/Kathmandu');
+      const local = await open({ url: url.toString(), migrate: false });
+      const times = ['1900-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '2026-11-23T08:00:00.001Z', '2038-01-19T03:14:08.500Z', '9999-12-31T23:59:59.999Z', '0001-01-01T00:00:00.000Z'];
+      for (const createdAt of times) {
+        const doc = makeDocument(TENANT_A, { createdAt });
+        await ok(local.stores.documents.insert(doc));
+        expect((await ok(local.stores.documents.findById(TENANT_A, doc.id)))?.createdAt).toBe(createdAt);
+        expect((await ok(s.stores.documents.findById(TENANT_A, doc.id)))?.createdAt).toBe(createdAt);
+      }
+      // PostgreSQL has no year 0 in its input: refused, not stored as something else.
+      expect(tagOf(await fails(local.stores.documents.insert(makeDocument(TENANT_A, { createdAt: '0000-06-01T00:00:00.000Z' }))))).toBe('StoreFailure');
+      const offset = await local.pool.query<{ t: string }>("SELECT '1900-01-01T00:00:00Z'::timestamptz::text AS t");
+      expect(offset.rows[0]!.t).toMatch(/\+05:41:16$/);
+    });
+
+    it('bytes come back as a Uint8Array of their own, large sizes included', async () => {
+      const big = Uint8Array.from({ length: 3 * 1024 * 1024 + 7 }, (_, i) => (i * 31) & 0xff);
+      await ok(s.stores.documentContents.put(TENANT_A, 'doc_big', big));
+      const got = (await ok(s.stores.documentContents.get(TENANT_A, 'doc_big')))!;
+      expect(Object.getPrototypeOf(got)).toBe(Uint8Array.prototype);
+      expect(got.byteLength).toBe(big.byteLength);
+      expect(Buffer.compare(got, big)).toBe(0);
+    });
+
+    it('sizes beyond 2 GiB and aggregates with every optional part set round-trip', async () => {
+      const doc = makeDocument(TENANT_A, { sizeBytes: 2 ** 40 + 3 });
+      await ok(s.stores.documents.insert(doc));
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+      const base = makeSignatureRequest(TENANT_A);
+      const req: SignatureRequest = {
+        ...base,
+        status: 'COMPLETED',
+        completedAt: at(50),
+        finishedSha256: 'f'.repeat(64),
+        recipients: base.recipients.map((r, i) => ({
+          ...r,
+          authenticatedAt: at(20 + i),
+          otp: { codeHash: 'h'.repeat(64), expiresAt: at(600) },
+          authFailures: i + 1,
+          signature: i === 0 ? { kind: 'drawn', value: 'data:image/png;base64,iVBORw0KGgo=' } : { kind: 'typed', value: 'Bo Ek' },
+        })),
+      };
+      await ok(s.stores.signatureRequests.insert(req));
+      expect(await ok(s.stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(req);
+    });
+
+    it('a field coordinate JSON cannot hold (NaN) is refused on write', async () => {
+      const base = makeSignatureRequest(TENANT_A);
+      const bad = { ...base, fields: base.fields.map((f, i) => (i === 0 ? { ...f, x: Number.NaN } : f)) };
+      expect(tagOf(await fails(s.stores.signatureRequests.insert(bad)))).toBe('StoreFailure');
+      expect(await ok(s.stores.signatureRequests.findById(TENANT_A, base.id))).toBeNull();
+    });
+  });
+});

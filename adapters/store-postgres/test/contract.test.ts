@@ -1,0 +1,23 @@
+import { describeStoreContract } from '@esig/testkit';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { openPostgresStore } from '../src/index';
+import type { TestDatabase } from './pg';
+import { available, createTestDatabase, emptyAllTables } from './pg';
+
+describe.skipIf(!available)('store-postgres', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await (await openPostgresStore({ url: db.url })).close();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  // One database, migrated once; every test starts from empty tables on a pool of its own.
+  describeStoreContract('postgres', async () => {
+    const store = await openPostgresStore({ url: db.url, migrate: false });
+    await emptyAllTables(store.pool);
+    return { stores: store.stores, uow: store.uow, cleanup: () => store.close() };
+  });
+});

@@ -1,0 +1,142 @@
+import { at } from '@esig/testkit';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLAIM_SQL } from '../src/jobs';
+import { LIST_FOR_REQUEST_SQL } from '../src/evidence';
+import type { KeysetTable } from '../src/keyset';
+import { keysetSql } from '../src/keyset';
+import { openPostgresStore } from '../src/index';
+import type { TestDatabase } from './pg';
+import { available, createTestDatabase } from './pg';
+
+/** Rows per table: 8 tenants (4 orgs × 2 modes), so the one queried holds an eighth of them. */
+const ROWS = 8_000;
+
+// Several rows share each created_at, as rows made in the same millisecond do.
+const SEED = `
+  INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at)
+    SELECT 'doc_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END, 'd.pdf',
+           (ARRAY['UPLOADED', 'PENDING', 'COMPLETED', 'CANCELLED'])[1 + (i / 8) % 4], 1, 100, repeat('a', 64),
+           CASE WHEN i % 3 = 0 THEN 'req_' || (i / 3) END, timestamptz '2026-01-01' + (i / 3) * interval '1 second'
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO signature_requests (id, org_id, mode, status, created_at, version, data)
+    SELECT 'req_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END,
+           (ARRAY['DRAFT', 'SENT', 'COMPLETED', 'CANCELLED'])[1 + (i / 8) % 4], timestamptz '2026-01-01' + (i / 3) * interval '1 second', 1, '{}'
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO events (id, org_id, mode, type, created_at, data)
+    SELECT 'evt_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END,
+           (ARRAY['document.created', 'request.sent', 'signer.signed', 'request.completed'])[1 + (i / 8) % 4],
+           timestamptz '2026-01-01' + (i / 3) * interval '1 second', '{}'
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO api_keys (id, org_id, mode, name, prefix, secret_hash, scopes, created_at)
+    SELECT 'key_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END, 'k', 'esig_test_ab',
+           'hash_' || i, '["*"]', timestamptz '2026-01-01' + (i / 3) * interval '1 second'
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO test_mailbox (id, org_id, mode, to_address, subject, text, html, message_id, created_at)
+    SELECT 'msg_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END,
+           'user' || ((i / 8) % 3) || '@example.com', 's', 't', 'h', '<m' || i || '>', timestamptz '2026-01-01' + (i / 3) * interval '1 second'
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO evidence (id, org_id, mode, request_id, recipient_id, action, at, ip, user_agent, details)
+    SELECT 'evd_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END,
+           'req_' || (i % 5), 'rcp_1', 'viewed', timestamptz '2026-01-01' + (i / 3) * interval '1 second', NULL, NULL, '{}'
+    FROM generate_series(1, ${ROWS}) AS i;
+  -- A queue as it looks in service: most jobs in the future, some dead, a few due.
+  INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, dead)
+    SELECT 'job_' || lpad(i::text, 26, '0'), (ARRAY['mail.invite', 'seal', 'expire', 'remind.auto'])[1 + i % 4], 'org_' || (i % 4), 'test', '{}',
+           timestamptz '2026-01-01' + i * interval '1 minute', 0, NULL, timestamptz '2026-01-01', i % 10 = 0
+    FROM generate_series(1, ${ROWS}) AS i;
+  ANALYZE;`;
+
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Index Name'?: string;
+  readonly 'Relation Name'?: string;
+  readonly 'Index Cond'?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+const nodes = (p: PlanNode): PlanNode[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
+
+const FORBIDDEN = ['Seq Scan', 'Sort', 'Incremental Sort', 'Bitmap Heap Scan', 'Bitmap Index Scan', 'Materialize'];
+
+describe.skipIf(!available)('query plans on tables of a few thousand rows', () => {
+  let db: TestDatabase;
+  let client: pg.PoolClient;
+  let release: () => Promise<void>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const store = await openPostgresStore({ url: db.url });
+    client = await store.pool.connect();
+    release = async () => {
+      client.release();
+      await store.close();
+    };
+    await client.query(SEED);
+  });
+  afterAll(async () => {
+    await release?.();
+    await db?.drop();
+  });
+
+  const explain = async (sql: string, params: readonly unknown[]): Promise<PlanNode> => {
+    const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, [...params]);
+    return r.rows[0]!['QUERY PLAN'][0]!.Plan;
+  };
+
+  const pages: ReadonlyArray<KeysetTable & { readonly filterValue?: string; readonly index: string }> = [
+    { table: 'documents', columns: '*', filterColumn: 'status', filterValue: 'PENDING', index: 'documents_page' },
+    { table: 'signature_requests', columns: '*', filterColumn: 'status', filterValue: 'SENT', index: 'signature_requests_page' },
+    { table: 'events', columns: '*', filterColumn: 'type', filterValue: 'request.sent', index: 'events_page' },
+    { table: 'api_keys', columns: '*', index: 'api_keys_page' },
+    { table: 'test_mailbox', columns: '*', filterColumn: 'to_address', filterValue: 'user1@example.com', index: 'test_mailbox_page' },
+  ];
+
+  it('every keyset page is one index range scan in index order: no sequential scan, no sort, the cursor in the index condition', async () => {
+    let checked = 0;
+    for (const spec of pages)
+      for (const order of ['asc', 'desc'] as const)
+        for (const filtered of spec.filterColumn === undefined ? [false] : [false, true])
+          for (const positioned of [false, true]) {
+            const sql = keysetSql(spec, order, filtered, positioned);
+            const params = ['org_1', 'test', ...(filtered ? [spec.filterValue] : []), ...(positioned ? ['2026-01-01T00:20:00.000Z', 'x_cursor'] : []), 26];
+            const plan = await explain(sql, params);
+            const all = nodes(plan);
+            const where = `${sql} (${JSON.stringify(all.map((n) => n['Node Type']))})`;
+            expect(plan['Node Type'], where).toBe('Limit');
+            expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
+            const scans = all.filter((n) => n['Node Type'] === 'Index Scan' || n['Node Type'] === 'Index Only Scan');
+            expect(scans.map((n) => n['Index Name']), where).toEqual([filtered ? spec.index.replace(/_page$/, spec.table === 'events' ? '_page_by_type' : spec.table === 'test_mailbox' ? '_page_by_to' : '_page_by_status') : spec.index]);
+            // The cursor bounds the range scanned, instead of filtering rows read from the start.
+            if (positioned) expect(scans[0]!['Index Cond'], where).toMatch(/ROW\(created_at, id\) [<>] ROW\(/);
+            checked++;
+          }
+    expect(checked).toBe(36);
+  });
+
+  // Not paged: every entry is read, so whether the planner sorts a few hundred rows or reads them in index
+  // order is its call; what matters is that it goes straight to this request's entries.
+  it("a request's evidence is found through its index, not by scanning the table", async () => {
+    const all = nodes(await explain(LIST_FOR_REQUEST_SQL, ['org_1', 'test', 'req_1']));
+    expect(all.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+    const used = all.filter((n) => n['Index Name'] !== undefined).map((n) => n['Index Name']);
+    expect(used).toEqual(['evidence_by_request']);
+    const cond = all.find((n) => n['Index Name'] === 'evidence_by_request')!['Index Cond'];
+    expect(cond).toMatch(/org_id = .*mode = .*request_id = /);
+  });
+
+  it('claiming jobs walks the claimable-jobs index and reaches each claimed row by its key', async () => {
+    const all = nodes(await explain(CLAIM_SQL, [['mail.invite', 'seal'], at(0), 'worker-1', at(60), 10]));
+    expect(all.filter((n) => n['Relation Name'] === 'jobs' && FORBIDDEN.includes(n['Node Type']))).toEqual([]);
+    const scans = all.filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable');
+    expect(scans.map((n) => `${n['Node Type']} ${n['Index Name']}`).sort()).toEqual(['Index Scan jobs_claim', 'Index Scan jobs_pkey']);
+  });
+
+  it('shows one plan (for the record)', async () => {
+    const sql = keysetSql(pages[0]!, 'desc', true, true);
+    const r = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, ['org_1', 'test', 'PENDING', '2026-01-01T00:20:00.000Z', 'x_cursor', 26]);
+    const text = r.rows.map((x) => x['QUERY PLAN']).join('\n');
+    console.log(`${sql}\n${text}`);
+    expect(text).toMatch(/Index Scan Backward using documents_page_by_status/);
+  });
+});

@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The server the tests create their throwaway databases on (a maintenance database's URL). */
+export const SERVER_URL = process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The URL without its password, for messages. */
+const shown = (url: string): string => {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+};
+
+const admin = async <A>(f: (c: pg.Client) => Promise<A>): Promise<A> => {
+  const c = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 3_000 });
+  c.on('error', () => undefined);
+  await c.connect();
+  try {
+    return await f(c);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+};
+
+const probe = async (): Promise<string | null> => {
+  try {
+    await admin((c) => c.query('SELECT 1'));
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+};
+
+const whyNot = await probe();
+
+/**
+ * Whether a PostgreSQL server answers at SERVER_URL. When not, the suites are skipped (reported as
+ * skipped, with this message), never failed and never passed.
+ */
+export const available = whyNot === null;
+if (!available)
+  console.warn(
+    `PostgreSQL not reachable at ${shown(SERVER_URL)} (${whyNot}): store-postgres tests skipped; set ESIG_TEST_POSTGRES_URL or start PostgreSQL to run them`,
+  );
+
+export interface TestDatabase {
+  readonly name: string;
+  readonly url: string;
+  /** Runs statements on the database itself, outside any store (to corrupt rows, inspect plans). */
+  raw<A>(f: (c: pg.Client) => Promise<A>): Promise<A>;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database `esig_test_<random>`; `drop` removes it, whoever is still connected. */
+export const createTestDatabase = async (): Promise<TestDatabase> => {
+  const name = `esig_test_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  return {
+    name,
+    url,
+    raw: async (f) => {
+      const c = new pg.Client({ connectionString: url });
+      c.on('error', () => undefined);
+      await c.connect();
+      try {
+        return await f(c);
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    },
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+};
+
+/**
+ * Empties every table but the migration bookkeeping. DELETE rather than TRUNCATE: the tables hold a few
+ * rows between tests, and TRUNCATE's new files cost far more than deleting them.
+ */
+export const emptyAllTables = async (c: Pick<pg.ClientBase, 'query'>): Promise<void> => {
+  const { rows } = await c.query<{ t: string }>(
+    "SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'",
+  );
+  await c.query(rows.map((r) => `DELETE FROM ${r.t};`).join('\n'));
+};
