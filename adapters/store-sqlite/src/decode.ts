@@ -97,3 +97,10 @@ export const rowName = (table: string, row: unknown): string => {
   const id = typeof row === 'object' && row !== null && 'id' in row ? row.id : undefined;
   return typeof id === 'string' ? `${table} row ${id}` : `${table} row`;
 };
+
+/**
+ * `codec`, or `fallback` when the value is absent: for a field added to stored JSON after rows were
+ * written without it. A present but wrong value is still refused.
+ */
+export const withDefault = <A, O>(codec: t.Type<A, O, unknown>, fallback: A): t.Type<A, O, unknown> =>
+  new t.Type<A, O, unknown>(codec.name, codec.is, (u, c) => (u === undefined ? t.success(fallback) : codec.validate(u, c)), codec.encode);

@@ -15,7 +15,7 @@ import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, JsonText, ModeC, RowDecodeError, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { Int, JsonText, ModeC, RowDecodeError, Timestamp, decode, nullable, oneOf, rowName, withDefault } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
@@ -34,6 +34,11 @@ const RecipientC = t.type({
   signedAt: nullable(Timestamp),
   declinedAt: nullable(Timestamp),
   declineReason: nullable(t.string),
+  // Added with signing (migration 0002); aggregates written before it lack them.
+  authenticatedAt: withDefault(nullable(Timestamp), null),
+  otp: withDefault(nullable(t.type({ codeHash: t.string, expiresAt: Timestamp }, 'PendingOtp')), null),
+  authFailures: withDefault(Int, 0),
+  signature: withDefault(nullable(t.type({ kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'), value: t.string }, 'AdoptedSignature')), null),
 });
 
 const FieldC = t.type({
@@ -72,6 +77,7 @@ const SignatureRequestC = t.type(
     declinedAt: nullable(Timestamp),
     expiredAt: nullable(Timestamp),
     certificateId: nullable(t.string),
+    finishedSha256: withDefault(nullable(t.string), null),
     version: Int,
   },
   'SignatureRequest',

@@ -4,9 +4,13 @@ import type { Conn } from './connection';
 import { sqliteDocumentContents } from './document-contents';
 import { sqliteDocuments } from './documents';
 import { sqliteEvents } from './events';
+import { sqliteEvidence } from './evidence';
 import { sqliteIdempotency } from './idempotency';
+import { sqliteJobs } from './jobs';
 import { sqliteOrgs } from './orgs';
 import { sqliteSignatureRequests } from './signature-requests';
+import { sqliteSigningLinks } from './signing-links';
+import { sqliteTestMailbox } from './test-mailbox';
 
 /** Every store bound to one connection: the read connection, or the write connection inside a transaction. */
 export const bindStores = (conn: Conn): Stores => ({
@@ -17,6 +21,10 @@ export const bindStores = (conn: Conn): Stores => ({
   orgs: sqliteOrgs(conn),
   idempotency: sqliteIdempotency(conn),
   events: sqliteEvents(conn),
+  jobs: sqliteJobs(conn),
+  signingLinks: sqliteSigningLinks(conn),
+  evidence: sqliteEvidence(conn),
+  testMailbox: sqliteTestMailbox(conn),
 });
 
 /**
@@ -64,6 +72,27 @@ export const topLevelStores = (read: Conn, uow: UnitOfWork): Stores => {
     events: {
       ...r.events,
       append: (event) => inTx((tx) => tx.events.append(event)),
+    },
+    jobs: {
+      ...r.jobs,
+      enqueue: (job) => inTx((tx) => tx.jobs.enqueue(job)),
+      // A claim writes (the lease), so it runs on the write connection like any other write.
+      claim: (kinds, worker, now, leaseUntil, limit) => inTx((tx) => tx.jobs.claim(kinds, worker, now, leaseUntil, limit)),
+      complete: (id, worker) => inTx((tx) => tx.jobs.complete(id, worker)),
+      retry: (id, worker, runAt, error) => inTx((tx) => tx.jobs.retry(id, worker, runAt, error)),
+      bury: (id, worker, error) => inTx((tx) => tx.jobs.bury(id, worker, error)),
+    },
+    signingLinks: {
+      ...r.signingLinks,
+      insert: (link) => inTx((tx) => tx.signingLinks.insert(link)),
+    },
+    evidence: {
+      ...r.evidence,
+      append: (entry) => inTx((tx) => tx.evidence.append(entry)),
+    },
+    testMailbox: {
+      ...r.testMailbox,
+      insert: (mail) => inTx((tx) => tx.testMailbox.insert(mail)),
     },
   };
 };

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Stores } from '@esig/core';
+import type { SignatureRequest, Stores } from '@esig/core';
 import type { StoreHarness } from '@esig/testkit';
 import { TENANT_A, at, describeStoreContract, fails, makeDocument, makeEvent, makeSignatureRequest, ok, tagOf } from '@esig/testkit';
 import * as E from 'fp-ts/Either';
@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../src/index';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index';
 import { keysetSql } from '../src/keyset';
-import { loadMigrations } from '../src/migrations';
+import { loadMigrations, migrate } from '../src/migrations';
 
 const tempDirs: string[] = [];
 const freshDbPath = (file = 'esig.db') => {
@@ -63,6 +63,30 @@ describe('sqlite adapter', () => {
       expect(s.schemaVersion()).toBe(0);
       expect(s.migrate()).toBe(LATEST_SCHEMA_VERSION);
       expect(s.migrate()).toBe(0);
+    });
+
+    it('upgrades a version 1 database, and aggregates written before signing read with the new fields defaulted', async () => {
+      const p = freshDbPath();
+      const raw = new Database(p);
+      expect(migrate(raw, loadMigrations().slice(0, 1))).toBe(1);
+      const req = makeSignatureRequest(TENANT_A, { finishedSha256: null });
+      // The aggregate as version 1 wrote it: no identification, no signature, no finished digest.
+      const { finishedSha256: _, ...v1 } = req;
+      const v1Data = {
+        ...v1,
+        recipients: req.recipients.map(({ authenticatedAt: _a, otp: _o, authFailures: _f, signature: _s, ...r }) => r),
+      };
+      raw
+        .prepare('INSERT INTO signature_requests (id, org_id, mode, status, created_at, version, data) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(req.id, req.orgId, req.mode, req.status, req.createdAt, req.version, JSON.stringify(v1Data));
+      raw.close();
+      const s = openStore(p);
+      expect(s.schemaVersion()).toBe(2);
+      const expected: SignatureRequest = {
+        ...req,
+        recipients: req.recipients.map((r) => ({ ...r, authenticatedAt: null, otp: null, authFailures: 0, signature: null })),
+      };
+      expect(await ok(s.stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(expected);
     });
 
     it('refuses to open a database migrated by newer code', () => {
@@ -160,6 +184,18 @@ describe('sqlite adapter', () => {
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
     });
 
+    it('a row whose new-field values are wrong is refused, not defaulted', async () => {
+      const p = freshDbPath();
+      const s = openStore(p);
+      const req = makeSignatureRequest(TENANT_A);
+      await ok(s.stores.signatureRequests.insert(req));
+      const raw = new Database(p);
+      raw.prepare("UPDATE signature_requests SET data = json_set(data, '$.recipients[0].authFailures', 'many') WHERE id = ?").run(req.id);
+      raw.close();
+      const e = await fails(s.stores.signatureRequests.findById(TENANT_A, req.id));
+      expect(String((e as { cause: Error }).cause.message)).toMatch(/authFailures/);
+    });
+
     it("a transaction's stores fail once it has ended instead of writing into the next one", async () => {
       const s = openStore(freshDbPath());
       let leaked: Stores | undefined;
@@ -227,6 +263,7 @@ describe('sqlite adapter', () => {
         { table: 'signature_requests', columns: '*', filterColumn: 'status' },
         { table: 'events', columns: '*', filterColumn: 'type' },
         { table: 'api_keys', columns: '*' },
+        { table: 'test_mailbox', columns: '*', filterColumn: 'to_address' },
       ];
       for (const spec of tables)
         for (const order of ['asc', 'desc'] as const)
@@ -238,6 +275,24 @@ describe('sqlite adapter', () => {
             expect(detail, sql).toMatch(/\(created_at, ?id\)[<>]/);
             expect(detail, sql).not.toMatch(/TEMP B-TREE|SCAN/);
           }
+      db.close();
+    });
+
+    it('a claim walks the live jobs in (run_at, id) order on its index, and evidence is read in order from its index', () => {
+      const p = freshDbPath();
+      openStore(p).close();
+      const db = new Database(p, { readonly: true });
+      const claim = plan(
+        db,
+        `SELECT id FROM jobs WHERE dead = 0 AND run_at <= ? AND (locked_until IS NULL OR locked_until <= ?) AND kind IN (?, ?)
+         ORDER BY run_at, id LIMIT ?`,
+        [at(0), at(0), 'seal', 'expire', 5],
+      );
+      expect(claim).toMatch(/SEARCH jobs USING INDEX jobs_claim \(run_at<\?\)/);
+      expect(claim).not.toMatch(/TEMP B-TREE|SCAN/);
+      const evidence = plan(db, 'SELECT * FROM evidence WHERE org_id = ? AND mode = ? AND request_id = ? ORDER BY at, id', ['org', 'test', 'req']);
+      expect(evidence).toMatch(/SEARCH evidence USING INDEX evidence_by_request/);
+      expect(evidence).not.toMatch(/TEMP B-TREE|SCAN/);
       db.close();
     });
   });

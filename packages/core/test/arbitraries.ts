@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import type {
+  AdoptedSignature,
+  AuthenticationMethod,
   Document,
   DocumentStatus,
   Field,
@@ -32,19 +34,32 @@ export const OTHER_TENANTS: readonly Tenant[] = [
 
 // ---------------------------------------------------------------- signature requests
 
-export const recipient = (id: string, role: RecipientRole, order: number, status: RecipientStatus = 'PENDING'): Recipient => ({
+export const TYPED_SIGNATURE: AdoptedSignature = { kind: 'typed', value: 'Ada Lovelace' };
+
+/** A recipient in `status`, consistent with it: a signed one has its signature, and its identification if asked. */
+export const recipient = (
+  id: string,
+  role: RecipientRole,
+  order: number,
+  status: RecipientStatus = 'PENDING',
+  authentication: AuthenticationMethod = 'none',
+): Recipient => ({
   id,
   email: `${id}@example.com`,
   firstName: 'Ada',
   lastName: 'Lovelace',
   role,
   order,
-  authentication: 'none',
-  accessCodeHash: null,
+  authentication,
+  accessCodeHash: authentication === 'access_code' ? 'c'.repeat(64) : null,
   status,
   signedAt: status === 'SIGNED' ? iso(T0) : null,
   declinedAt: status === 'DECLINED' ? iso(T0) : null,
   declineReason: status === 'DECLINED' ? 'no' : null,
+  authenticatedAt: status === 'SIGNED' && authentication !== 'none' ? iso(T0) : null,
+  otp: null,
+  authFailures: 0,
+  signature: status === 'SIGNED' ? TYPED_SIGNATURE : null,
 });
 
 export const field = (id: string, documentId: string, recipientId: string, type: FieldType, required = true): Field => ({
@@ -81,11 +96,18 @@ export const baseRequest = (over: Partial<SignatureRequest> = {}): SignatureRequ
   declinedAt: null,
   expiredAt: null,
   certificateId: null,
+  finishedSha256: null,
   version: 1,
   ...over,
 });
 
 export const roleArb: fc.Arbitrary<RecipientRole> = fc.constantFrom('signer', 'cc');
+/** Half of the recipients identify themselves, so that sequences exercise identification often. */
+export const authenticationArb: fc.Arbitrary<AuthenticationMethod> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant('none' as const) },
+  { weight: 1, arbitrary: fc.constant('email_otp' as const) },
+  { weight: 1, arbitrary: fc.constant('access_code' as const) },
+);
 export const orderArb = fc.integer({ min: 1, max: 4 });
 export const fieldTypeArb: fc.Arbitrary<FieldType> = fc.constantFrom(...FIELD_TYPES);
 export const signingOrderArb: fc.Arbitrary<SigningOrder> = fc.constantFrom('parallel', 'sequential');
@@ -99,7 +121,7 @@ export const draftRequestArb: fc.Arbitrary<SignatureRequest> = fc
   .record({
     docCount: fc.integer({ min: 0, max: 2 }),
     signingOrder: signingOrderArb,
-    recipients: fc.array(fc.record({ role: roleArb, order: orderArb }), { maxLength: 4 }),
+    recipients: fc.array(fc.record({ role: roleArb, order: orderArb, authentication: authenticationArb }), { maxLength: 4 }),
     fields: fc.array(
       fc.record({ who: fc.nat(), doc: fc.nat(), type: fieldTypeArb, required: fc.boolean() }),
       { maxLength: 6 },
@@ -110,7 +132,7 @@ export const draftRequestArb: fc.Arbitrary<SignatureRequest> = fc
   .map((s) => {
     const docCount = s.readyToSend ? Math.max(1, s.docCount) : s.docCount;
     const documentIds = Array.from({ length: docCount }, (_, i) => `doc_${i}`);
-    const recipients = s.recipients.map((r, i) => recipient(`rcp_${i}`, r.role, r.order));
+    const recipients = s.recipients.map((r, i) => recipient(`rcp_${i}`, r.role, r.order, 'PENDING', r.authentication));
     const signerIds = recipients.filter((r) => r.role === 'signer').map((r) => r.id);
     const fields: Field[] = [];
     if (documentIds.length > 0 && signerIds.length > 0) {
@@ -143,19 +165,23 @@ export const sentRequestArb: fc.Arbitrary<SignatureRequest> = draftRequestArb.ma
   return { ...r, documentIds, recipients, fields, status: 'SENT' as const, sentAt: iso(T0), expiresAt: null, version: 2 };
 });
 
-/** A request in a terminal state, with recipients in any state. */
+/** A request in a terminal state, with recipients in any state; a COMPLETED one is sealed or not. */
 export const terminalRequestArb: fc.Arbitrary<SignatureRequest> = fc
   .tuple(
     draftRequestArb,
     fc.constantFrom(...TERMINAL_REQUEST_STATUSES),
     fc.array(fc.constantFrom(...RECIPIENT_STATUSES), { minLength: 4, maxLength: 4 }),
+    fc.boolean(),
   )
-  .map(([r, status, statuses]) => ({
+  .map(([r, status, statuses, sealed]) => ({
     ...r,
     status,
     sentAt: iso(T0),
-    recipients: r.recipients.map((x, i) => ({ ...x, status: x.role === 'cc' ? 'PENDING' : statuses[i]! })),
+    recipients: r.recipients.map((x, i) =>
+      x.role === 'cc' ? x : recipient(x.id, x.role, x.order, statuses[i]!, x.authentication),
+    ),
     certificateId: status === 'COMPLETED' ? 'coc_1' : null,
+    finishedSha256: status === 'COMPLETED' && sealed ? 'f'.repeat(64) : null,
   }));
 
 /**
@@ -164,17 +190,28 @@ export const terminalRequestArb: fc.Arbitrary<SignatureRequest> = fc
  * meaningful however the request has evolved.
  */
 export type CommandSpec =
-  | { readonly type: 'AddRecipient'; readonly role: RecipientRole; readonly order: number }
+  | { readonly type: 'AddRecipient'; readonly role: RecipientRole; readonly order: number; readonly authentication: AuthenticationMethod }
   | { readonly type: 'AddField'; readonly who: number; readonly doc: number; readonly fieldType: FieldType; readonly required: boolean }
   | { readonly type: 'Send' }
   | { readonly type: 'Cancel' }
   | { readonly type: 'Expire' }
   | { readonly type: 'Notify' | 'Open' | 'View'; readonly who: number }
-  | { readonly type: 'Sign'; readonly who: number | 'due'; readonly fill: 'complete' | 'omitRequired' | 'blank' | 'foreign' }
-  | { readonly type: 'Decline'; readonly who: number; readonly reason: string };
+  | {
+      readonly type: 'Sign';
+      readonly who: number | 'due';
+      /** `autoGiven`: a value for a field the state machine fills itself (signature, date signed). */
+      readonly fill: 'complete' | 'omitRequired' | 'blank' | 'foreign' | 'autoGiven' | 'noSignature';
+      readonly signatureKind: AdoptedSignature['kind'];
+    }
+  | { readonly type: 'Decline'; readonly who: number; readonly reason: string }
+  /** `due`: a signer whose turn it is, preferring one who still has to identify. */
+  | { readonly type: 'IssueOtp' | 'FailAuthentication' | 'Authenticate'; readonly who: number | 'due' }
+  | { readonly type: 'Seal' };
+
+const whoArb = fc.oneof({ weight: 3, arbitrary: fc.constant('due' as const) }, { weight: 1, arbitrary: fc.nat(8) });
 
 export const commandSpecArb: fc.Arbitrary<CommandSpec> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ type: fc.constant('AddRecipient' as const), role: roleArb, order: orderArb }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant('AddRecipient' as const), role: roleArb, order: orderArb, authentication: authenticationArb }) },
   {
     weight: 6,
     arbitrary: fc.record({
@@ -193,14 +230,47 @@ export const commandSpecArb: fc.Arbitrary<CommandSpec> = fc.oneof(
     weight: 20,
     arbitrary: fc.record({
       type: fc.constant('Sign' as const),
-      who: fc.oneof({ weight: 3, arbitrary: fc.constant('due' as const) }, { weight: 1, arbitrary: fc.nat(8) }),
+      who: whoArb,
       fill: fc.oneof(
         { weight: 5, arbitrary: fc.constant('complete' as const) },
-        { weight: 1, arbitrary: fc.constantFrom('omitRequired' as const, 'blank' as const, 'foreign' as const) },
+        { weight: 1, arbitrary: fc.constantFrom('omitRequired' as const, 'blank' as const, 'foreign' as const, 'autoGiven' as const, 'noSignature' as const) },
       ),
+      signatureKind: fc.constantFrom('typed' as const, 'drawn' as const),
     }),
   },
   { weight: 3, arbitrary: fc.record({ type: fc.constant('Decline' as const), who: fc.nat(8), reason: fc.string({ maxLength: 20 }) }) },
+  { weight: 4, arbitrary: fc.record({ type: fc.constant('IssueOtp' as const), who: whoArb }) },
+  // Failures outweigh successes, so that some recipients get locked out.
+  { weight: 10, arbitrary: fc.record({ type: fc.constant('FailAuthentication' as const), who: whoArb }) },
+  { weight: 4, arbitrary: fc.record({ type: fc.constant('Authenticate' as const), who: whoArb }) },
+  { weight: 3, arbitrary: fc.constant({ type: 'Seal' as const }) },
+);
+
+/** A request just sent whose every signer must identify (by e-mailed code or access code). */
+export const identifyingRequestArb: fc.Arbitrary<SignatureRequest> = sentRequestArb.map((r) => ({
+  ...r,
+  recipients: r.recipients.map((x, i) =>
+    x.role === 'signer' ? recipient(x.id, x.role, x.order, 'PENDING', i % 2 === 0 ? 'email_otp' : 'access_code') : x,
+  ),
+}));
+
+/** Commands around identification, signing and sealing only, so that lock-outs and seals happen often. */
+export const identificationCommandArb: fc.Arbitrary<CommandSpec> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ type: fc.constant('IssueOtp' as const), who: whoArb }) },
+  { weight: 9, arbitrary: fc.record({ type: fc.constant('FailAuthentication' as const), who: whoArb }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant('Authenticate' as const), who: whoArb }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      type: fc.constant('Sign' as const),
+      who: whoArb,
+      fill: fc.constant('complete' as const),
+      signatureKind: fc.constantFrom('typed' as const, 'drawn' as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ type: fc.constant('Decline' as const), who: fc.nat(8), reason: fc.constant('no') }) },
+  { weight: 1, arbitrary: fc.record({ type: fc.constantFrom('Notify' as const, 'Open' as const, 'View' as const), who: fc.nat(8) }) },
+  { weight: 2, arbitrary: fc.constant({ type: 'Seal' as const }) },
 );
 
 /** Milliseconds between two commands. */

@@ -3,7 +3,7 @@ import * as E from 'fp-ts/Either';
 import { describe, expect, it } from 'vitest';
 import type { Recipient, SignatureRequest } from '@esig/core';
 import { RECIPIENT_STATUSES, allSignersSigned, signersDue, transition } from '@esig/core';
-import { T0, baseRequest, field, iso, orderArb, recipient, roleArb, signingOrderArb } from './arbitraries';
+import { T0, TYPED_SIGNATURE, baseRequest, field, iso, orderArb, recipient, roleArb, signingOrderArb } from './arbitraries';
 
 /** Roles with at least one signer, cc recipients mixed in anywhere. */
 const rolesArb = fc
@@ -21,7 +21,7 @@ const sentWith = (recipients: Recipient[], signingOrder: 'parallel' | 'sequentia
   });
 
 const sign = (r: SignatureRequest, id: string) =>
-  transition(r, { type: 'Sign', recipientId: id, values: { [`fld_${id}`]: 'Ada' }, certificateId: 'coc_1' }, new Date(T0 + 1000));
+  transition(r, { type: 'Sign', recipientId: id, values: {}, signature: TYPED_SIGNATURE, certificateId: 'coc_1' }, new Date(T0 + 1000));
 
 const ids = (rs: readonly Recipient[]) => rs.map((r) => r.id).sort();
 

@@ -1,15 +1,52 @@
 import fc from 'fast-check';
 import * as E from 'fp-ts/Either';
 import { describe, expect, it } from 'vitest';
-import type { FieldValue, RecipientStatus, RequestCommand, RequestStatus, SignatureRequest } from '@esig/core';
-import { REQUEST_STATUSES, isTerminal, transition } from '@esig/core';
+import type {
+  AdoptedSignature,
+  AuthenticationMethod,
+  FieldValue,
+  RecipientStatus,
+  RequestCommand,
+  RequestStatus,
+  SignatureRequest,
+} from '@esig/core';
+import { MAX_AUTH_ATTEMPTS, REQUEST_STATUSES, isTerminal, transition } from '@esig/core';
 import type { CommandSpec } from './arbitraries';
-import { T0, baseRequest, commandSpecArb, draftRequestArb, sentRequestArb, iso, recipient, stepDelayArb, terminalRequestArb } from './arbitraries';
+import {
+  T0,
+  TYPED_SIGNATURE,
+  baseRequest,
+  commandSpecArb,
+  draftRequestArb,
+  identificationCommandArb,
+  identifyingRequestArb,
+  sentRequestArb,
+  iso,
+  recipient,
+  stepDelayArb,
+  terminalRequestArb,
+} from './arbitraries';
 
 // ------------------------------------------------------------------ an independent model of the rules
 
 type Done = 'SIGNED' | 'DECLINED' | null;
 const PROGRESS: readonly RecipientStatus[] = ['PENDING', 'NOTIFIED', 'OPENED', 'VIEWED'];
+/** CONTRACT: five failed identification attempts, then the recipient is locked. */
+const LOCKED_AFTER = 5;
+
+interface ModelRecipient {
+  readonly id: string;
+  readonly role: 'signer' | 'cc';
+  readonly order: number;
+  readonly auth: AuthenticationMethod;
+  progress: number;
+  done: Done;
+  authenticated: boolean;
+  failures: number;
+  /** Hash of the pending e-mailed code. */
+  otp: string | null;
+  signature: AdoptedSignature | null;
+}
 
 interface Model {
   status: RequestStatus;
@@ -17,18 +54,44 @@ interface Model {
   readonly documentIds: readonly string[];
   readonly signingOrder: 'parallel' | 'sequential';
   readonly expiresAt: number | null;
-  readonly recipients: { id: string; role: 'signer' | 'cc'; order: number; progress: number; done: Done }[];
+  readonly recipients: ModelRecipient[];
   readonly fields: { id: string; recipientId: string; type: string; required: boolean }[];
   certificateId: string | null;
+  finishedSha256: string | null;
   nextId: number;
 }
+
+/** Situations the generators must reach for the identification and sealing rules to be tested at all. */
+const MILESTONES = [
+  'otp issued',
+  'locked out',
+  'identification refused when locked',
+  'sign refused before identification',
+  'signed after identification',
+  'sealed',
+] as const;
+type Milestone = (typeof MILESTONES)[number];
 
 interface Real {
   req: SignatureRequest;
   now: number;
   /** Statuses this run went through, to show that the generators reach every state. */
   readonly seen: Set<RequestStatus>;
+  readonly milestones: Set<Milestone>;
 }
+
+const modelRecipient = (x: SignatureRequest['recipients'][number]): ModelRecipient => ({
+  id: x.id,
+  role: x.role,
+  order: x.order,
+  auth: x.authentication,
+  progress: 0,
+  done: null,
+  authenticated: false,
+  failures: 0,
+  otp: null,
+  signature: null,
+});
 
 const modelOf = (r: SignatureRequest): Model => ({
   status: r.status,
@@ -36,11 +99,17 @@ const modelOf = (r: SignatureRequest): Model => ({
   documentIds: r.documentIds,
   signingOrder: r.signingOrder,
   expiresAt: r.expiresAt === null ? null : Date.parse(r.expiresAt),
-  recipients: r.recipients.map((x) => ({ id: x.id, role: x.role, order: x.order, progress: 0, done: null })),
+  recipients: r.recipients.map(modelRecipient),
   fields: r.fields.map((f) => ({ id: f.id, recipientId: f.recipientId, type: f.type, required: f.required })),
   certificateId: null,
+  finishedSha256: null,
   nextId: 0,
 });
+
+const needsIdentification = (x: ModelRecipient) => x.auth !== 'none' && !x.authenticated;
+
+/** Fields that signing fills by itself: the signer gives no value for them. */
+const filledBySigning = (f: { readonly type: string }) => f.type === 'signature' || f.type === 'date_signed';
 
 const signersOf = (m: Model) => m.recipients.filter((x) => x.role === 'signer');
 
@@ -57,11 +126,18 @@ const pick = (m: Model, who: number) => {
   return i === m.recipients.length ? 'rcp_unknown' : m.recipients[i]!.id;
 };
 
+/** A due signer who still has to identify, else any due signer, else an unknown id. */
+const pickForIdentification = (m: Model, who: number | 'due') => {
+  if (who !== 'due') return pick(m, who);
+  const due = dueIn(m);
+  return (due.find(needsIdentification) ?? due[0])?.id ?? 'rcp_unknown';
+};
+
 /** Turns a generated spec into a concrete command against the current state. */
 const resolve = (spec: CommandSpec, m: Model, step: number): RequestCommand => {
   switch (spec.type) {
     case 'AddRecipient':
-      return { type: 'AddRecipient', recipient: recipient(`rcp_n${m.nextId++}`, spec.role, spec.order) };
+      return { type: 'AddRecipient', recipient: recipient(`rcp_n${m.nextId++}`, spec.role, spec.order, 'PENDING', spec.authentication) };
     case 'AddField': {
       const documentId = spec.doc < m.documentIds.length ? m.documentIds[spec.doc]! : 'doc_unknown';
       return {
@@ -94,15 +170,31 @@ const resolve = (spec: CommandSpec, m: Model, step: number): RequestCommand => {
     case 'Sign': {
       const due = dueIn(m);
       const recipientId = spec.who === 'due' ? (due[step % Math.max(1, due.length)]?.id ?? 'rcp_unknown') : pick(m, spec.who);
-      const own = m.fields.filter((f) => f.recipientId === recipientId && f.type !== 'date_signed');
+      const mine = m.fields.filter((f) => f.recipientId === recipientId);
+      const own = mine.filter((f) => !filledBySigning(f));
       const values: Record<string, FieldValue> = {};
       for (const f of own) values[f.id] = f.type === 'checkbox' ? true : 'Ada Lovelace';
       const firstRequired = own.find((f) => f.required);
       if (spec.fill === 'omitRequired' && firstRequired) delete values[firstRequired.id];
       if (spec.fill === 'blank' && firstRequired) values[firstRequired.id] = firstRequired.type === 'checkbox' ? false : '   ';
       if (spec.fill === 'foreign') values.fld_foreign = 'x';
-      return { type: 'Sign', recipientId, values, certificateId: `coc_${step}` };
+      const automatic = mine.find(filledBySigning);
+      if (spec.fill === 'autoGiven' && automatic) values[automatic.id] = 'Ada Lovelace';
+      const signature: AdoptedSignature =
+        spec.fill === 'noSignature'
+          ? { kind: spec.signatureKind, value: ' \n ' }
+          : spec.signatureKind === 'typed'
+            ? TYPED_SIGNATURE
+            : { kind: 'drawn', value: `data:image/png;base64,iVBORw0KGgo${step}` };
+      return { type: 'Sign', recipientId, values, signature, certificateId: `coc_${step}` };
     }
+    case 'IssueOtp':
+      return { type: 'IssueOtp', recipientId: pickForIdentification(m, spec.who), codeHash: `otp_hash_${m.nextId++}`, expiresAt: iso(T0 + step) };
+    case 'FailAuthentication':
+    case 'Authenticate':
+      return { type: spec.type, recipientId: pickForIdentification(m, spec.who) };
+    case 'Seal':
+      return { type: 'Seal', finishedSha256: `sha256_${step}` };
   }
 };
 
@@ -122,7 +214,7 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
   switch (cmd.type) {
     case 'AddRecipient':
       if (m.status !== 'DRAFT') return reject;
-      return bumped(() => m.recipients.push({ id: cmd.recipient.id, role: cmd.recipient.role, order: cmd.recipient.order, progress: 0, done: null }));
+      return bumped(() => m.recipients.push(modelRecipient(cmd.recipient)));
     case 'AddField': {
       const target = m.recipients.find((x) => x.id === cmd.field.recipientId);
       if (m.status !== 'DRAFT' || !m.documentIds.includes(cmd.field.documentId) || target?.role !== 'signer') return reject;
@@ -152,12 +244,17 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
     }
     case 'Sign': {
       if (m.status !== 'SENT' || !rec || rec.role !== 'signer' || rec.done !== null) return reject;
+      if (needsIdentification(rec)) return reject;
       if (!dueIn(m).includes(rec)) return reject;
       const own = m.fields.filter((f) => f.recipientId === rec.id);
       if (Object.keys(cmd.values).some((id) => !own.some((f) => f.id === id))) return reject;
-      if (own.some((f) => f.required && f.type !== 'date_signed' && !filled(cmd.values[f.id]))) return reject;
+      if (own.some((f) => f.required && !filledBySigning(f) && !filled(cmd.values[f.id]))) return reject;
+      if (own.some((f) => filledBySigning(f) && f.id in cmd.values)) return reject;
+      if (cmd.signature.value.trim() === '') return reject;
       return bumped(() => {
         rec.done = 'SIGNED';
+        rec.signature = cmd.signature;
+        rec.otp = null;
         if (signersOf(m).every((x) => x.done === 'SIGNED')) {
           m.status = 'COMPLETED';
           m.certificateId = cmd.certificateId;
@@ -170,6 +267,20 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
         rec.done = 'DECLINED';
         m.status = 'DECLINED';
       });
+    case 'IssueOtp':
+    case 'FailAuthentication':
+    case 'Authenticate': {
+      if (m.status !== 'SENT' || !rec || rec.role !== 'signer' || rec.done !== null) return reject;
+      if (!needsIdentification(rec) || rec.failures >= LOCKED_AFTER) return reject;
+      if (cmd.type === 'IssueOtp') return rec.auth === 'email_otp' ? bumped(() => (rec.otp = cmd.codeHash)) : reject;
+      if (cmd.type === 'FailAuthentication') return bumped(() => rec.failures++);
+      return bumped(() => {
+        rec.authenticated = true;
+        rec.otp = null;
+      });
+    }
+    case 'Seal':
+      return m.status === 'COMPLETED' && m.finishedSha256 === null ? bumped(() => (m.finishedSha256 = cmd.finishedSha256)) : reject;
   }
 };
 
@@ -179,7 +290,8 @@ const RANK: Record<RecipientStatus, number> = { PENDING: 0, NOTIFIED: 1, OPENED:
 const NEXT_STATUSES: Record<RequestStatus, readonly RequestStatus[]> = {
   DRAFT: ['DRAFT', 'SENT', 'CANCELLED'],
   SENT: ['SENT', 'COMPLETED', 'DECLINED', 'EXPIRED', 'CANCELLED'],
-  COMPLETED: [],
+  // Seal keeps the status.
+  COMPLETED: ['COMPLETED'],
   DECLINED: [],
   EXPIRED: [],
   CANCELLED: [],
@@ -187,9 +299,21 @@ const NEXT_STATUSES: Record<RequestStatus, readonly RequestStatus[]> = {
 
 const withoutVersion = (r: SignatureRequest) => ({ ...r, version: 0 });
 
+/**
+ * Terminal states are terminal: from one the status never changes, and the only command ever accepted is
+ * Seal, once, from COMPLETED.
+ */
+const checkTerminal = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either<unknown, SignatureRequest>) => {
+  if (!isTerminal(prev.status) || E.isLeft(result)) return;
+  expect(cmd.type, `${prev.status} accepted ${cmd.type}`).toBe('Seal');
+  expect(prev.status, 'Seal accepted outside COMPLETED').toBe('COMPLETED');
+  expect(prev.finishedSha256, 'Seal accepted twice').toBeNull();
+  expect(result.right.status).toBe(prev.status);
+};
+
 /** Checks everything the brief promises about one accepted or refused step. */
 const checkStep = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either<unknown, SignatureRequest>) => {
-  if (isTerminal(prev.status)) expect(E.isLeft(result), `${prev.status} accepted ${cmd.type}`).toBe(true);
+  checkTerminal(prev, cmd, result);
   if (E.isLeft(result)) return;
   const next = result.right;
   expect(REQUEST_STATUSES).toContain(next.status);
@@ -233,6 +357,13 @@ const checkStep = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either
   if (cmd.type === 'Sign') {
     const me = prev.recipients.find((x) => x.id === cmd.recipientId)!;
     expect(me.role).toBe('signer');
+    // The signer's fields take their values; signature fields are marked signed, dates get the signing day.
+    next.fields.forEach((f, i) => {
+      if (f.recipientId !== me.id) expect(f).toEqual(prev.fields[i]);
+      else if (f.type === 'signature') expect(f.value).toBe(true);
+      else if (f.type === 'date_signed') expect(f.value).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      else expect(f.value).toEqual(cmd.values[f.id] ?? null);
+    });
     if (prev.signingOrder === 'sequential')
       for (const x of prev.recipients)
         if (x.role === 'signer' && x.order < me.order) expect(x.status, 'an earlier signer has not signed yet').toBe('SIGNED');
@@ -241,6 +372,38 @@ const checkStep = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either
     expect(next.status).toBe('DECLINED');
     expect(next.recipients.find((x) => x.id === cmd.recipientId)!.status).toBe('DECLINED');
   }
+
+  // Sealing: only a completed request carries a finished digest, set once by Seal and never changed.
+  if (next.finishedSha256 !== null) expect(next.status).toBe('COMPLETED');
+  if (prev.finishedSha256 !== null) expect(next.finishedSha256).toBe(prev.finishedSha256);
+  if (cmd.type === 'Seal') expect(next).toEqual({ ...prev, finishedSha256: cmd.finishedSha256, version: prev.version + 1 });
+  else expect(next.finishedSha256).toBe(prev.finishedSha256);
+
+  // Identification and the adopted signature.
+  prev.recipients.forEach((before, i) => {
+    const after = next.recipients[i]!;
+    const target = 'recipientId' in cmd && cmd.recipientId === before.id;
+    expect(after.authFailures).toBeGreaterThanOrEqual(before.authFailures);
+    expect(after.authFailures).toBeLessThanOrEqual(MAX_AUTH_ATTEMPTS);
+    if (after.authFailures !== before.authFailures) {
+      expect(target && cmd.type === 'FailAuthentication').toBe(true);
+      expect(after.authFailures).toBe(before.authFailures + 1);
+    }
+    if (before.authenticatedAt !== null) expect(after.authenticatedAt).toBe(before.authenticatedAt);
+    else if (after.authenticatedAt !== null) {
+      expect(target && cmd.type === 'Authenticate').toBe(true);
+      expect(before.authFailures).toBeLessThan(MAX_AUTH_ATTEMPTS);
+      expect(after.otp).toBeNull();
+    }
+    if (after.authentication === 'none') expect([after.authenticatedAt, after.otp, after.authFailures]).toEqual([null, null, 0]);
+    if (after.otp !== null) expect(after.authentication).toBe('email_otp');
+    if (after.otp !== null && after.otp !== before.otp) expect(target && cmd.type === 'IssueOtp').toBe(true);
+    if (after.status === 'SIGNED' && before.status !== 'SIGNED') {
+      expect(after.authentication === 'none' || before.authenticatedAt !== null, 'signed before identification').toBe(true);
+      expect(cmd.type === 'Sign' && after.signature).toEqual(cmd.type === 'Sign' && cmd.signature);
+      expect(after.signature!.value.trim()).not.toBe('');
+    } else expect(after.signature).toEqual(before.signature);
+  });
 };
 
 // ------------------------------------------------------------------ the fast-check command
@@ -261,19 +424,46 @@ class Step implements fc.Command<Model, Real> {
     const result = transition(prev, cmd, new Date(r.now));
     checkStep(prev, cmd, result);
 
+    const target = 'recipientId' in cmd ? m.recipients.find((x) => x.id === cmd.recipientId) : undefined;
+    if (cmd.type === 'Sign' && m.status === 'SENT' && target?.done === null && needsIdentification(target) && dueIn(m).includes(target))
+      r.milestones.add('sign refused before identification');
+    const identification = cmd.type === 'IssueOtp' || cmd.type === 'FailAuthentication' || cmd.type === 'Authenticate';
+    if (identification && m.status === 'SENT' && target?.done === null && target.failures >= LOCKED_AFTER)
+      r.milestones.add('identification refused when locked');
     const verdict = decide(m, cmd, r.now);
     expect(E.isRight(result), `model and state machine disagree on ${cmd.type} from ${prev.status}`).toBe(verdict.accept);
     if (E.isLeft(result)) return;
     verdict.apply();
     r.req = result.right;
     r.seen.add(r.req.status);
+    if (cmd.type === 'IssueOtp') r.milestones.add('otp issued');
+    if (target && target.failures >= LOCKED_AFTER) r.milestones.add('locked out');
+    if (cmd.type === 'Sign' && target?.auth !== 'none') r.milestones.add('signed after identification');
+    if (cmd.type === 'Seal') r.milestones.add('sealed');
 
     // The real state matches the model.
     expect(r.req.status).toBe(m.status);
     expect(r.req.version).toBe(m.version);
     expect(r.req.certificateId).toBe(m.certificateId);
-    expect(r.req.recipients.map((x) => [x.id, x.status])).toEqual(
-      m.recipients.map((x) => [x.id, x.done ?? PROGRESS[x.progress]!]),
+    expect(r.req.finishedSha256).toBe(m.finishedSha256);
+    expect(
+      r.req.recipients.map((x) => ({
+        id: x.id,
+        status: x.status,
+        authenticated: x.authenticatedAt !== null,
+        failures: x.authFailures,
+        otp: x.otp?.codeHash ?? null,
+        signature: x.signature,
+      })),
+    ).toEqual(
+      m.recipients.map((x) => ({
+        id: x.id,
+        status: x.done ?? PROGRESS[x.progress]!,
+        authenticated: x.authenticated,
+        failures: x.failures,
+        otp: x.otp,
+        signature: x.signature,
+      })),
     );
     expect(r.req.fields.map((f) => f.id)).toEqual(m.fields.map((f) => f.id));
   }
@@ -282,34 +472,70 @@ class Step implements fc.Command<Model, Real> {
 }
 
 const stepArb = fc.tuple(commandSpecArb, stepDelayArb).map(([spec, delay]) => new Step(spec, delay));
+const identificationStepArb = fc.tuple(identificationCommandArb, stepDelayArb).map(([spec, delay]) => new Step(spec, delay));
+
+/** Runs generated sequences against the model; returns in how many runs each status and milestone was reached. */
+const runModel = (
+  requests: fc.Arbitrary<SignatureRequest>,
+  steps: fc.Arbitrary<Step>,
+  maxCommands: number,
+  numRuns: number,
+): Map<RequestStatus | Milestone, number> => {
+  const runsReaching = new Map<RequestStatus | Milestone, number>();
+  fc.assert(
+    fc.property(requests, fc.commands([steps], { maxCommands, size: 'medium' }), (req, cmds) => {
+      const real: Real = { req, now: T0, seen: new Set([req.status]), milestones: new Set() };
+      fc.modelRun(() => ({ model: modelOf(req), real }), cmds);
+      for (const s of [...real.seen, ...real.milestones]) runsReaching.set(s, (runsReaching.get(s) ?? 0) + 1);
+    }),
+    { numRuns },
+  );
+  return runsReaching;
+};
 
 describe('transition (model-based)', () => {
   it('agrees with an independent model and keeps every invariant over random command sequences', () => {
-    const runsReaching = new Map<RequestStatus, number>();
-    fc.assert(
-      fc.property(fc.oneof(draftRequestArb, sentRequestArb), fc.commands([stepArb], { maxCommands: 60, size: 'medium' }), (req, cmds) => {
-        const real: Real = { req, now: T0, seen: new Set([req.status]) };
-        fc.modelRun(() => ({ model: modelOf(req), real }), cmds);
-        for (const s of real.seen) runsReaching.set(s, (runsReaching.get(s) ?? 0) + 1);
-      }),
-      { numRuns: 300 },
-    );
+    const runsReaching = runModel(fc.oneof(draftRequestArb, sentRequestArb), stepArb, 60, 300);
     // Not vacuous: the generated sequences reach every status (DECLINED, the rarest, in about 10 of 300 runs).
     for (const s of REQUEST_STATUSES) expect(runsReaching.get(s) ?? 0, `runs reaching ${s}`).toBeGreaterThan(0);
+  });
+
+  it('agrees with the model on identification, signing and sealing when every signer must identify', () => {
+    const runsReaching = runModel(identifyingRequestArb, identificationStepArb, 40, 200);
+    // Not vacuous: codes are issued, signers are locked out and refused, identified signers sign, requests are sealed.
+    for (const s of MILESTONES) expect(runsReaching.get(s) ?? 0, `runs reaching ${s}`).toBeGreaterThan(0);
   });
 });
 
 describe('terminal states', () => {
-  it('refuse every command', () => {
+  it('never change status, and the only command they ever accept is Seal, once, from COMPLETED', () => {
+    let seals = 0;
     fc.assert(
-      fc.property(terminalRequestArb, commandSpecArb, stepDelayArb, (req, spec, delay) => {
-        const m = modelOf(req);
-        const cmd = resolve(spec, m, 1);
-        const result = transition(req, cmd, new Date(T0 + delay));
-        expect(E.isLeft(result)).toBe(true);
-      }),
+      fc.property(
+        terminalRequestArb,
+        fc.array(fc.tuple(fc.oneof(commandSpecArb, fc.constant<CommandSpec>({ type: 'Seal' })), stepDelayArb), { minLength: 1, maxLength: 8 }),
+        (req, steps) => {
+          const m = modelOf(req);
+          let r = req;
+          let now = T0;
+          for (const [i, [spec, delay]] of steps.entries()) {
+            now += delay;
+            const cmd = resolve(spec, m, i);
+            const result = transition(r, cmd, new Date(now));
+            checkTerminal(r, cmd, result);
+            if (E.isRight(result)) {
+              seals++;
+              expect(result.right.finishedSha256).toBe(cmd.type === 'Seal' && cmd.finishedSha256);
+              r = result.right;
+            }
+            expect(r.status).toBe(req.status);
+          }
+        },
+      ),
       { numRuns: 500 },
     );
+    // Not vacuous: unsealed COMPLETED requests were met and sealed.
+    expect(seals).toBeGreaterThan(0);
   });
 });
 
@@ -321,7 +547,7 @@ describe('examples', () => {
       signingOrder,
       recipients: [recipient('rcp_1', 'signer', 1), recipient('rcp_2', 'signer', 2), recipient('rcp_3', 'cc', 1)],
     });
-  const sign = (id: string) => ({ type: 'Sign' as const, recipientId: id, values: {}, certificateId: 'coc_x' });
+  const sign = (id: string) => ({ type: 'Sign' as const, recipientId: id, values: {}, signature: TYPED_SIGNATURE, certificateId: 'coc_x' });
 
   it('a later signer cannot sign before an earlier one under sequential signing', () => {
     const r = sent('sequential');
@@ -343,5 +569,70 @@ describe('examples', () => {
     expect(E.isLeft(transition(draft, { type: 'Send' }, new Date(T0)))).toBe(true);
     const onlyCc = { ...draft, recipients: [recipient('rcp_3', 'cc', 1)] };
     expect(E.isLeft(transition(onlyCc, { type: 'Send' }, new Date(T0)))).toBe(true);
+  });
+
+  const at = (s: number) => new Date(T0 + s * 1000);
+  const identifying = (authentication: 'email_otp' | 'access_code') =>
+    baseRequest({ status: 'SENT', sentAt: iso(T0), recipients: [recipient('rcp_1', 'signer', 1, 'PENDING', authentication)] });
+  const step = (r: SignatureRequest, cmd: RequestCommand, s = 1): SignatureRequest => {
+    const next = transition(r, cmd, at(s));
+    if (E.isLeft(next)) throw new Error(`refused ${cmd.type}: ${JSON.stringify(next.left)}`);
+    return next.right;
+  };
+  const refused = (r: SignatureRequest, cmd: RequestCommand) => {
+    const next = transition(r, cmd, at(1));
+    return E.isLeft(next) ? next.left : undefined;
+  };
+
+  it('a signer who must identify cannot sign before Authenticate, and can after', () => {
+    const r = identifying('access_code');
+    expect(refused(r, sign('rcp_1'))).toMatchObject({ _tag: 'InvalidTransition', command: 'Sign' });
+    expect(refused(r, { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h', expiresAt: iso(T0) })).toBeDefined();
+    const identified = step(r, { type: 'Authenticate', recipientId: 'rcp_1' }, 5);
+    expect(identified.recipients[0]!.authenticatedAt).toBe(at(5).toISOString());
+    expect(refused(identified, { type: 'Authenticate', recipientId: 'rcp_1' })).toBeDefined();
+    const done = step(identified, sign('rcp_1'));
+    expect(done.status).toBe('COMPLETED');
+    expect(done.recipients[0]!.signature).toEqual(TYPED_SIGNATURE);
+  });
+
+  it('a new e-mailed code replaces the pending one, and Authenticate clears it', () => {
+    const first = step(identifying('email_otp'), { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h1', expiresAt: iso(T0 + 600_000) });
+    const second = step(first, { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h2', expiresAt: iso(T0 + 700_000) });
+    expect(second.recipients[0]!.otp).toEqual({ codeHash: 'h2', expiresAt: iso(T0 + 700_000) });
+    expect(step(second, { type: 'Authenticate', recipientId: 'rcp_1' }).recipients[0]!.otp).toBeNull();
+  });
+
+  it(`locks identification after ${MAX_AUTH_ATTEMPTS} failures (the contract says 5); declining stays possible`, () => {
+    expect(MAX_AUTH_ATTEMPTS).toBe(5);
+    let r = step(identifying('email_otp'), { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h', expiresAt: iso(T0 + 600_000) });
+    for (let i = 1; i <= 5; i++) {
+      r = step(r, { type: 'FailAuthentication', recipientId: 'rcp_1' });
+      expect(r.recipients[0]!.authFailures).toBe(i);
+    }
+    for (const cmd of [
+      { type: 'FailAuthentication', recipientId: 'rcp_1' },
+      { type: 'Authenticate', recipientId: 'rcp_1' },
+      { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h', expiresAt: iso(T0) },
+      sign('rcp_1'),
+    ] as const)
+      expect(refused(r, cmd), cmd.type).toMatchObject({ _tag: 'InvalidTransition' });
+    expect(step(r, { type: 'Decline', recipientId: 'rcp_1', reason: 'locked out' }).status).toBe('DECLINED');
+  });
+
+  it('a recipient without identification refuses identification commands', () => {
+    const r = sent('parallel');
+    for (const cmd of [{ type: 'FailAuthentication', recipientId: 'rcp_1' }, { type: 'Authenticate', recipientId: 'rcp_1' }] as const)
+      expect(refused(r, cmd)).toMatchObject({ _tag: 'InvalidTransition' });
+  });
+
+  it('Seal is accepted once, only in COMPLETED, and keeps the status', () => {
+    const seal = { type: 'Seal' as const, finishedSha256: 'f'.repeat(64) };
+    const r = sent('parallel');
+    expect(refused(r, seal)).toMatchObject({ _tag: 'InvalidTransition', from: 'SENT' });
+    const completed = step(step(r, sign('rcp_1')), sign('rcp_2'));
+    const sealed = step(completed, seal);
+    expect(sealed).toEqual({ ...completed, finishedSha256: 'f'.repeat(64), version: completed.version + 1 });
+    expect(refused(sealed, { ...seal, finishedSha256: '0'.repeat(64) })).toMatchObject({ _tag: 'InvalidTransition', from: 'COMPLETED' });
   });
 });

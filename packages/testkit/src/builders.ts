@@ -2,10 +2,14 @@ import type {
   ApiKey,
   Document,
   DomainEvent,
+  EvidenceEntry,
   IdempotencyRecord,
+  NewJob,
   Org,
   SignatureRequest,
+  SigningLink,
   StoreError,
+  StoredMail,
   Tenant,
 } from '@esig/core';
 import * as E from 'fp-ts/Either';
@@ -65,13 +69,15 @@ export const makeDocument = (tenant: Tenant, over: Partial<Document> = {}): Docu
 });
 
 /**
- * A request with every optional part filled in (two recipients, fields of each value kind), so a
- * round trip that drops or alters anything nested shows up.
+ * A request with every optional part filled in (recipients with and without identification, a pending
+ * code and an adopted signature, fields of each value kind), so a round trip that drops or alters
+ * anything nested shows up.
  */
 export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequest> = {}): SignatureRequest => {
   const docId = freshId('doc');
   const signer = freshId('rcp');
   const cc = freshId('rcp');
+  const otpSigner = freshId('rcp');
   return {
     id: freshId('req'),
     orgId: tenant.orgId,
@@ -94,6 +100,10 @@ export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequ
         signedAt: at(30.5),
         declinedAt: null,
         declineReason: null,
+        authenticatedAt: at(29.25),
+        otp: null,
+        authFailures: 2,
+        signature: { kind: 'drawn', value: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==' },
       },
       {
         id: cc,
@@ -108,6 +118,28 @@ export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequ
         signedAt: null,
         declinedAt: at(40),
         declineReason: 'Wrong address',
+        authenticatedAt: null,
+        otp: null,
+        authFailures: 0,
+        signature: null,
+      },
+      {
+        id: otpSigner,
+        email: 'cy@example.com',
+        firstName: 'Cy',
+        lastName: 'Øster',
+        role: 'signer',
+        order: 3,
+        authentication: 'email_otp',
+        accessCodeHash: null,
+        status: 'OPENED',
+        signedAt: null,
+        declinedAt: null,
+        declineReason: null,
+        authenticatedAt: null,
+        otp: { codeHash: 'e'.repeat(64), expiresAt: at(650) },
+        authFailures: 4,
+        signature: null,
       },
     ],
     fields: [
@@ -126,6 +158,7 @@ export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequ
     declinedAt: at(40),
     expiredAt: null,
     certificateId: freshId('coc'),
+    finishedSha256: 'b'.repeat(64),
     version: 1,
     ...over,
   };
@@ -170,3 +203,58 @@ export const makeIdempotencyRecord = (tenant: Tenant, over: Partial<IdempotencyR
   expiresAt: at(86_400),
   ...over,
 });
+
+/** A job due at once, without a dedupe key; its payload has non-ASCII text so encoding slips show. */
+export const makeJob = (tenant: Tenant, over: Partial<NewJob> = {}): NewJob => ({
+  id: freshId('job'),
+  kind: 'mail.invite',
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  payload: { request_id: 'req_1', recipient_id: 'rcp_1', note: 'Grüße ✍️' },
+  runAt: at(0),
+  dedupeKey: null,
+  createdAt: at(0),
+  ...over,
+});
+
+export const makeSigningLink = (tenant: Tenant, over: Partial<SigningLink> = {}): SigningLink => ({
+  // Distinct per link, as SHA-256 digests of distinct tokens are.
+  tokenHash: `sha256_of_${freshId('tok')}`,
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  requestId: freshId('req'),
+  recipientId: freshId('rcp'),
+  createdAt: at(0),
+  expiresAt: at(86_400),
+  ...over,
+});
+
+export const makeEvidence = (tenant: Tenant, over: Partial<EvidenceEntry> = {}): EvidenceEntry => ({
+  id: freshId('evd'),
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  requestId: 'req_1',
+  recipientId: 'rcp_1',
+  action: 'signed',
+  at: at(0),
+  ip: '2001:db8::7',
+  userAgent: 'Mozilla/5.0 (X11; Linux x86_64) «Test» ✓',
+  details: { document_sha256: 'a'.repeat(64), reason: 'Falsche Adresse – bitte prüfen' },
+  ...over,
+});
+
+export const makeStoredMail = (tenant: Tenant, over: Partial<StoredMail> = {}): StoredMail => {
+  const id = freshId('msg');
+  return {
+    id,
+    orgId: tenant.orgId,
+    mode: tenant.mode,
+    to: 'ana@example.com',
+    subject: 'Bitte unterschreiben: «Mietvertrag» ✍️',
+    text: 'Hello Ana,\n\nplease sign: https://esig.example/s/abc\n',
+    html: '<p>Hello Ana,</p><p><a href="https://esig.example/s/abc">Sign</a></p>',
+    messageId: `<${id}@esig.example>`,
+    createdAt: at(0),
+    ...over,
+  };
+};

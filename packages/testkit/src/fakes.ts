@@ -55,8 +55,8 @@ export const createSequentialIds = (): IdGenerator => {
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
- * The Crypto port with reproducible randomness: `randomAlphanumeric` draws from a SHA-256 counter stream
- * keyed by `seed` (rejection sampling keeps each character uniform), so two instances with the same seed
+ * The Crypto port with reproducible randomness: `randomAlphanumeric` and `randomDigits` draw from a SHA-256
+ * counter stream keyed by `seed` (rejection sampling keeps each character uniform), so two instances with the same seed
  * produce the same sequence. Hashing, MACs and comparison are the real node:crypto ones.
  */
 export const seededCrypto = (seed: string | number): Crypto => {
@@ -76,12 +76,26 @@ export const seededCrypto = (seed: string | number): Crypto => {
       if (b < 248) return ALPHANUMERIC[b % 62]!;
     }
   };
+  // 250 = 25 × 10, likewise for digits.
+  const nextDigit = (): string => {
+    for (;;) {
+      const b = nextByte();
+      if (b < 250) return String(b % 10);
+    }
+  };
+  const checkLength = (length: number) => {
+    if (!Number.isInteger(length) || length < 0) throw new Error(`not a valid length: ${length}`);
+  };
   return {
     sha256Hex: (data) => nodeCrypto.sha256Hex(data),
     hmacSha256Hex: (key, data) => nodeCrypto.hmacSha256Hex(key, data),
     randomAlphanumeric: (length) => {
-      if (!Number.isInteger(length) || length < 0) throw new Error(`not a valid length: ${length}`);
+      checkLength(length);
       return Array.from({ length }, nextChar).join('');
+    },
+    randomDigits: (length) => {
+      checkLength(length);
+      return Array.from({ length }, nextDigit).join('');
     },
     timingSafeEqual: (a, b) => nodeCrypto.timingSafeEqual(a, b),
   };

@@ -4,13 +4,18 @@ import type {
   ApiKey,
   Document,
   DomainEvent,
+  EvidenceEntry,
   IdempotencyRecord,
+  Job,
+  JobKind,
   KeysetPage,
   KeysetPosition,
   KeysetQuery,
   Org,
   SignatureRequest,
+  SigningLink,
   StoreError,
+  StoredMail,
   StoreResult,
   Stores,
   Tenant,
@@ -29,6 +34,18 @@ interface Tables {
   /** Keyed by tenant and idempotency key. */
   readonly idempotency: Map<string, IdempotencyRecord>;
   readonly events: Map<string, DomainEvent>;
+  readonly jobs: Map<string, JobRow>;
+  /** Keyed by token hash. */
+  readonly signingLinks: Map<string, SigningLink>;
+  readonly evidence: Map<string, EvidenceEntry>;
+  readonly mail: Map<string, StoredMail>;
+}
+
+/** A job with its lease and burial, which the port keeps to itself. */
+interface JobRow extends Job {
+  readonly lockedBy: string | null;
+  readonly lockedUntil: string | null;
+  readonly dead: boolean;
 }
 type TableName = keyof Tables;
 type Row<T extends TableName> = Tables[T] extends Map<string, infer V> ? V : never;
@@ -140,6 +157,16 @@ const op =
   };
 
 const ok = <A>(a: A): E.Either<StoreError, A> => E.right(a);
+
+const toJob = ({ lockedBy: _by, lockedUntil: _until, dead: _dead, ...job }: JobRow): Job => copy(job);
+
+/** Due jobs first by runAt, then by id, as `ORDER BY run_at, id`. */
+const byRunAt = (a: Job, b: Job) => compareKeys({ createdAt: a.runAt, id: a.id }, { createdAt: b.runAt, id: b.id });
+
+/** When a live job can next be claimed: its runAt, or the end of its lease if that is later. */
+const claimableAt = (j: JobRow): string => (j.lockedUntil !== null && j.lockedUntil > j.runAt ? j.lockedUntil : j.runAt);
+
+const isFreeAt = (j: JobRow, now: string) => !j.dead && j.runAt <= now && (j.lockedUntil === null || j.lockedUntil <= now);
 
 const makeStores = (v: View): Stores => ({
   documents: {
@@ -332,6 +359,102 @@ const makeStores = (v: View): Stores => ({
         ),
       ),
   },
+
+  jobs: {
+    enqueue: (job) =>
+      op(v, () => {
+        if (v.get('jobs', job.id)) return E.left(concurrentModification('job', job.id));
+        if (job.dedupeKey !== null && v.rows('jobs').some((j) => j.dedupeKey === job.dedupeKey)) return ok(false);
+        v.put('jobs', job.id, { ...copy(job), attempts: 0, lastError: null, lockedBy: null, lockedUntil: null, dead: false });
+        return ok(true);
+      }),
+    claim: (kinds, worker, now, leaseUntil, limit) =>
+      op(v, () => {
+        if (!Number.isInteger(limit) || limit < 1) return E.left(storeFailure(new RangeError(`invalid claim limit ${limit}`)));
+        const wanted = new Set<JobKind>(kinds);
+        // One synchronous step, so no other claimer can run between the choice and the lease.
+        const due = v
+          .rows('jobs')
+          .filter((j) => wanted.has(j.kind) && isFreeAt(j, now))
+          .sort(byRunAt)
+          .slice(0, limit)
+          .map((j): JobRow => ({ ...j, attempts: j.attempts + 1, lockedBy: worker, lockedUntil: leaseUntil }));
+        for (const j of due) v.put('jobs', j.id, j);
+        return ok(due.map(toJob));
+      }),
+    complete: (id, worker) =>
+      op(v, () => {
+        const j = v.get('jobs', id);
+        if (!j || j.lockedBy !== worker) return ok(false);
+        v.remove('jobs', id);
+        return ok(true);
+      }),
+    retry: (id, worker, runAt, error) =>
+      op(v, () => {
+        const j = v.get('jobs', id);
+        if (j && j.lockedBy === worker) v.put('jobs', id, { ...j, runAt, lastError: error, lockedBy: null, lockedUntil: null });
+        return ok(undefined);
+      }),
+    bury: (id, worker, error) =>
+      op(v, () => {
+        const j = v.get('jobs', id);
+        if (j && j.lockedBy === worker) v.put('jobs', id, { ...j, dead: true, lastError: error, lockedBy: null, lockedUntil: null });
+        return ok(undefined);
+      }),
+    nextRunAt: (kinds) =>
+      op(v, () => {
+        const times = v
+          .rows('jobs')
+          .filter((j) => !j.dead && kinds.includes(j.kind))
+          .map(claimableAt)
+          .sort();
+        return ok(times[0] ?? null);
+      }),
+  },
+
+  signingLinks: {
+    insert: (link) =>
+      op(v, () => {
+        if (v.get('signingLinks', link.tokenHash)) return E.left(concurrentModification('signing_link', link.recipientId));
+        v.put('signingLinks', link.tokenHash, copy(link));
+        return ok(undefined);
+      }),
+    findByTokenHash: (tokenHash) =>
+      op(v, () => {
+        const l = v.get('signingLinks', tokenHash);
+        return ok(l ? copy(l) : null);
+      }),
+  },
+
+  evidence: {
+    append: (entry) =>
+      op(v, () => {
+        if (v.get('evidence', entry.id)) return E.left(concurrentModification('evidence', entry.id));
+        v.put('evidence', entry.id, copy(entry));
+        return ok(undefined);
+      }),
+    listForRequest: (t, requestId) =>
+      op(v, () =>
+        ok(
+          v
+            .rows('evidence')
+            .filter((e) => inTenant(e, t) && e.requestId === requestId)
+            .sort((a, b) => compareKeys({ createdAt: a.at, id: a.id }, { createdAt: b.at, id: b.id }))
+            .map(copy),
+        ),
+      ),
+  },
+
+  testMailbox: {
+    insert: (mail) =>
+      op(v, () => {
+        if (v.get('mail', mail.id)) return E.left(concurrentModification('test_mail', mail.id));
+        v.put('mail', mail.id, copy(mail));
+        return ok(undefined);
+      }),
+    list: (t, q) =>
+      op(v, () => keysetPage(v.rows('mail').filter((m) => inTenant(m, t) && (q.filter?.to === undefined || m.to === q.filter.to)), q)),
+  },
 });
 
 /** A FIFO async mutex: tasks run one at a time, in the order they asked. */
@@ -370,6 +493,10 @@ export const createMemoryStores = (): MemoryStores => {
     apiKeys: new Map(),
     idempotency: new Map(),
     events: new Map(),
+    jobs: new Map(),
+    signingLinks: new Map(),
+    evidence: new Map(),
+    mail: new Map(),
   };
   const exclusive = createMutex();
 
@@ -430,6 +557,26 @@ export const createMemoryStores = (): MemoryStores => {
     events: {
       ...committed.events,
       append: (e) => auto((tx) => tx.events.append(e)),
+    },
+    jobs: {
+      ...committed.jobs,
+      enqueue: (job) => auto((tx) => tx.jobs.enqueue(job)),
+      claim: (kinds, worker, now, leaseUntil, limit) => auto((tx) => tx.jobs.claim(kinds, worker, now, leaseUntil, limit)),
+      complete: (id, worker) => auto((tx) => tx.jobs.complete(id, worker)),
+      retry: (id, worker, runAt, error) => auto((tx) => tx.jobs.retry(id, worker, runAt, error)),
+      bury: (id, worker, error) => auto((tx) => tx.jobs.bury(id, worker, error)),
+    },
+    signingLinks: {
+      ...committed.signingLinks,
+      insert: (link) => auto((tx) => tx.signingLinks.insert(link)),
+    },
+    evidence: {
+      ...committed.evidence,
+      append: (entry) => auto((tx) => tx.evidence.append(entry)),
+    },
+    testMailbox: {
+      ...committed.testMailbox,
+      insert: (mail) => auto((tx) => tx.testMailbox.insert(mail)),
     },
   };
 

@@ -59,6 +59,24 @@ describe('seededCrypto', () => {
     for (const n of counts.values()) expect(Math.abs(n - 1000)).toBeLessThan(160);
   });
 
+  it('draws the same digits for the same seed, each digit about equally often', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.integer({ min: 0, max: 50 }), (seed, n) => {
+        const s = seededCrypto(seed).randomDigits(n);
+        expect(s).toMatch(new RegExp(`^[0-9]{${n}}$`));
+        expect(seededCrypto(seed).randomDigits(n)).toBe(s);
+      }),
+    );
+    const c = seededCrypto('digits');
+    expect(c.randomDigits(12)).not.toBe(c.randomDigits(12));
+    expect(() => c.randomDigits(-1)).toThrow();
+    const counts = new Map<string, number>();
+    for (const d of seededCrypto('uniform').randomDigits(10_000)) counts.set(d, (counts.get(d) ?? 0) + 1);
+    expect(counts.size).toBe(10);
+    // Expected 1000 each; 5 standard deviations is about ±150.
+    for (const n of counts.values()) expect(Math.abs(n - 1000)).toBeLessThan(150);
+  });
+
   it('hashes like node:crypto', () => {
     const c = seededCrypto(0);
     expect(c.sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');

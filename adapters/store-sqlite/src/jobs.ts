@@ -1,0 +1,184 @@
+import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
+import { JOB_KINDS, concurrentModification, storeFailure } from '@esig/core';
+import * as A from 'fp-ts/Array';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { placeholders } from './documents';
+
+const JobKindC = oneOf(JOB_KINDS, 'JobKind');
+
+const JobRow = t.type({
+  id: t.string,
+  kind: JobKindC,
+  org_id: t.string,
+  mode: ModeC,
+  payload: JsonText(t.record(t.string, t.string)),
+  run_at: Timestamp,
+  attempts: Int,
+  dedupe_key: nullable(t.string),
+  created_at: Timestamp,
+  last_error: nullable(t.string),
+});
+
+const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
+
+const toJob = (r: t.TypeOf<typeof JobRow>): Job => ({
+  id: r.id,
+  kind: r.kind,
+  orgId: r.org_id,
+  mode: r.mode,
+  payload: r.payload,
+  runAt: r.run_at,
+  attempts: r.attempts,
+  dedupeKey: r.dedupe_key,
+  createdAt: r.created_at,
+  lastError: r.last_error,
+});
+
+const toRow = (j: NewJob) => ({
+  id: j.id,
+  kind: j.kind,
+  org_id: j.orgId,
+  mode: j.mode,
+  payload: JSON.stringify(j.payload),
+  run_at: j.runAt,
+  attempts: 0,
+  dedupe_key: j.dedupeKey,
+  created_at: j.createdAt,
+  last_error: null,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(JobRow, rowName('jobs', row))(row), E.map(toJob));
+
+const NextRow = t.type({ next: nullable(Timestamp) });
+
+const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The kinds, checked, and unique (the IN list's length decides which cached statement is used). */
+const checkKinds = (kinds: readonly JobKind[]) =>
+  pipe(
+    [...new Set(kinds)],
+    A.traverse(E.Applicative)(decode(JobKindC, 'job kind')),
+  );
+
+const changed = (r: { readonly changes: number }) => r.changes === 1;
+
+/**
+ * The JobQueue. Every method is one statement, so each is atomic on its own, inside a transaction or
+ * not: in particular `claim` selects and leases in a single UPDATE, and SQLite has one writer at a time,
+ * so two claimers (in this process or another) can never lease the same job.
+ */
+export const sqliteJobs = (conn: Conn): JobQueue => ({
+  enqueue: (job) => {
+    const row = toRow(job);
+    return pipe(
+      TE.fromEither(decode(JobRow, `new jobs row ${job.id}`)(row)),
+      TE.chain(() =>
+        attempt(
+          conn,
+          (c) =>
+            c
+              .prepare(
+                `INSERT INTO jobs (${COLUMNS}) VALUES (@id, @kind, @org_id, @mode, @payload, @run_at, @attempts, @dedupe_key, @created_at, @last_error)
+                 ON CONFLICT (dedupe_key) DO NOTHING`,
+              )
+              .run(row),
+          // A taken dedupe key is not a conflict (the insert does nothing); a taken id is.
+          () => concurrentModification('job', job.id),
+        ),
+      ),
+      TE.map(changed),
+    );
+  },
+
+  claim: (kinds, worker, now, leaseUntil, limit) => {
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      return TE.left(storeFailure(new RangeError(`claim limit must be a positive integer, got ${limit}`)));
+    return pipe(
+      TE.fromEither(
+        pipe(
+          E.Do,
+          E.bind('kinds', () => checkKinds(kinds)),
+          E.chainFirst(() => decode(Timestamp, 'claim time')(now)),
+          E.chainFirst(() => decode(Timestamp, 'lease end')(leaseUntil)),
+        ),
+      ),
+      TE.chain(({ kinds: unique }) =>
+        unique.length === 0
+          ? TE.right([])
+          : attempt(conn, (c) =>
+              c
+                .prepare(
+                  `UPDATE jobs SET locked_by = ?, locked_until = ?, attempts = attempts + 1
+                   WHERE id IN (
+                     SELECT id FROM jobs
+                     WHERE dead = 0 AND run_at <= ? AND (locked_until IS NULL OR locked_until <= ?) AND kind IN (${placeholders(unique.length)})
+                     ORDER BY run_at, id LIMIT ?
+                   )
+                   RETURNING ${COLUMNS}`,
+                )
+                .all(worker, leaseUntil, now, now, ...unique, limit),
+            ),
+      ),
+      TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
+      // RETURNING hands rows back in no promised order.
+      TE.map((jobs) => [...jobs].sort(byRunAt)),
+    );
+  },
+
+  complete: (id, worker) =>
+    pipe(
+      attempt(conn, (c) => c.prepare('DELETE FROM jobs WHERE id = ? AND locked_by = ?').run(id, worker)),
+      TE.map(changed),
+    ),
+
+  retry: (id, worker, runAt, error) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'retry time')(runAt)),
+      TE.chain(() =>
+        attempt(conn, (c) =>
+          c
+            .prepare('UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = ?, last_error = ? WHERE id = ? AND locked_by = ?')
+            .run(runAt, error, id, worker),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  bury: (id, worker, error) =>
+    pipe(
+      attempt(conn, (c) =>
+        c
+          .prepare('UPDATE jobs SET dead = 1, locked_by = NULL, locked_until = NULL, last_error = ? WHERE id = ? AND locked_by = ?')
+          .run(error, id, worker),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  nextRunAt: (kinds) =>
+    pipe(
+      TE.fromEither(checkKinds(kinds)),
+      TE.chain((unique) =>
+        unique.length === 0
+          ? TE.right(null)
+          : pipe(
+              attempt(conn, (c) =>
+                c
+                  .prepare(
+                    // A leased job becomes claimable when its lease ends, not before.
+                    `SELECT MIN(MAX(run_at, COALESCE(locked_until, run_at))) AS next FROM jobs
+                     WHERE dead = 0 AND kind IN (${placeholders(unique.length)})`,
+                  )
+                  .get(...unique),
+              ),
+              TE.chainEitherK(decode(NextRow, 'next job time')),
+              TE.map((r) => r.next),
+            ),
+      ),
+    ),
+});

@@ -1,0 +1,79 @@
+import type { SigningLink, SigningLinkStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { ModeC, Timestamp, decode, nullable } from './decode';
+
+const SigningLinkRow = t.type({
+  token_hash: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  request_id: t.string,
+  recipient_id: t.string,
+  created_at: Timestamp,
+  expires_at: nullable(Timestamp),
+});
+
+const COLUMNS = 'token_hash, org_id, mode, request_id, recipient_id, created_at, expires_at';
+
+const toLink = (r: t.TypeOf<typeof SigningLinkRow>): SigningLink => ({
+  tokenHash: r.token_hash,
+  orgId: r.org_id,
+  mode: r.mode,
+  requestId: r.request_id,
+  recipientId: r.recipient_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
+
+/**
+ * The SigningLinkStore. `findByTokenHash` is deliberately not filtered by tenant: the token is the
+ * credential, and the link names the tenant. Decode errors name the recipient, never the hash.
+ */
+export const sqliteSigningLinks = (conn: Conn): SigningLinkStore => ({
+  insert: (link) => {
+    const row = {
+      token_hash: link.tokenHash,
+      org_id: link.orgId,
+      mode: link.mode,
+      request_id: link.requestId,
+      recipient_id: link.recipientId,
+      created_at: link.createdAt,
+      expires_at: link.expiresAt,
+    };
+    return pipe(
+      TE.fromEither(decode(SigningLinkRow, `new signing_links row for ${link.recipientId}`)(row)),
+      TE.chain(() =>
+        attempt(
+          conn,
+          (c) =>
+            c
+              .prepare(`INSERT INTO signing_links (${COLUMNS}) VALUES (@token_hash, @org_id, @mode, @request_id, @recipient_id, @created_at, @expires_at)`)
+              .run(row),
+          () => concurrentModification('signing_link', link.recipientId),
+        ),
+      ),
+      TE.map(() => undefined),
+    );
+  },
+
+  findByTokenHash: (tokenHash) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM signing_links WHERE token_hash = ?`).get(tokenHash)),
+      TE.chainEitherK((row) =>
+        row === undefined
+          ? E.right(null)
+          : pipe(
+              decode(SigningLinkRow, `signing_links row for ${recipientOf(row)}`)(row),
+              E.map(toLink),
+            ),
+      ),
+    ),
+});
+
+const recipientOf = (row: unknown): string =>
+  typeof row === 'object' && row !== null && 'recipient_id' in row && typeof row.recipient_id === 'string' ? row.recipient_id : 'unknown recipient';

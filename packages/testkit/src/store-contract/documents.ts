@@ -1,0 +1,141 @@
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { StoreResult } from '@esig/core';
+import { describe, expect, it } from 'vitest';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, fails, makeDocument, ok, tagOf } from '../builders';
+import type { Harness } from './harness';
+import { STRANGERS, byKeyset, sameBytes } from './harness';
+
+export const documentsContract = (h: Harness) =>
+  describe('documents', () => {
+    it('round-trips every field, linked or not', async () => {
+      const free = makeDocument(TENANT_A);
+      const linked = makeDocument(TENANT_A_LIVE, { status: 'PENDING', signatureRequestId: 'req_X', pageCount: 1, sizeBytes: 0 });
+      await ok(h().stores.documents.insert(free));
+      await ok(h().stores.documents.insert(linked));
+      expect(await ok(h().stores.documents.findById(TENANT_A, free.id))).toEqual(free);
+      expect(await ok(h().stores.documents.findById(TENANT_A_LIVE, linked.id))).toEqual(linked);
+    });
+
+    it('finds nothing for an unknown id, another org or the other mode', async () => {
+      const doc = makeDocument(TENANT_A);
+      await ok(h().stores.documents.insert(doc));
+      expect(await ok(h().stores.documents.findById(TENANT_A, 'doc_unknown'))).toBeNull();
+      for (const t of STRANGERS) {
+        expect(await ok(h().stores.documents.findById(t, doc.id))).toBeNull();
+        expect(await ok(h().stores.documents.findByIds(t, [doc.id]))).toEqual([]);
+      }
+    });
+
+    it('findByIds returns exactly the listed documents of the tenant', async () => {
+      const [a, b, c] = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];
+      const other = makeDocument(TENANT_B);
+      for (const d of [a, b, c, other]) await ok(h().stores.documents.insert(d));
+      const found = await ok(h().stores.documents.findByIds(TENANT_A, [c.id, a.id, other.id, 'doc_unknown']));
+      expect([...found].sort(byKeyset)).toEqual([a, c].sort(byKeyset));
+      expect(await ok(h().stores.documents.findByIds(TENANT_A, []))).toEqual([]);
+    });
+
+    it('attachToRequest links every document; linking again to the same request is harmless', async () => {
+      const docs = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+      for (const d of docs) await ok(h().stores.documents.insert(d));
+      const ids = docs.map((d) => d.id);
+      await ok(h().stores.documents.attachToRequest(TENANT_A, ids, 'req_1'));
+      await ok(h().stores.documents.attachToRequest(TENANT_A, ids, 'req_1'));
+      for (const d of await ok(h().stores.documents.findByIds(TENANT_A, ids))) expect(d.signatureRequestId).toBe('req_1');
+    });
+
+    it('attachToRequest fails with ConcurrentModification when one is linked elsewhere, and links none', async () => {
+      const taken = makeDocument(TENANT_A, { signatureRequestId: 'req_1' });
+      const free = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+      for (const d of [...free, taken]) await ok(h().stores.documents.insert(d));
+      const e = await fails(h().stores.documents.attachToRequest(TENANT_A, [free[0]!.id, taken.id, free[1]!.id], 'req_2'));
+      expect(tagOf(e)).toBe('ConcurrentModification');
+      // Also inside a transaction that goes on to commit: the failed call must not have linked a part.
+      const committed = await h().uow.transaction((tx) =>
+        pipe(
+          tx.documents.attachToRequest(TENANT_A, [free[0]!.id, taken.id], 'req_2'),
+          TE.orElse((): StoreResult<void> => TE.right(undefined)),
+        ),
+      )();
+      expect(E.isRight(committed)).toBe(true);
+      for (const d of free) expect((await ok(h().stores.documents.findById(TENANT_A, d.id)))?.signatureRequestId).toBeNull();
+      expect((await ok(h().stores.documents.findById(TENANT_A, taken.id)))?.signatureRequestId).toBe('req_1');
+    });
+
+    it("attachToRequest cannot reach another org's or mode's document", async () => {
+      const mine = makeDocument(TENANT_A);
+      await ok(h().stores.documents.insert(mine));
+      for (const t of STRANGERS) {
+        const theirs = makeDocument(t);
+        await ok(h().stores.documents.insert(theirs));
+        expect(tagOf(await fails(h().stores.documents.attachToRequest(t, [theirs.id, mine.id], 'req_9')))).toBe('ConcurrentModification');
+        expect((await ok(h().stores.documents.findById(t, theirs.id)))?.signatureRequestId).toBeNull();
+      }
+      expect(await ok(h().stores.documents.findById(TENANT_A, mine.id))).toEqual(mine);
+    });
+
+    it("setStatusForRequest changes only that request's documents in that tenant", async () => {
+      const ours = [makeDocument(TENANT_A, { signatureRequestId: 'req_1' }), makeDocument(TENANT_A, { signatureRequestId: 'req_1' })];
+      const otherRequest = makeDocument(TENANT_A, { signatureRequestId: 'req_2' });
+      const unlinked = makeDocument(TENANT_A);
+      const strangers = STRANGERS.map((t) => makeDocument(t, { signatureRequestId: 'req_1' }));
+      const untouched = [otherRequest, unlinked, ...strangers];
+      for (const d of [...ours, ...untouched]) await ok(h().stores.documents.insert(d));
+      await ok(h().stores.documents.setStatusForRequest(TENANT_A, 'req_1', 'PENDING'));
+      for (const d of ours) expect(await ok(h().stores.documents.findById(TENANT_A, d.id))).toEqual({ ...d, status: 'PENDING' });
+      for (const d of untouched) expect(await ok(h().stores.documents.findById(d, d.id))).toEqual(d);
+    });
+  });
+
+export const documentContentsContract = (h: Harness) =>
+  describe('documentContents', () => {
+    it('round-trips bytes exactly, including 0x00 and 0xff, as a Uint8Array', async () => {
+      const bytes = Uint8Array.from({ length: 512 }, (_, i) => (i * 7 + 255) % 256);
+      expect(bytes.includes(0) && bytes.includes(0xff)).toBe(true);
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', bytes));
+      const got = await ok(h().stores.documentContents.get(TENANT_A, 'doc_1'));
+      expect(got).toBeInstanceOf(Uint8Array);
+      expect(sameBytes(got!, bytes)).toBe(true);
+    });
+
+    it('round-trips a 1 MiB buffer and an empty one', async () => {
+      let x = 2463534242;
+      const big = Uint8Array.from({ length: 1024 * 1024 }, () => {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        return x & 0xff;
+      });
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_big', big));
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_empty', new Uint8Array(0)));
+      expect(sameBytes((await ok(h().stores.documentContents.get(TENANT_A, 'doc_big')))!, big)).toBe(true);
+      expect((await ok(h().stores.documentContents.get(TENANT_A, 'doc_empty')))?.byteLength).toBe(0);
+    });
+
+    it('keeps its own copy: later changes to either buffer do not reach the store', async () => {
+      const bytes = Uint8Array.from([1, 2, 3]);
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', bytes));
+      bytes[0] = 9;
+      const got = (await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!;
+      got[1] = 9;
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!)).toEqual([1, 2, 3]);
+    });
+
+    it('put replaces the bytes of the same document', async () => {
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', Uint8Array.from([1])));
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', Uint8Array.from([2, 2])));
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!)).toEqual([2, 2]);
+    });
+
+    it('is null for an unknown document, another org or the other mode, and tenants never overwrite each other', async () => {
+      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', Uint8Array.from([1])));
+      expect(await ok(h().stores.documentContents.get(TENANT_A, 'doc_2'))).toBeNull();
+      for (const t of STRANGERS) expect(await ok(h().stores.documentContents.get(t, 'doc_1'))).toBeNull();
+      await ok(h().stores.documentContents.put(TENANT_B, 'doc_1', Uint8Array.from([7])));
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!)).toEqual([1]);
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_B, 'doc_1')))!)).toEqual([7]);
+    });
+  });
+

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, makeIdempotencyRecord, ok } from '../builders';
+import type { Harness } from './harness';
+import { STRANGERS } from './harness';
+
+export const idempotencyContract = (h: Harness) =>
+  describe('idempotency', () => {
+    const response = { status: 201, body: '{"id":"doc_1","name":"ä"}', headers: { 'content-type': 'application/json', location: '/x' } };
+
+    it('insertIfAbsent answers true, then false without overwriting; find round-trips the record', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      expect(await ok(h().stores.idempotency.insertIfAbsent(rec))).toBe(true);
+      expect(await ok(h().stores.idempotency.insertIfAbsent({ ...rec, fingerprint: 'other' }))).toBe(false);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, 'unknown'))).toBeNull();
+    });
+
+    it('of concurrent insertIfAbsent calls for one key exactly one wins', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      const results = await Promise.all(Array.from({ length: 6 }, () => ok(h().stores.idempotency.insertIfAbsent(rec))));
+      expect(results.filter((x) => x)).toHaveLength(1);
+    });
+
+    it('keys are scoped to org and mode', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      await ok(h().stores.idempotency.insertIfAbsent(rec));
+      for (const t of STRANGERS) {
+        expect(await ok(h().stores.idempotency.find(t, rec.key))).toBeNull();
+        await h().stores.idempotency.complete(t, rec.key, response)();
+        await ok(h().stores.idempotency.release(t, rec.key));
+        expect(await ok(h().stores.idempotency.insertIfAbsent({ ...rec, tenant: t }))).toBe(true);
+      }
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
+    });
+
+    it('complete stores the response to replay and keeps the rest', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      await ok(h().stores.idempotency.insertIfAbsent(rec));
+      await ok(h().stores.idempotency.complete(TENANT_A, rec.key, response));
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual({ ...rec, state: 'completed', response });
+    });
+
+    it('replace swaps the whole record', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A, { state: 'completed', response });
+      await ok(h().stores.idempotency.insertIfAbsent(rec));
+      const fresh = { ...rec, fingerprint: 'new', state: 'in_progress' as const, response: null, createdAt: at(100), lockedUntil: at(160), expiresAt: at(200) };
+      await ok(h().stores.idempotency.replace(fresh));
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(fresh);
+    });
+
+    it('release frees the key', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      await ok(h().stores.idempotency.insertIfAbsent(rec));
+      await ok(h().stores.idempotency.release(TENANT_A, rec.key));
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toBeNull();
+      expect(await ok(h().stores.idempotency.insertIfAbsent(rec))).toBe(true);
+    });
+
+    it('purgeExpired deletes records expiring at or before now, in every tenant, and counts them', async () => {
+      const early = makeIdempotencyRecord(TENANT_A, { expiresAt: at(10) });
+      const boundary = makeIdempotencyRecord(TENANT_B, { expiresAt: at(20) });
+      const late = makeIdempotencyRecord(TENANT_A_LIVE, { expiresAt: at(20.001) });
+      for (const r of [early, boundary, late]) await ok(h().stores.idempotency.insertIfAbsent(r));
+      expect(await ok(h().stores.idempotency.purgeExpired(at(20)))).toBe(2);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(20)))).toBe(0);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, early.key))).toBeNull();
+      expect(await ok(h().stores.idempotency.find(TENANT_B, boundary.key))).toBeNull();
+      expect(await ok(h().stores.idempotency.find(TENANT_A_LIVE, late.key))).toEqual(late);
+    });
+  });
+

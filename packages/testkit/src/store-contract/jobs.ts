@@ -1,0 +1,195 @@
+import type { Job, JobKind, NewJob, Stores } from '@esig/core';
+import { JOB_KINDS } from '@esig/core';
+import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/function';
+import { describe, expect, it } from 'vitest';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeJob, ok } from '../builders';
+import type { Harness } from './harness';
+import { pause } from './harness';
+
+const W1 = 'worker-1';
+const W2 = 'worker-2';
+const ALL_KINDS: readonly JobKind[] = JOB_KINDS;
+/** Far beyond every runAt and lease in these tests. */
+const LATER = 1_000_000;
+
+/** What `claim` hands out for a job enqueued as `job`, after `attempts` claims. */
+const claimed = (job: NewJob, attempts: number, over: Partial<Job> = {}): Job => ({ ...job, attempts, lastError: null, ...over });
+
+export const jobsContract = (h: Harness) =>
+  describe('jobs', () => {
+    const enqueue = (job: NewJob) => ok(h().stores.jobs.enqueue(job));
+    /** Claims at `now` (seconds) with a lease of `leaseS` seconds. */
+    const claim = (kinds: readonly JobKind[], worker: string, now: number, leaseS = 60, limit = 10) =>
+      ok(h().stores.jobs.claim(kinds, worker, at(now), at(now + leaseS), limit));
+    const ids = (jobs: ReadonlyArray<{ readonly id: string }>) => jobs.map((j) => j.id);
+
+    it('claim hands out every field as enqueued, from every tenant, with the attempt counted', async () => {
+      const a = makeJob(TENANT_A, { runAt: at(-2), dedupeKey: 'mail.invite:req_1:rcp_1', createdAt: at(-3) });
+      const b = makeJob(TENANT_A_LIVE, { runAt: at(-1), payload: {} });
+      const c = makeJob(TENANT_B, { runAt: at(-1.5), kind: 'seal', payload: { request_id: 'req_2' } });
+      for (const j of [a, b, c]) expect(await enqueue(j)).toBe(true);
+      expect(await claim(['mail.invite', 'seal'], W1, 0)).toEqual([claimed(a, 1), claimed(c, 1), claimed(b, 1)]);
+    });
+
+    it('a taken dedupe key makes enqueue answer false and write nothing, until the job is gone', async () => {
+      const first = makeJob(TENANT_A, { dedupeKey: 'seal:req_1', kind: 'seal' });
+      expect(await enqueue(first)).toBe(true);
+      const twin = makeJob(TENANT_B, { dedupeKey: 'seal:req_1', kind: 'mail.invite', runAt: at(-10) });
+      expect(await enqueue(twin)).toBe(false);
+      expect(await claim(ALL_KINDS, W1, 0)).toEqual([claimed(first, 1)]);
+      expect(await ok(h().stores.jobs.complete(first.id, W1))).toBe(true);
+      // `complete` removed the job, so its key no longer exists.
+      expect(await enqueue(twin)).toBe(true);
+      expect(await claim(ALL_KINDS, W1, 0)).toEqual([claimed(twin, 1)]);
+    });
+
+    it('jobs without a dedupe key never collide', async () => {
+      const jobs = [makeJob(TENANT_A), makeJob(TENANT_A), makeJob(TENANT_A)];
+      for (const j of jobs) expect(await enqueue(j)).toBe(true);
+      expect(ids(await claim(ALL_KINDS, W1, 0))).toEqual(ids(jobs));
+    });
+
+    it('of concurrent enqueues with one dedupe key exactly one is written', async () => {
+      const jobs = Array.from({ length: 6 }, () => makeJob(TENANT_A, { dedupeKey: 'mail.completed:req_9' }));
+      const results = await Promise.all(jobs.map(enqueue));
+      expect(results.filter((x) => x)).toHaveLength(1);
+      expect(ids(await claim(ALL_KINDS, W1, 0))).toEqual([jobs[results.indexOf(true)]!.id]);
+    });
+
+    it('claim hands out only due jobs of the asked kinds, by runAt then id, at most limit at a time', async () => {
+      const early = makeJob(TENANT_A, { kind: 'seal', runAt: at(-9) });
+      const tieFirst = makeJob(TENANT_A, { runAt: at(-5) });
+      const tieSecond = makeJob(TENANT_B, { kind: 'seal', runAt: at(-5) });
+      const dueNow = makeJob(TENANT_A, { runAt: at(0) });
+      const notYet = makeJob(TENANT_A, { runAt: at(0.001) });
+      const otherKind = makeJob(TENANT_A, { kind: 'expire', runAt: at(-100) });
+      // Inserted out of order, so that insertion order gives neither the runAt nor the id order.
+      for (const j of [notYet, tieSecond, dueNow, otherKind, tieFirst, early]) await enqueue(j);
+      const kinds: JobKind[] = ['mail.invite', 'seal'];
+      expect(ids(await claim(kinds, W1, 0, 60, 2))).toEqual([early.id, tieFirst.id]);
+      expect(ids(await claim(kinds, W1, 0, 60, 2))).toEqual([tieSecond.id, dueNow.id]);
+      expect(await claim(kinds, W1, 0, 60, 2)).toEqual([]);
+      expect(await claim([], W1, LATER)).toEqual([]);
+      expect(ids(await claim(['expire'], W1, 0))).toEqual([otherKind.id]);
+      expect(ids(await claim(kinds, W1, 0.001))).toEqual([notYet.id]);
+    });
+
+    it('a leased job is not claimed again until its lease ends, then it is, with attempts counted up', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      expect(await claim(ALL_KINDS, W1, 0, 30)).toEqual([claimed(job, 1)]);
+      for (const [worker, now] of [[W2, 10], [W2, 29.999], [W1, 29.999]] as const) expect(await claim(ALL_KINDS, worker, now)).toEqual([]);
+      expect(await claim(ALL_KINDS, W2, 30, 30)).toEqual([claimed(job, 2)]);
+      expect(await claim(ALL_KINDS, W1, 45)).toEqual([]);
+      expect(await claim(ALL_KINDS, W1, 60)).toEqual([claimed(job, 3)]);
+    });
+
+    it('complete removes the job only for the worker holding its lease', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0, 30);
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(false);
+      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(true);
+      expect(await claim(ALL_KINDS, W2, LATER)).toEqual([]);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBeNull();
+      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(false);
+      expect(await ok(h().stores.jobs.complete('job_unknown', W1))).toBe(false);
+    });
+
+    it('complete after the lease was lost to another worker returns false and keeps the job', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0, 30);
+      expect(await claim(ALL_KINDS, W2, 30, 60)).toEqual([claimed(job, 2)]);
+      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(false);
+      // Still there, still leased to W2.
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(90));
+      expect(await claim(ALL_KINDS, W1, 89.999)).toEqual([]);
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
+    });
+
+    it('retry releases the lease and reschedules the job with its error, only for the lease holder', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0, 60);
+      await ok(h().stores.jobs.retry(job.id, W2, at(1), 'not mine'));
+      expect(await claim(ALL_KINDS, W2, 30)).toEqual([]);
+      await ok(h().stores.jobs.retry(job.id, W1, at(100), 'SMTP 451 try later'));
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(100));
+      expect(await claim(ALL_KINDS, W2, 99.999)).toEqual([]);
+      expect(await claim(ALL_KINDS, W2, 100, 60)).toEqual([claimed(job, 2, { runAt: at(100), lastError: 'SMTP 451 try later' })]);
+      // Rescheduled before the lease would have ended: the lease is gone, so runAt alone decides.
+      await ok(h().stores.jobs.retry(job.id, W2, at(101), 'again'));
+      expect(await claim(ALL_KINDS, W1, 101)).toEqual([claimed(job, 3, { runAt: at(101), lastError: 'again' })]);
+    });
+
+    it('bury keeps the job dead: never claimed again, not counted by nextRunAt, its dedupe key still taken', async () => {
+      const job = makeJob(TENANT_A, { dedupeKey: 'mail.invite:req_1:rcp_1' });
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0, 30);
+      await ok(h().stores.jobs.bury(job.id, W2, 'not mine'));
+      expect(await claim(ALL_KINDS, W2, 30, 30)).toEqual([claimed(job, 2)]);
+      await ok(h().stores.jobs.bury(job.id, W2, '550 mailbox unavailable'));
+      await ok(h().stores.jobs.retry(job.id, W2, at(0), 'revived?'));
+      for (const worker of [W1, W2]) expect(await claim(ALL_KINDS, worker, LATER)).toEqual([]);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBeNull();
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(false);
+      expect(await enqueue(makeJob(TENANT_A, { dedupeKey: job.dedupeKey }))).toBe(false);
+    });
+
+    it('nextRunAt is the soonest runAt of the live jobs of those kinds, a leased job counting at its lease end', async () => {
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBeNull();
+      const sealA = makeJob(TENANT_A, { kind: 'seal', runAt: at(50) });
+      const invite = makeJob(TENANT_B, { kind: 'mail.invite', runAt: at(20) });
+      const sealB = makeJob(TENANT_A_LIVE, { kind: 'seal', runAt: at(80) });
+      const expire = makeJob(TENANT_A, { kind: 'expire', runAt: at(5) });
+      for (const j of [sealA, invite, sealB, expire]) await enqueue(j);
+      const next = (kinds: readonly JobKind[]) => ok(h().stores.jobs.nextRunAt(kinds));
+      expect(await next(['seal'])).toBe(at(50));
+      expect(await next(['seal', 'mail.invite'])).toBe(at(20));
+      expect(await next(ALL_KINDS)).toBe(at(5));
+      expect(await next(['remind.auto'])).toBeNull();
+      expect(await next([])).toBeNull();
+      expect(ids(await claim(['seal'], W1, 60, 140, 1))).toEqual([sealA.id]);
+      expect(await next(['seal'])).toBe(at(80));
+      expect(ids(await claim(['seal'], W1, 80, 20))).toEqual([sealB.id]);
+      expect(await next(['seal'])).toBe(at(100));
+    });
+
+    it('concurrent claimers, at top level and inside transactions, get each of 50 jobs exactly once', async () => {
+      const kinds: JobKind[] = ['mail.invite', 'seal', 'expire'];
+      const jobs = Array.from({ length: 50 }, (_, i) =>
+        makeJob(i % 2 === 0 ? TENANT_A : TENANT_B, { kind: kinds[i % 3]!, runAt: at(-(i % 7)) }),
+      );
+      for (const j of jobs) await enqueue(j);
+      const claimer = async (i: number): Promise<Job[]> => {
+        const worker = `worker-${i}`;
+        const got: Job[] = [];
+        // Bounded: a queue that hands jobs out twice must fail here, not loop forever.
+        for (let round = 0; round < 100; round++) {
+          const take = (s: Stores) => s.jobs.claim(kinds, worker, at(0), at(600), 1 + (i % 3));
+          // Inside a transaction, the work yields before committing, so other claimers get to run meanwhile.
+          const batch = await ok(i % 2 === 0 ? take(h().stores) : h().uow.transaction((tx) => pipe(take(tx), TE.chainFirstTaskK(() => pause(i % 3)))));
+          if (batch.length === 0) return got;
+          got.push(...batch);
+          await pause(round % 2)();
+        }
+        return got;
+      };
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => claimer(i)));
+      const all = results.flat();
+      expect(all.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+      for (const j of all) expect(j.attempts).toBe(1);
+    });
+
+    it('a claim or complete inside a transaction that rolls back leaves the job as it was', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      const thenAbort = <A>(work: TE.TaskEither<unknown, A>) => pipe(work, TE.chainW(() => TE.left('abort' as const)));
+      expect(await fails(h().uow.transaction((tx) => thenAbort(tx.jobs.claim(ALL_KINDS, W1, at(0), at(60), 10))))).toBe('abort');
+      expect(await claim(ALL_KINDS, W2, 0)).toEqual([claimed(job, 1)]);
+      expect(await fails(h().uow.transaction((tx) => thenAbort(tx.jobs.complete(job.id, W2))))).toBe('abort');
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
+    });
+  });

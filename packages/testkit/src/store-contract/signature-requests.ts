@@ -1,0 +1,77 @@
+import type { SignatureRequest } from '@esig/core';
+import { describe, expect, it } from 'vitest';
+import { TENANT_A, TENANT_A_LIVE, fails, makeSignatureRequest, ok, tagOf } from '../builders';
+import type { Harness } from './harness';
+import { STRANGERS } from './harness';
+
+export const signatureRequestsContract = (h: Harness) =>
+  describe('signatureRequests', () => {
+    it('round-trips the whole aggregate, nested parts and empty variants alike', async () => {
+      const full = makeSignatureRequest(TENANT_A);
+      const bare = makeSignatureRequest(TENANT_A_LIVE, {
+        message: null,
+        documentIds: [],
+        recipients: [],
+        fields: [],
+        signingOrder: 'parallel',
+        expiresAt: null,
+        sentAt: null,
+        declinedAt: null,
+        certificateId: null,
+        finishedSha256: null,
+      });
+      await ok(h().stores.signatureRequests.insert(full));
+      await ok(h().stores.signatureRequests.insert(bare));
+      expect(await ok(h().stores.signatureRequests.findById(TENANT_A, full.id))).toEqual(full);
+      expect(await ok(h().stores.signatureRequests.findById(TENANT_A_LIVE, bare.id))).toEqual(bare);
+    });
+
+    it('finds nothing for an unknown id, another org or the other mode', async () => {
+      const req = makeSignatureRequest(TENANT_A);
+      await ok(h().stores.signatureRequests.insert(req));
+      expect(await ok(h().stores.signatureRequests.findById(TENANT_A, 'req_unknown'))).toBeNull();
+      for (const t of STRANGERS) expect(await ok(h().stores.signatureRequests.findById(t, req.id))).toBeNull();
+    });
+
+    it('update replaces the aggregate when the stored version is next.version - 1', async () => {
+      const req = makeSignatureRequest(TENANT_A, { status: 'DRAFT', version: 1 });
+      await ok(h().stores.signatureRequests.insert(req));
+      const next: SignatureRequest = { ...req, status: 'SENT', title: 'Renamed', recipients: req.recipients.slice(1), version: 2 };
+      await ok(h().stores.signatureRequests.update(next));
+      expect(await ok(h().stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(next);
+    });
+
+    it('update with a stale or skipped version fails with ConcurrentModification and writes nothing', async () => {
+      const req = makeSignatureRequest(TENANT_A, { version: 1 });
+      await ok(h().stores.signatureRequests.insert(req));
+      const v2 = { ...req, title: 'v2', version: 2 };
+      await ok(h().stores.signatureRequests.update(v2));
+      for (const stale of [{ ...req, title: 'stale', version: 2 }, { ...req, title: 'skip', version: 4 }, { ...req, title: 'same', version: 1 }]) {
+        expect(tagOf(await fails(h().stores.signatureRequests.update(stale)))).toBe('ConcurrentModification');
+      }
+      expect(await ok(h().stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(v2);
+      expect(tagOf(await fails(h().stores.signatureRequests.update({ ...req, id: 'req_unknown', version: 2 })))).toBe('ConcurrentModification');
+    });
+
+    it("update cannot reach another org's or mode's request", async () => {
+      const req = makeSignatureRequest(TENANT_A, { version: 1 });
+      await ok(h().stores.signatureRequests.insert(req));
+      for (const t of STRANGERS) {
+        const hijack = { ...req, orgId: t.orgId, mode: t.mode, title: 'hijacked', version: 2 };
+        expect(tagOf(await fails(h().stores.signatureRequests.update(hijack)))).toBe('ConcurrentModification');
+        expect(await ok(h().stores.signatureRequests.findById(t, req.id))).toBeNull();
+      }
+      expect(await ok(h().stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(req);
+    });
+
+    it('update moves the request between status filters', async () => {
+      const req = makeSignatureRequest(TENANT_A, { status: 'DRAFT', version: 1 });
+      await ok(h().stores.signatureRequests.insert(req));
+      await ok(h().stores.signatureRequests.update({ ...req, status: 'SENT', version: 2 }));
+      const page = (status: SignatureRequest['status']) =>
+        ok(h().stores.signatureRequests.list(TENANT_A, { limit: 10, order: 'desc', after: null, filter: { status } }));
+      expect((await page('DRAFT')).items).toEqual([]);
+      expect((await page('SENT')).items.map((r) => r.id)).toEqual([req.id]);
+    });
+  });
+
