@@ -59,3 +59,4 @@ export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Ar
   };
 };
 export * from './worker';
+export * from './secret-box';

@@ -1,7 +1,7 @@
 import type { Mode } from './tenant';
 
 /** Background work, each kind handled by one worker handler. */
-export const JOB_KINDS = ['mail.invite', 'mail.remind', 'mail.completed', 'seal', 'expire', 'remind.auto'] as const;
+export const JOB_KINDS = ['mail.invite', 'mail.remind', 'mail.completed', 'seal', 'expire', 'remind.auto', 'webhook.dispatch', 'webhook.deliver'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /**

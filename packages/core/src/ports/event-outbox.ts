@@ -14,4 +14,6 @@ export interface EventFilter {
 export interface EventOutbox {
   append(event: DomainEvent): StoreResult<void>;
   list(tenant: Tenant, query: KeysetQuery<EventFilter>): StoreResult<KeysetPage<DomainEvent>>;
+  /** One event of this tenant, or null. */
+  findById(tenant: Tenant, id: string): StoreResult<DomainEvent | null>;
 }

@@ -9,6 +9,9 @@ import type { JobQueue } from './job-queue';
 import type { SignatureRequestStore } from './signature-request-store';
 import type { SigningLinkStore } from './signing-link-store';
 import type { TestMailboxStore } from './test-mailbox-store';
+import type { ApiLogStore } from './api-log-store';
+import type { WebhookDeliveryStore } from './webhook-delivery-store';
+import type { WebhookEndpointStore } from './webhook-endpoint-store';
 
 /** The store ports together, as one adapter provides them (bound to a connection or a transaction). */
 export interface Stores {
@@ -23,4 +26,7 @@ export interface Stores {
   readonly signingLinks: SigningLinkStore;
   readonly evidence: EvidenceStore;
   readonly testMailbox: TestMailboxStore;
+  readonly webhookEndpoints: WebhookEndpointStore;
+  readonly webhookDeliveries: WebhookDeliveryStore;
+  readonly apiLog: ApiLogStore;
 }

@@ -9,6 +9,7 @@ import type { IdGenerator } from '../ports/id-generator';
 import type { PdfInspector } from '../ports/pdf-inspector';
 import type { Command } from './command';
 import { check, requireScope } from './policy';
+import { recordEvent } from './signing/records';
 
 /** An upload that passed inspection. Only `inspectUpload` makes one, so no unchecked bytes get stored. */
 export interface InspectedPdf {
@@ -65,7 +66,7 @@ export const uploadDocument =
       TE.chainW(() => tx.documents.insert(doc)),
       TE.chainW(() => tx.documentContents.put(p.tenant, doc.id, input.pdf.bytes)),
       TE.chainW(() =>
-        tx.events.append({
+        recordEvent(tx, deps.ids, {
           id: deps.ids.next('evt'),
           orgId: doc.orgId,
           mode: doc.mode,

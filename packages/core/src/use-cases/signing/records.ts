@@ -2,7 +2,7 @@ import * as TE from 'fp-ts/TaskEither';
 import { pipe } from 'fp-ts/function';
 import type { DomainError } from '../../errors';
 import type { ClientInfo, EvidenceAction } from '../../model/evidence';
-import type { EventType } from '../../model/event';
+import type { DomainEvent, EventType } from '../../model/event';
 import type { JobKind } from '../../model/job';
 import type { SignatureRequest } from '../../model/signature-request';
 import type { IdGenerator } from '../../ports/id-generator';
@@ -12,6 +12,28 @@ import type { Stores } from '../../ports/stores';
  * The small writes every signing step makes together with its state change: an event in the outbox (ids,
  * states and times only), an evidence entry (which may hold the client's address), and follow-up jobs.
  */
+/**
+ * Records an event: into the outbox, and a job that fans it out to the subscribed webhook endpoints, in the
+ * caller's transaction. Every event goes through here, so none can exist without its dispatch.
+ */
+export const recordEvent = (tx: Stores, ids: IdGenerator, event: DomainEvent): TE.TaskEither<DomainError, void> =>
+  pipe(
+    tx.events.append(event),
+    TE.chainW(() =>
+      tx.jobs.enqueue({
+        id: ids.next('job'),
+        kind: 'webhook.dispatch',
+        orgId: event.orgId,
+        mode: event.mode,
+        payload: { eventId: event.id },
+        runAt: event.createdAt,
+        dedupeKey: `dispatch:${event.id}`,
+        createdAt: event.createdAt,
+      }),
+    ),
+    TE.map(() => undefined),
+  );
+
 export const appendEvent = (
   tx: Stores,
   ids: IdGenerator,
@@ -21,7 +43,7 @@ export const appendEvent = (
   data: Record<string, unknown>,
   id: string = ids.next('evt'),
 ): TE.TaskEither<DomainError, void> =>
-  tx.events.append({ id, orgId: r.orgId, mode: r.mode, type, createdAt: at, redeliveryOf: null, data: { request_id: r.id, ...data } });
+  recordEvent(tx, ids, { id, orgId: r.orgId, mode: r.mode, type, createdAt: at, redeliveryOf: null, data: { request_id: r.id, ...data } });
 
 export const appendEvidence = (
   tx: Stores,

@@ -1,0 +1,10 @@
+import type { Tenant } from '../model/tenant';
+import type { ApiLogEntry } from '../model/webhook';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+
+/** The request log (API calls and webhook calls), per tenant. Append-only. */
+export interface ApiLogStore {
+  /** Appends several entries at once (the HTTP adapter batches them off the request path). */
+  append(entries: readonly ApiLogEntry[]): StoreResult<void>;
+  list(tenant: Tenant, query: KeysetQuery<{ readonly kind?: ApiLogEntry['kind'] }>): StoreResult<KeysetPage<ApiLogEntry>>;
+}

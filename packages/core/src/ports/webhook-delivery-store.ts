@@ -1,0 +1,24 @@
+import type { Tenant } from '../model/tenant';
+import type { DeliveryAttempt, WebhookDelivery } from '../model/webhook';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+
+export interface AttemptFilter {
+  readonly endpointId?: string;
+  readonly eventId?: string;
+}
+
+/**
+ * Webhook deliveries and the log of their attempts. Scheduling (when the next attempt runs, who holds it)
+ * is the JobQueue's; this store keeps each delivery's state and its attempt history.
+ */
+export interface WebhookDeliveryStore {
+  insert(delivery: WebhookDelivery): StoreResult<void>;
+  findById(tenant: Tenant, id: string): StoreResult<WebhookDelivery | null>;
+  /** Optimistic update: only if the stored version is `next.version - 1`, else ConcurrentModification. */
+  update(next: WebhookDelivery): StoreResult<void>;
+  /** Marks every `pending` delivery of the endpoint `cancelled`; returns how many. */
+  cancelPending(tenant: Tenant, endpointId: string, at: string): StoreResult<number>;
+  appendAttempt(attempt: DeliveryAttempt): StoreResult<void>;
+  /** The delivery log: one entry per attempt, keyset-paginated on (createdAt, id). */
+  listAttempts(tenant: Tenant, query: KeysetQuery<AttemptFilter>): StoreResult<KeysetPage<DeliveryAttempt>>;
+}

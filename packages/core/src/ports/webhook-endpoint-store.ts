@@ -1,0 +1,22 @@
+import type { EventType } from '../model/event';
+import type { Tenant } from '../model/tenant';
+import type { WebhookEndpoint } from '../model/webhook';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+
+/** Webhook endpoints. Every method filters by tenant: an endpoint belongs to one org and one mode. */
+export interface WebhookEndpointStore {
+  insert(endpoint: WebhookEndpoint): StoreResult<void>;
+  findById(tenant: Tenant, id: string): StoreResult<WebhookEndpoint | null>;
+  /**
+   * Like findById, and (inside a transaction) holds the endpoint's row lock until it ends, so that
+   * concurrent deliveries updating the endpoint's health counters queue instead of conflicting.
+   */
+  findByIdForUpdate(tenant: Tenant, id: string): StoreResult<WebhookEndpoint | null>;
+  list(tenant: Tenant, query: KeysetQuery<undefined>): StoreResult<KeysetPage<WebhookEndpoint>>;
+  /** Optimistic update: only if the stored version is `next.version - 1`, else ConcurrentModification. */
+  update(next: WebhookEndpoint): StoreResult<void>;
+  /** Deletes; `false` when there was nothing to delete in this tenant. */
+  delete(tenant: Tenant, id: string): StoreResult<boolean>;
+  /** The enabled endpoints of this tenant subscribed to `type`, oldest first. */
+  findSubscribed(tenant: Tenant, type: EventType): StoreResult<readonly WebhookEndpoint[]>;
+}

@@ -1,0 +1,150 @@
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook';
+import type { Stores } from '../../ports/stores';
+import type { WebhookResponse } from '../../ports/webhook-sender';
+import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, signatureHeader } from '../../webhook-rules';
+import type { JobHandler } from '../jobs/job-handler';
+import { nothingToRecord } from '../jobs/job-handler';
+import { tenantOf } from '../jobs/load-job-request';
+import { dispatchEvent } from './deliveries';
+import type { WebhookDeps } from './webhook-deps';
+
+/** `webhook.dispatch`: fan an event out to its subscribed endpoints (in the job's commit). */
+export const handleWebhookDispatch =
+  (deps: WebhookDeps): JobHandler =>
+  (job) =>
+    TE.right((tx: Stores) => pipe(dispatchEvent(tx, deps, tenantOf(job), job.payload.eventId ?? ''), TE.map(() => undefined)));
+
+/** The secrets that sign now: the current one first, then any still inside its overlap window. */
+const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): string[] =>
+  e.secrets
+    .filter((s) => s.retiresAt === null || s.retiresAt > at)
+    .map((s) => deps.secrets.open(s.sealed))
+    .filter(E.isRight)
+    .map((r) => r.right);
+
+/**
+ * `webhook.deliver`: one attempt of one delivery. Outside any transaction: sign and POST (the sender
+ * enforces the target rules at connect time). Then, in the job's commit: the attempt in the delivery log
+ * and the request log, the delivery's new state, the endpoint's health — disabling it (and cancelling its
+ * waiting deliveries) after 5 final failures in a row or 3 days of nothing but failures — and the next
+ * attempt's job when the verdict is a retry. A retry keeps the event id and the delivery id.
+ */
+export const handleWebhookDeliver =
+  (deps: WebhookDeps): JobHandler =>
+  (job) => {
+    const tenant = tenantOf(job);
+    return pipe(
+      deps.stores.webhookDeliveries.findById(tenant, job.payload.deliveryId ?? ''),
+      TE.chainW((d) => (d === null || d.status !== 'pending' ? TE.right(null) : pipe(deps.stores.webhookEndpoints.findById(tenant, d.endpointId), TE.map((e) => ({ d, e }))))),
+      TE.chainW((found): TE.TaskEither<DomainError, (tx: Stores) => TE.TaskEither<DomainError, void>> => {
+        if (found === null) return TE.right(nothingToRecord);
+        const { d, e } = found;
+        if (e === null || !e.enabled)
+          return TE.right((tx: Stores) => pipe(cancel(tx, d, deps.clock.now().toISOString()), TE.map(() => undefined)));
+        const attempt = d.attempts + 1;
+        const now = deps.clock.now();
+        const t = Math.floor(now.getTime() / 1000);
+        const secrets = signingSecrets(deps, e, now.toISOString());
+        const headers = {
+          'Esig-Signature': signatureHeader(deps.crypto, d.body, secrets, t),
+          'Esig-Event-Id': d.eventId,
+          'Esig-Event-Type': d.eventType,
+          'Esig-Delivery-Id': d.id,
+          'Esig-Attempt': String(attempt),
+          'Esig-Timestamp': String(t),
+        };
+        return pipe(
+          TE.fromTask(deps.sender.send({ url: e.url, body: d.body, headers, timeoutMs: DELIVERY_TIMEOUT_MS })),
+          TE.map((response) => record(deps, d, e.id, attempt, response, e.url)),
+        );
+      }),
+    );
+  };
+
+const cancel = (tx: Stores, d: WebhookDelivery, at: string) =>
+  tx.webhookDeliveries.update({ ...d, status: 'cancelled', nextAttemptAt: null, lastAttemptAt: d.lastAttemptAt ?? at, version: d.version + 1 });
+
+const record =
+  (deps: WebhookDeps, d: WebhookDelivery, endpointId: string, attempt: number, r: WebhookResponse, url: string) =>
+  (tx: Stores): TE.TaskEither<DomainError, void> => {
+    const now = deps.clock.now();
+    const at = now.toISOString();
+    const tenant = { orgId: d.orgId, mode: d.mode };
+    const verdict = judgeAttempt(r, attempt, deps.retryScale, deps.random());
+    const outcome = outcomeOf(r);
+    const next: WebhookDelivery = {
+      ...d,
+      attempts: attempt,
+      status: verdict._tag === 'Succeeded' ? 'succeeded' : verdict._tag === 'FinalFailure' ? 'failed' : 'pending',
+      nextAttemptAt: verdict._tag === 'Retry' ? new Date(now.getTime() + verdict.delayMs).toISOString() : null,
+      lastAttemptAt: at,
+      lastOutcome: outcome,
+      version: d.version + 1,
+    };
+    return pipe(
+      tx.webhookDeliveries.appendAttempt({
+        id: deps.ids.next('dlv'),
+        orgId: d.orgId,
+        mode: d.mode,
+        deliveryId: d.id,
+        endpointId,
+        eventId: d.eventId,
+        eventType: d.eventType,
+        attempt,
+        outcome,
+        succeeded: verdict._tag === 'Succeeded',
+        durationMs: Math.round(r.durationMs),
+        responseBody: r._tag === 'Answered' ? r.bodyExcerpt : r.detail.slice(0, 1024),
+        createdAt: at,
+      }),
+      TE.chainW(() =>
+        tx.apiLog.append([
+          { id: deps.ids.next('log'), orgId: d.orgId, mode: d.mode, kind: 'webhook', method: 'POST', target: url, status: r._tag === 'Answered' ? r.status : null, outcome, durationMs: Math.round(r.durationMs), keyId: null, createdAt: at },
+        ]),
+      ),
+      TE.chainW(() => tx.webhookDeliveries.update(next)),
+      TE.chainW(() =>
+        verdict._tag === 'Retry'
+          ? pipe(
+              tx.jobs.enqueue({ id: deps.ids.next('job'), kind: 'webhook.deliver', orgId: d.orgId, mode: d.mode, payload: { deliveryId: d.id }, runAt: next.nextAttemptAt!, dedupeKey: `deliver:${d.id}:${attempt + 1}`, createdAt: at }),
+              TE.map(() => undefined),
+            )
+          : TE.right(undefined),
+      ),
+      // The endpoint's health, under its row lock: concurrent deliveries to one endpoint queue here.
+      TE.chainW(() => tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId)),
+      TE.chainW((e) => (e === null ? TE.right(undefined) : updateHealth(tx, e, verdict._tag, at, now.getTime()))),
+    );
+  };
+
+const updateHealth = (tx: Stores, e: WebhookEndpoint, verdict: 'Succeeded' | 'Retry' | 'FinalFailure', at: string, nowMs: number): TE.TaskEither<DomainError, void> => {
+  if (verdict === 'Succeeded')
+    return e.consecutiveFinalFailures === 0 && e.failingSince === null
+      ? TE.right(undefined)
+      : tx.webhookEndpoints.update({ ...e, consecutiveFinalFailures: 0, failingSince: null, updatedAt: at, version: e.version + 1 });
+  const failingSince = e.failingSince ?? at;
+  const finals = e.consecutiveFinalFailures + (verdict === 'FinalFailure' ? 1 : 0);
+  const reason =
+    finals >= DISABLE_AFTER_FINAL_FAILURES
+      ? `${finals} deliveries in a row failed for good`
+      : nowMs - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS
+        ? `nothing but failures since ${failingSince}`
+        : null;
+  const next: WebhookEndpoint = {
+    ...e,
+    consecutiveFinalFailures: finals,
+    failingSince,
+    ...(reason !== null && e.enabled ? { enabled: false, disabledReason: reason, disabledAt: at } : {}),
+    updatedAt: at,
+    version: e.version + 1,
+  };
+  return pipe(
+    tx.webhookEndpoints.update(next),
+    TE.chainW(() => (reason !== null && e.enabled ? tx.webhookDeliveries.cancelPending({ orgId: e.orgId, mode: e.mode }, e.id, at) : TE.right(0))),
+    TE.map(() => undefined),
+  );
+};

@@ -1,0 +1,24 @@
+import type { Clock } from '../../ports/clock';
+import type { Crypto } from '../../ports/crypto';
+import type { IdGenerator } from '../../ports/id-generator';
+import type { SecretBox } from '../../ports/secret-box';
+import type { Stores } from '../../ports/stores';
+import type { UnitOfWork } from '../../ports/unit-of-work';
+import type { WebhookSender } from '../../ports/webhook-sender';
+
+export interface WebhookDeps {
+  readonly stores: Stores;
+  readonly uow: UnitOfWork;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly crypto: Crypto;
+  readonly secrets: SecretBox;
+  readonly sender: WebhookSender;
+  /** Multiplies the retry gaps (CONTRACT: ESIG_WEBHOOK_RETRY_SCALE; tests use a tiny value). */
+  readonly retryScale: number;
+  /** In [0, 1): jitter for retry gaps. */
+  readonly random: () => number;
+}
+
+/** `whsec_` and 43 alphanumerics (≈ 256 bits). */
+export const newWebhookSecret = (crypto: WebhookDeps['crypto']) => `whsec_${crypto.randomAlphanumeric(43)}`;
