@@ -14,6 +14,7 @@ import { isStorable, statusOf, toProblem } from './problem';
 import type { Route, Upload, WriteOp } from './route';
 import { buildRoutes } from './routes';
 import { createSignerRouter } from './signer-routes';
+import { createLogBuffer } from './log-buffer';
 import { mountSigningPage } from './signing-page';
 
 interface Locals {
@@ -51,6 +52,9 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
   app.set('etag', false);
 
   const routes = buildRoutes(deps);
+  const logs = createLogBuffer(deps.uow, deps.logger);
+  // The composition root flushes the request log on shutdown.
+  app.locals.flushLogs = () => logs.flush(true);
   const openApi = JSON.stringify(buildOpenApi(routes, opts.publicUrl));
   const auth = authenticate(deps);
 
@@ -62,12 +66,26 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
     const started = performance.now();
-    res.on('finish', () =>
-      deps.logger.info(
-        { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, keyId: locals(res).principal?.keyId },
-        'request',
-      ),
-    );
+    res.on('finish', () => {
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const p = locals(res).principal;
+      deps.logger.info({ requestId, method: req.method, path: req.path, status: res.statusCode, ms, keyId: p?.keyId }, 'request');
+      // Only calls made with a key belong to a tenant's log.
+      if (p)
+        logs.add({
+          id: requestId,
+          orgId: p.tenant.orgId,
+          mode: p.tenant.mode,
+          kind: 'api',
+          method: req.method,
+          target: req.path,
+          status: res.statusCode,
+          outcome: String(res.statusCode),
+          durationMs: Math.round(ms),
+          keyId: p.keyId,
+          createdAt: deps.clock.now().toISOString(),
+        });
+    });
     next();
   });
 

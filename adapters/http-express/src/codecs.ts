@@ -71,6 +71,17 @@ export const CreateApiKeyBody = object(
 
 export const MailboxListQuery = object({}, { ...ListQuery_props(), to: str({ min: 1, max: 254 }) }, 'MailboxListQuery');
 
+export const EndpointId = id('whe');
+export const DeliveryId = id('dlv');
+
+const eventTypes = arrayOf(oneOf(EVENT_TYPES, 'EventType'), { min: 1, max: EVENT_TYPES.length });
+const webhookUrl = str({ min: 9, max: 2048, format: 'uri', pattern: /^https:\/\//i, description: 'must be an https:// URL' });
+
+export const CreateWebhookEndpointBody = object({ url: webhookUrl, events: eventTypes }, { description: nullable(str({ max: 500 })) }, 'CreateWebhookEndpoint');
+export const UpdateWebhookEndpointBody = object({}, { url: webhookUrl, events: eventTypes, description: nullable(str({ max: 500 })), enabled: t.boolean }, 'UpdateWebhookEndpoint');
+export const DeliveryListQuery = object({}, { ...ListQuery_props(), endpointId: EndpointId, eventId: str({ min: 1, max: 200 }) }, 'DeliveryListQuery');
+export const LogListQuery = object({}, { ...ListQuery_props(), kind: oneOf(['api', 'webhook'] as const, 'LogKind') }, 'LogListQuery');
+
 // ---- Signer API (authenticated by the link's token) ------------------------------------------------
 
 export const SigningToken = str({ min: 43, max: 128, pattern: /^[A-Za-z0-9]+$/, description: 'must be a signing token', name: 'SigningToken' });
@@ -215,6 +226,71 @@ export const Problem = t.intersection(
 export const StoredMailResource = t.type(
   { id: t.string, to: t.string, subject: t.string, text: t.string, html: t.string, messageId: t.string, createdAt: dateTime },
   'TestMail',
+);
+
+export const WebhookEndpointResource = t.type(
+  {
+    id: EndpointId,
+    url: t.string,
+    events: t.array(oneOf(EVENT_TYPES, 'EventType')),
+    description: nullable(t.string),
+    enabled: t.boolean,
+    disabledReason: nullable(t.string),
+    disabledAt: nullableTime,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+    testMode: t.boolean,
+  },
+  'WebhookEndpoint',
+);
+export const CreatedWebhookEndpointResource = t.intersection([WebhookEndpointResource, t.type({ secret: t.string })], 'CreatedWebhookEndpoint');
+export const RotatedSecretResource = t.type({ id: EndpointId, secret: t.string, previousSecretExpiresAt: nullableTime }, 'RotatedSecret');
+export const WebhookDeliveryResource = t.type(
+  {
+    id: DeliveryId,
+    endpointId: EndpointId,
+    eventId: t.string,
+    eventType: t.string,
+    status: oneOf(['pending', 'succeeded', 'failed', 'cancelled'] as const, 'DeliveryStatus'),
+    attempts: num({ integer: true }),
+    nextAttemptAt: nullableTime,
+    lastAttemptAt: nullableTime,
+    lastOutcome: nullable(t.string),
+    createdAt: dateTime,
+    testMode: t.boolean,
+  },
+  'WebhookDelivery',
+);
+export const DeliveryAttemptResource = t.type(
+  {
+    id: t.string,
+    deliveryId: DeliveryId,
+    endpointId: EndpointId,
+    eventId: t.string,
+    eventType: t.string,
+    attempt: num({ integer: true }),
+    status: t.string,
+    succeeded: t.boolean,
+    durationMs: num({ integer: true }),
+    responseBody: t.string,
+    createdAt: dateTime,
+  },
+  'DeliveryAttempt',
+);
+export const ApiLogResource = t.type(
+  {
+    id: t.string,
+    kind: oneOf(['api', 'webhook'] as const, 'LogKind'),
+    method: t.string,
+    target: t.string,
+    status: nullable(num({ integer: true })),
+    outcome: t.string,
+    durationMs: num({ integer: true }),
+    keyId: nullable(t.string),
+    createdAt: dateTime,
+    testMode: t.boolean,
+  },
+  'LogEntry',
 );
 
 export const Health = t.type({ status: t.string }, 'Health');

@@ -1,4 +1,4 @@
-import type { Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PdfInspector, RateLimiter, Stores, Tenant, UnitOfWork } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PdfInspector, RateLimiter, SecretBox, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 
 /** Structured logging; the composition root decides where lines go. */
 export interface Logger {
@@ -22,6 +22,12 @@ export interface EsigHttpDeps {
   readonly mail: (tenant: Tenant) => MailTransport;
   /** Automatic reminders after sending, repeated at this interval; null disables them. */
   readonly reminderIntervalMs: number | null;
+  /** Encrypts webhook secrets at rest. */
+  readonly secrets: SecretBox;
+  /** Checks webhook target URLs (and, in workers, delivers). */
+  readonly sender: WebhookSender;
+  readonly retryScale: number;
+  readonly random: () => number;
   /** Whether the service can take traffic (database reachable); backs `/readyz`. */
   readonly ready: () => Promise<boolean>;
 }

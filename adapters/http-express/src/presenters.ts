@@ -1,5 +1,7 @@
-import type { ApiKey, Document, DomainEvent, Field, Recipient, SignatureRequest } from '@esig/core';
+import type { ApiKey, ApiLogEntry, DeliveryAttempt, Document, DomainEvent, Field, Recipient, SignatureRequest, WebhookDelivery, WebhookEndpoint } from '@esig/core';
+import type * as t from 'io-ts';
 import type { ApiKeyResource, DocumentResource, EventResource, FieldResource, RecipientResource, SignatureRequestResource } from './codecs';
+import type { ApiLogResource, DeliveryAttemptResource, WebhookDeliveryResource, WebhookEndpointResource } from './codecs';
 
 // Domain records → API representations (camelCase, `testMode` instead of the internal mode). Typed against
 // the response codecs, so a representation cannot drift from the OpenAPI document without a compile error.
@@ -70,4 +72,59 @@ export const presentEvent = (e: DomainEvent): EventResource => ({
   testMode: e.mode === 'test',
   data: { ...e.data },
   redeliveryOf: e.redeliveryOf,
+});
+
+/** Secrets never appear here; they are shown once, by the create and rotate calls. */
+export const presentEndpoint = (e: WebhookEndpoint): t.TypeOf<typeof WebhookEndpointResource> => ({
+  id: e.id,
+  url: e.url,
+  events: [...e.events],
+  description: e.description,
+  enabled: e.enabled,
+  disabledReason: e.disabledReason,
+  disabledAt: e.disabledAt,
+  createdAt: e.createdAt,
+  updatedAt: e.updatedAt,
+  testMode: e.mode === 'test',
+});
+
+export const presentDelivery = (d: WebhookDelivery): t.TypeOf<typeof WebhookDeliveryResource> => ({
+  id: d.id,
+  endpointId: d.endpointId,
+  eventId: d.eventId,
+  eventType: d.eventType,
+  status: d.status,
+  attempts: d.attempts,
+  nextAttemptAt: d.nextAttemptAt,
+  lastAttemptAt: d.lastAttemptAt,
+  lastOutcome: d.lastOutcome,
+  createdAt: d.createdAt,
+  testMode: d.mode === 'test',
+});
+
+export const presentAttempt = (a: DeliveryAttempt): t.TypeOf<typeof DeliveryAttemptResource> => ({
+  id: a.id,
+  deliveryId: a.deliveryId,
+  endpointId: a.endpointId,
+  eventId: a.eventId,
+  eventType: a.eventType,
+  attempt: a.attempt,
+  status: a.outcome,
+  succeeded: a.succeeded,
+  durationMs: a.durationMs,
+  responseBody: a.responseBody,
+  createdAt: a.createdAt,
+});
+
+export const presentLogEntry = (l: ApiLogEntry): t.TypeOf<typeof ApiLogResource> => ({
+  id: l.id,
+  kind: l.kind,
+  method: l.method,
+  target: l.target,
+  status: l.status,
+  outcome: l.outcome,
+  durationMs: l.durationMs,
+  keyId: l.keyId,
+  createdAt: l.createdAt,
+  testMode: l.mode === 'test',
 });

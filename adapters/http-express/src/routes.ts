@@ -4,7 +4,7 @@ import * as core from '@esig/core';
 import { validationFailed } from '@esig/core';
 import * as c from './codecs';
 import type { EsigHttpDeps } from './deps';
-import { presentApiKey, presentDocument, presentEvent, presentField, presentRecipient, presentSignatureRequest } from './presenters';
+import { presentApiKey, presentAttempt, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters';
 import type { Reply, Route } from './route';
 import { op, read, write } from './route';
 
@@ -144,6 +144,76 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
         core.listTestMailbox(d)(principal, query, { to: query.to }, (m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, html: m.html, messageId: m.messageId, createdAt: m.createdAt })),
         TE.map(json(200)),
       ),
+  }),
+
+  // ---- Webhooks ----------------------------------------------------------------------------------
+  write({
+    method: 'post', path: '/api/v1/webhooks/endpoints', operationId: 'createWebhookEndpoint', tag: 'Webhooks', scope: 'webhooks:write',
+    summary: 'Create an endpoint (HTTPS, public address) subscribed to event types. The secret is in this response only.', body: c.CreateWebhookEndpointBody,
+    response: { status: 201, codec: c.CreatedWebhookEndpointResource, description: 'The endpoint and its signing secret (shown once).' },
+    handle: ({ principal, body }) =>
+      pipe(
+        core.createWebhookEndpoint(d)(principal, body),
+        TE.map((cmd) => op(cmd, 201, (r: core.CreatedEndpoint) => ({ ...presentEndpoint(r.endpoint), secret: r.secret }))),
+      ),
+  }),
+  read({
+    method: 'get', path: '/api/v1/webhooks/endpoints', operationId: 'listWebhookEndpoints', tag: 'Webhooks', scope: 'webhooks:read',
+    summary: 'List endpoints (never their secrets).', query: c.ListQuery,
+    response: { status: 200, codec: c.listOf(c.WebhookEndpointResource), description: listDesc('webhook endpoints') },
+    handle: ({ principal, query }) => pipe(core.listWebhookEndpoints(d)(principal, query, presentEndpoint), TE.map(json(200))),
+  }),
+  read({
+    method: 'get', path: '/api/v1/webhooks/endpoints/{endpointId}', operationId: 'getWebhookEndpoint', tag: 'Webhooks', scope: 'webhooks:read',
+    summary: 'One endpoint, with why it was disabled if it is.', params: { endpointId: c.EndpointId },
+    response: { status: 200, codec: c.WebhookEndpointResource, description: 'The endpoint.' },
+    handle: ({ principal, params }) => pipe(core.getWebhookEndpoint(d)(principal, params.endpointId), TE.map((e) => json(200)(presentEndpoint(e)))),
+  }),
+  write({
+    method: 'patch', path: '/api/v1/webhooks/endpoints/{endpointId}', operationId: 'updateWebhookEndpoint', tag: 'Webhooks', scope: 'webhooks:write',
+    summary: 'Change url, events, description, or enabled (enabling clears the failure record).', params: { endpointId: c.EndpointId }, body: c.UpdateWebhookEndpointBody,
+    response: { status: 200, codec: c.WebhookEndpointResource, description: 'The updated endpoint.' },
+    handle: ({ principal, params, body }) => pipe(core.updateWebhookEndpoint(d)(principal, params.endpointId, body), TE.map((cmd) => op(cmd, 200, presentEndpoint))),
+  }),
+  write({
+    method: 'delete', path: '/api/v1/webhooks/endpoints/{endpointId}', operationId: 'deleteWebhookEndpoint', tag: 'Webhooks', scope: 'webhooks:write',
+    summary: 'Delete an endpoint; its waiting deliveries are cancelled.', params: { endpointId: c.EndpointId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 200, codec: c.WebhookEndpointResource, description: 'The deleted endpoint.' },
+    handle: ({ principal, params }) => TE.right(op(core.deleteWebhookEndpoint(d)(principal, params.endpointId), 200, presentEndpoint)),
+  }),
+  write({
+    method: 'post', path: '/api/v1/webhooks/endpoints/{endpointId}/rotate-secret', operationId: 'rotateWebhookSecret', tag: 'Webhooks', scope: 'webhooks:write',
+    summary: 'A new secret (shown once); the old one keeps signing for 24 h, both v1 signatures on each delivery meanwhile.', params: { endpointId: c.EndpointId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 200, codec: c.RotatedSecretResource, description: 'The new secret.' },
+    handle: ({ principal, params }) =>
+      TE.right(
+        op(core.rotateWebhookSecret(d)(principal, params.endpointId), 200, (r: core.CreatedEndpoint) => ({ id: r.endpoint.id, secret: r.secret, previousSecretExpiresAt: r.endpoint.secrets[1]?.retiresAt ?? null })),
+      ),
+  }),
+  write({
+    method: 'post', path: '/api/v1/webhooks/endpoints/{endpointId}/test', operationId: 'testWebhookEndpoint', tag: 'Webhooks', scope: 'webhooks:write',
+    summary: 'Send a signed `webhook.test` event to the endpoint now.', params: { endpointId: c.EndpointId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 202, codec: c.WebhookDeliveryResource, description: 'The test delivery, on its way.' },
+    handle: ({ principal, params }) => TE.right(op(core.testWebhookEndpoint(d)(principal, params.endpointId), 202, presentDelivery)),
+  }),
+  read({
+    method: 'get', path: '/api/v1/webhooks/deliveries', operationId: 'listWebhookDeliveries', tag: 'Webhooks', scope: 'webhooks:read',
+    summary: 'The delivery log: one entry per attempt (status, duration, first 1,024 bytes of the answer).', query: c.DeliveryListQuery,
+    response: { status: 200, codec: c.listOf(c.DeliveryAttemptResource), description: listDesc('delivery attempts') },
+    handle: ({ principal, query }) =>
+      pipe(core.listWebhookDeliveries(d)(principal, query, { endpointId: query.endpointId, eventId: query.eventId }, presentAttempt), TE.map(json(200))),
+  }),
+  write({
+    method: 'post', path: '/api/v1/webhooks/deliveries/{deliveryId}/resend', operationId: 'resendWebhookDelivery', tag: 'Webhooks', scope: 'webhooks:write',
+    summary: 'Resend a delivery’s event: a new event id, `redelivery_of` the original, in a new delivery.', params: { deliveryId: c.DeliveryId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    response: { status: 202, codec: c.WebhookDeliveryResource, description: 'The new delivery.' },
+    handle: ({ principal, params }) => TE.right(op(core.resendWebhookDelivery(d)(principal, params.deliveryId), 202, presentDelivery)),
+  }),
+  read({
+    method: 'get', path: '/api/v1/logs', operationId: 'listLogs', tag: 'Logs', scope: 'logs:read',
+    summary: 'The request log: API calls and webhook calls of this org and mode.', query: c.LogListQuery,
+    response: { status: 200, codec: c.listOf(c.ApiLogResource), description: listDesc('log entries') },
+    handle: ({ principal, query }) => pipe(core.listApiLog(d)(principal, query, { kind: query.kind }, presentLogEntry), TE.map(json(200))),
   }),
 
   // ---- Events ------------------------------------------------------------------------------------

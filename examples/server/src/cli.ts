@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
-import { ConfigError, buildContainer, configFromEnvironment, createKey, migrate, runWorkerProcess, startServer } from './main';
-import { T } from './tokens';
+import { ConfigError, configFromEnvironment, createKeyStandalone, migrate, runWorkerProcess, startServer } from './main';
 
 const USAGE = `esig — electronic signatures
 
@@ -41,7 +40,7 @@ const main = async () => {
       return;
     }
     case 'worker': {
-      const running = runWorkerProcess(config);
+      const running = await runWorkerProcess(config);
       process.stdout.write('esig: worker started\n');
       let stopping = false;
       const stop = async (signal: string) => {
@@ -56,7 +55,7 @@ const main = async () => {
       return;
     }
     case 'migrate': {
-      const n = migrate(config);
+      const n = await migrate(config);
       return void process.stdout.write(`esig: ${n} migration(s) applied\n`);
     }
     case 'keys': {
@@ -72,14 +71,9 @@ const main = async () => {
       if (scopes.length === 0) return fail(`--scopes is required: a comma list of ${API_SCOPES.join(', ')}, or *`);
       const unknown = scopes.filter((s) => s !== '*' && !(API_SCOPES as readonly string[]).includes(s));
       if (unknown.length > 0) return fail(`unknown scope(s): ${unknown.join(', ')}`);
-      const c = buildContainer(config);
-      try {
-        const issued = await createKey(c, { orgName: values.org, mode: values.mode as Mode, scopes: scopes as GrantedScope[], name: values.name ?? 'cli' });
-        process.stdout.write(`${JSON.stringify({ id: issued.key.id, org: issued.org.name, orgId: issued.org.id, mode: issued.key.mode, scopes: issued.key.scopes, secret: issued.secret }, null, 2)}\n`);
-        process.stderr.write('esig: the secret above is shown once; it is stored only as a hash.\n');
-      } finally {
-        c.resolve(T.Database).close();
-      }
+      const issued = await createKeyStandalone(config, { orgName: values.org, mode: values.mode as Mode, scopes: scopes as GrantedScope[], name: values.name ?? 'cli' });
+      process.stdout.write(`${JSON.stringify({ id: issued.key.id, org: issued.org.name, orgId: issued.org.id, mode: issued.key.mode, scopes: issued.key.scopes, secret: issued.secret }, null, 2)}\n`);
+      process.stderr.write('esig: the secret above is shown once; it is stored only as a hash.\n');
       return;
     }
     default:

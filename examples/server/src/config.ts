@@ -26,6 +26,14 @@ export interface ServerConfig {
   readonly workerPollMs: number;
   /** How long a worker holds a claimed job; a crashed worker's jobs return after this. */
   readonly workerLeaseMs: number;
+  /** Connections per process to PostgreSQL. */
+  readonly databasePoolSize: number;
+  /** Development only: hosts or CIDRs exempt from the webhook private-address rule. */
+  readonly webhookAllowHosts: readonly string[];
+  /** Extra CA certificates (PEM file) trusted for webhook HTTPS. */
+  readonly webhookCaFile: string | null;
+  /** Multiplies webhook retry gaps (tests use a tiny value). */
+  readonly webhookRetryScale: number;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +91,16 @@ export const loadConfig = (env: Env): ServerConfig => {
     })(),
     workerPollMs: int(env, 'ESIG_WORKER_POLL_MS', 500, 10),
     workerLeaseMs: int(env, 'ESIG_WORKER_LEASE_MS', 300_000, 100),
+    databasePoolSize: int(env, 'ESIG_DATABASE_POOL_SIZE', 10),
+    webhookAllowHosts: (env.ESIG_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    webhookCaFile: env.ESIG_WEBHOOK_CA_FILE || null,
+    webhookRetryScale: (() => {
+      const raw = env.ESIG_WEBHOOK_RETRY_SCALE;
+      if (raw === undefined || raw === '') return 1;
+      const n = Number(raw);
+      if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`ESIG_WEBHOOK_RETRY_SCALE must be a positive number (got "${raw}")`);
+      return n;
+    })(),
   };
 };
 

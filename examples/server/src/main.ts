@@ -16,48 +16,58 @@ import {
   handleExpire,
   handleInvitationMail,
   handleSeal,
+  handleWebhookDeliver,
+  handleWebhookDispatch,
   testMailboxTransport,
 } from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
 import { createSmtpTransport } from '@esig/mailer-smtp';
 import { pdfLibInspector, pdfLibRenderer } from '@esig/pdf-pdflib';
-import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
 import type { RunningWorker } from '@esig/runtime-node';
-import { createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
-import { openSqliteStore } from '@esig/store-sqlite';
+import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
+import { createHttpsWebhookSender } from '@esig/webhook-https';
 import type { ServerConfig } from './config';
 import { ConfigError, loadConfig } from './config';
+import type { Database } from './database';
+import { openDatabase } from './database';
 import { createJsonLogger } from './logger';
 import { T } from './tokens';
 
+const USER_AGENT = 'esig-webhooks/1.0';
+
 /**
  * The composition root: the only place that reads the environment and wires adapters to the core's ports.
- * Registrations are factories (no decorators), so esbuild-compiled code needs no decorator metadata.
+ * Registrations are factories (no decorators), so esbuild-compiled code needs no decorator metadata. The
+ * database is opened first (opening PostgreSQL is asynchronous) and registered as a value.
  */
-export const buildContainer = (config: ServerConfig): DependencyContainer => {
+export const buildContainer = (config: ServerConfig, db: Database): DependencyContainer => {
   const c = container.createChildContainer();
   const once = <A>(f: (c: DependencyContainer) => A) => ({ useFactory: instanceCachingFactory(f) });
 
   c.register(T.Config, { useValue: config });
+  c.register(T.Database, { useValue: db });
   c.register(T.Logger, once(() => createJsonLogger(config.logLevel)));
   c.register(T.Clock, { useValue: systemClock });
   c.register(T.Crypto, { useValue: nodeCrypto });
   c.register(T.Ids, once((r) => createUlidGenerator(r.resolve(T.Clock))));
   c.register(T.MasterKey, once(() => loadMasterKey(config)));
-  c.register(
-    T.Database,
-    once(() => {
-      if (config.database.kind !== 'sqlite')
-        throw new ConfigError('This build stores data in SQLite only; set ESIG_DATABASE_URL=sqlite:<path>.');
-      return openSqliteStore({ path: config.database.path, migrate: config.autoMigrate });
-    }),
-  );
-  c.register(T.Stores, once((r) => r.resolve(T.Database).stores));
-  c.register(T.UnitOfWork, once((r) => r.resolve(T.Database).uow));
+  c.register(T.Stores, { useValue: db.stores });
+  c.register(T.UnitOfWork, { useValue: db.uow });
   c.register(T.Pdf, { useValue: pdfLibInspector });
-  c.register(T.Cursors, once((r) => createCursorSigner(r.resolve(T.MasterKey))));
-  c.register(T.RateLimiter, once((r) => createMemoryRateLimiter(r.resolve(T.Clock), config.rateLimit.windowS * 1000)));
   c.register(T.Renderer, { useValue: pdfLibRenderer });
+  c.register(T.Cursors, once((r) => createCursorSigner(r.resolve(T.MasterKey))));
+  c.register(T.SecretBox, once((r) => createAesGcmSecretBox(r.resolve(T.MasterKey))));
+  c.register(
+    T.WebhookSender,
+    once(() =>
+      createHttpsWebhookSender({
+        allowHosts: config.webhookAllowHosts,
+        extraCa: config.webhookCaFile === null ? undefined : readFileSync(config.webhookCaFile),
+        userAgent: USER_AGENT,
+      }),
+    ),
+  );
+  c.register(T.RateLimiter, once((r) => db.rateLimiter(config.rateLimit.windowS * 1000, r.resolve(T.Clock))));
   c.register(
     T.Mail,
     once((r) => {
@@ -66,19 +76,26 @@ export const buildContainer = (config: ServerConfig): DependencyContainer => {
       const deps = { uow: r.resolve(T.UnitOfWork), clock: r.resolve(T.Clock), ids: r.resolve(T.Ids) };
       // Without ESIG_SMTP_URL live mail cannot leave; the jobs fail softly and retry until it is set.
       const unconfigured: MailTransport = { send: () => TE.left({ _tag: 'MailFailure', permanent: false, detail: 'ESIG_SMTP_URL is not set' }) };
-      return (tenant: Tenant): MailTransport =>
-        tenant.mode === 'live' ? (live ?? unconfigured) : (testSmtp ?? testMailboxTransport(deps, tenant));
+      return (tenant: Tenant): MailTransport => (tenant.mode === 'live' ? (live ?? unconfigured) : (testSmtp ?? testMailboxTransport(deps, tenant)));
     }),
   );
+  const core = (r: DependencyContainer) => ({
+    stores: r.resolve(T.Stores),
+    uow: r.resolve(T.UnitOfWork),
+    clock: r.resolve(T.Clock),
+    ids: r.resolve(T.Ids),
+    crypto: r.resolve(T.Crypto),
+    secrets: r.resolve(T.SecretBox),
+    sender: r.resolve(T.WebhookSender),
+    retryScale: config.webhookRetryScale,
+    // Jitter only; not a secret.
+    random: Math.random,
+  });
   c.register(
     T.JobHandlers,
     once((r) => {
       const deps = {
-        stores: r.resolve(T.Stores),
-        uow: r.resolve(T.UnitOfWork),
-        clock: r.resolve(T.Clock),
-        ids: r.resolve(T.Ids),
-        crypto: r.resolve(T.Crypto),
+        ...core(r),
         mail: r.resolve(T.Mail),
         publicUrl: config.publicUrl,
         renderer: r.resolve(T.Renderer),
@@ -92,17 +109,15 @@ export const buildContainer = (config: ServerConfig): DependencyContainer => {
         seal: handleSeal(deps),
         expire: handleExpire(deps),
         'remind.auto': handleAutoRemind(deps),
+        'webhook.dispatch': handleWebhookDispatch(deps),
+        'webhook.deliver': handleWebhookDeliver(deps),
       };
     }),
   );
   c.register(
     T.HttpDeps,
     once((r) => ({
-      stores: r.resolve(T.Stores),
-      uow: r.resolve(T.UnitOfWork),
-      clock: r.resolve(T.Clock),
-      ids: r.resolve(T.Ids),
-      crypto: r.resolve(T.Crypto),
+      ...core(r),
       pdf: r.resolve(T.Pdf),
       cursors: r.resolve(T.Cursors),
       rateLimiter: r.resolve(T.RateLimiter),
@@ -142,15 +157,18 @@ const loadMasterKey = (config: ServerConfig): Buffer => {
     if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`${file} does not hold 64 hex characters`);
     return Buffer.from(hex, 'hex');
   }
+  if (config.database.kind === 'postgres')
+    // Several processes must share one key: generating one per machine would make their secrets unreadable to each other.
+    throw new ConfigError('ESIG_MASTER_KEY is required with PostgreSQL (64 hex characters, the same for every process).');
   mkdirSync(config.dataDir, { recursive: true });
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   return key;
 };
 
-/** Starts the background workers (mail, sealing, expiry, reminders) of this process. */
-export const startWorkers = (c: DependencyContainer, config: ServerConfig): RunningWorker =>
-  startWorker({
+/** Starts the background workers of this process: mail, sealing, expiry, reminders, webhooks. */
+export const startWorkers = async (c: DependencyContainer, config: ServerConfig): Promise<RunningWorker & { stopListening: () => Promise<void> }> => {
+  const worker = startWorker({
     id: `${process.pid}-${randomBytes(4).toString('hex')}`,
     stores: c.resolve(T.Stores),
     uow: c.resolve(T.UnitOfWork),
@@ -160,6 +178,11 @@ export const startWorkers = (c: DependencyContainer, config: ServerConfig): Runn
     leaseMs: config.workerLeaseMs,
     logger: c.resolve(T.Logger),
   });
+  const db = c.resolve(T.Database);
+  // With PostgreSQL, a NOTIFY from any process wakes the worker at once; polling stays as the fallback.
+  const stopListening = db.onNewJobs ? await db.onNewJobs(() => worker.wake()) : async () => undefined;
+  return { ...worker, stopListening };
+};
 
 export interface RunningServer {
   readonly server: Server;
@@ -177,7 +200,8 @@ export interface RunningServer {
  * `default` and prints one test key (shown once, never again).
  */
 export const startServer = async (config: ServerConfig, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> => {
-  const c = buildContainer(config);
+  const db = await openDatabase(config);
+  const c = buildContainer(config, db);
   const app = c.resolve(T.App);
   let bootstrap: RunningServer['bootstrap'] = null;
   if (config.database.kind === 'sqlite') {
@@ -198,7 +222,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   });
-  const worker = config.workers === 'in-process' ? startWorkers(c, config) : null;
+  const worker = config.workers === 'in-process' ? await startWorkers(c, config) : null;
   // Keep-alive longer than common load-balancer idle timeouts, so they close first and no request is lost.
   server.keepAliveTimeout = 65_000;
   const address = server.address();
@@ -217,8 +241,10 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
         // Idle keep-alive connections would hold close() open for the keep-alive timeout.
         server.closeIdleConnections();
       });
+      await worker?.stopListening();
       await worker?.stop();
-      c.resolve(T.Database).close();
+      await (app.locals.flushLogs as () => Promise<void>)();
+      await db.close();
     },
   };
 };
@@ -234,27 +260,38 @@ export const createKey = async (
   return r.right;
 };
 
+/** `esig keys create`: opens the database, creates the key, closes. */
+export const createKeyStandalone = async (config: ServerConfig, input: Parameters<typeof createKey>[1]) => {
+  const db = await openDatabase(config);
+  try {
+    return await createKey(buildContainer(config, db), input);
+  } finally {
+    await db.close();
+  }
+};
+
 /** `esig worker`: the background workers alone, no HTTP. */
-export const runWorkerProcess = (config: ServerConfig) => {
-  const c = buildContainer(config);
-  const worker = startWorkers(c, config);
+export const runWorkerProcess = async (config: ServerConfig) => {
+  const db = await openDatabase(config);
+  const c = buildContainer(config, db);
+  const worker = await startWorkers(c, config);
   c.resolve(T.Logger).info({ database: config.database.kind }, 'esig worker started');
   return {
     stop: async () => {
+      await worker.stopListening();
       await worker.stop();
-      c.resolve(T.Database).close();
+      await db.close();
     },
   };
 };
 
 /** Applies pending migrations and reports how many ran. */
-export const migrate = (config: ServerConfig): number => {
-  const c = buildContainer({ ...config, autoMigrate: false });
-  const db = c.resolve(T.Database);
+export const migrate = async (config: ServerConfig): Promise<number> => {
+  const db = await openDatabase(config, false);
   try {
-    return db.migrate();
+    return await db.migrate();
   } finally {
-    db.close();
+    await db.close();
   }
 };
 

@@ -1,7 +1,7 @@
 import type { InjectionToken } from 'tsyringe';
-import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, Stores, Tenant, UnitOfWork } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, SecretBox, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { Database } from './database';
 import type { EsigHttpDeps, Logger } from '@esig/http-express';
-import type { SqliteStore } from '@esig/store-sqlite';
 import type { Express } from 'express';
 import type { ServerConfig } from './config';
 
@@ -13,7 +13,9 @@ export const T = {
   Ids: Symbol('IdGenerator') as InjectionToken<IdGenerator>,
   Crypto: Symbol('Crypto') as InjectionToken<Crypto>,
   MasterKey: Symbol('MasterKey') as InjectionToken<Buffer>,
-  Database: Symbol('Database') as InjectionToken<SqliteStore>,
+  Database: Symbol('Database') as InjectionToken<Database>,
+  SecretBox: Symbol('SecretBox') as InjectionToken<SecretBox>,
+  WebhookSender: Symbol('WebhookSender') as InjectionToken<WebhookSender>,
   Stores: Symbol('Stores') as InjectionToken<Stores>,
   UnitOfWork: Symbol('UnitOfWork') as InjectionToken<UnitOfWork>,
   Pdf: Symbol('PdfInspector') as InjectionToken<PdfInspector>,

@@ -22,6 +22,12 @@ describe('the OpenAPI document', () => {
         'POST /api/v1/signature-requests', 'GET /api/v1/signature-requests', 'GET /api/v1/signature-requests/{requestId}',
         'POST /api/v1/signature-requests/{requestId}/recipients', 'POST /api/v1/signature-requests/{requestId}/fields',
         'POST /api/v1/signature-requests/{requestId}/send', 'POST /api/v1/signature-requests/{requestId}/cancel',
+        'POST /api/v1/signature-requests/{requestId}/remind', 'GET /api/v1/signature-requests/{requestId}/document',
+        'GET /api/v1/signature-requests/{requestId}/certificate', 'GET /api/v1/test-mailbox',
+        'POST /api/v1/webhooks/endpoints', 'GET /api/v1/webhooks/endpoints', 'GET /api/v1/webhooks/endpoints/{endpointId}',
+        'PATCH /api/v1/webhooks/endpoints/{endpointId}', 'DELETE /api/v1/webhooks/endpoints/{endpointId}',
+        'POST /api/v1/webhooks/endpoints/{endpointId}/rotate-secret', 'POST /api/v1/webhooks/endpoints/{endpointId}/test',
+        'GET /api/v1/webhooks/deliveries', 'POST /api/v1/webhooks/deliveries/{deliveryId}/resend', 'GET /api/v1/logs',
         'GET /api/v1/events', 'POST /api/v1/api-keys', 'GET /api/v1/api-keys', 'DELETE /api/v1/api-keys/{keyId}',
       ].sort(),
     );

@@ -1,0 +1,42 @@
+import * as E from 'fp-ts/Either';
+import type { ApiLogEntry, UnitOfWork } from '@esig/core';
+import type { Logger } from './deps';
+
+export interface LogBuffer {
+  add(entry: ApiLogEntry): void;
+  /** Writes what is buffered now (and stops the timer when `final`). */
+  flush(final?: boolean): Promise<void>;
+}
+
+/**
+ * The request log, written off the request path: entries are buffered and appended in one transaction
+ * every `intervalMs` or every `maxBatch` entries. The log is for reading what happened, not a record
+ * anything depends on, so a crash may lose the last fraction of a second of it — and in exchange a logged
+ * request costs no extra write of its own.
+ */
+export const createLogBuffer = (uow: UnitOfWork, logger: Logger, intervalMs = 200, maxBatch = 500): LogBuffer => {
+  let pending: ApiLogEntry[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  const write = () => {
+    if (pending.length === 0) return writing;
+    const batch = pending;
+    pending = [];
+    writing = writing.then(async () => {
+      const r = await uow.transaction((tx) => tx.apiLog.append(batch))();
+      if (E.isLeft(r)) logger.warn({ error: r.left._tag, lost: batch.length }, 'request log batch not written');
+    });
+    return writing;
+  };
+  const timer = setInterval(() => void write(), intervalMs);
+  timer.unref();
+  return {
+    add: (entry) => {
+      pending.push(entry);
+      if (pending.length >= maxBatch) void write();
+    },
+    flush: async (final = false) => {
+      if (final) clearInterval(timer);
+      await write();
+    },
+  };
+};

@@ -1,0 +1,194 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { rootCertificates } from 'node:tls';
+import type { WebhookRequest, WebhookResponse, WebhookSender, WebhookTransportError } from '@esig/core';
+import { type AllowList, checkAddressWith, compileAllowList, normaliseHostName } from './address-rules';
+import { parseRetryAfter } from './retry-after';
+import { parseTarget } from './target';
+import { classifyTransportError, describeError } from './transport-errors';
+
+export interface HttpsWebhookSenderOptions {
+  /**
+   * Host names or address ranges exempt from the address rules (`ESIG_WEBHOOK_ALLOW_HOSTS`), e.g.
+   * `['127.0.0.1/32', 'localhost']`. Development only. A listed host name exempts every address it
+   * resolves to; a range exempts the addresses inside it, whatever the name.
+   */
+  readonly allowHosts?: readonly string[];
+  /** PEM certificates trusted in addition to Node's bundled roots (`ESIG_WEBHOOK_CA_FILE`). */
+  readonly extraCa?: string | Buffer;
+  /** Host name → addresses. Default: the system resolver (`dns.lookup`, all addresses). */
+  readonly resolve?: (host: string) => Promise<readonly string[]>;
+  readonly userAgent?: string;
+  /** Wall clock in ms, for an HTTP-date `Retry-After`; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+export const DEFAULT_USER_AGENT = 'esig-webhooks/1.0 (+https://github.com/esig)';
+
+/** The delivery log keeps this many bytes of a response body (CONTRACT). */
+export const BODY_EXCERPT_BYTES = 1024;
+
+/** Headers this sender writes itself; a caller's value for one of them is dropped. */
+const OWN_HEADERS = new Set(['host', 'content-type', 'content-length', 'user-agent', 'transfer-encoding', 'connection']);
+
+const defaultResolve = async (host: string): Promise<readonly string[]> =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+type Checked =
+  | { readonly ok: true; readonly host: string; readonly port: number; readonly path: string; readonly literal: boolean; readonly addresses: readonly string[] }
+  | { readonly ok: false; readonly error: 'refused_target' | 'dns'; readonly detail: string };
+
+/**
+ * Node's `lookup` hook, answering every query with the addresses already checked: the connection can go
+ * nowhere else, and no second resolution happens between the check and the connect (DNS rebinding).
+ */
+const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
+  const entries = addresses.map((address) => ({ address, family: isIP(address) }));
+  return (_hostname, options, callback) => {
+    const first = entries[0] as { address: string; family: number };
+    if (options.all === true) (callback as (e: null, a: typeof entries) => void)(null, entries);
+    else callback(null, first.address, first.family);
+  };
+};
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * A `WebhookSender` over `node:https`. Each `send` parses the URL, resolves the host once, checks every
+ * address, and connects only to those addresses (the host name still drives SNI, certificate checking and
+ * the Host header). Certificates are always verified; redirects are never followed; the whole exchange,
+ * resolution included, must finish within `timeoutMs`.
+ */
+export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
+  const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
+  const resolve = opts.resolve ?? defaultResolve;
+  const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+  const now = opts.now ?? Date.now;
+  const ca = opts.extraCa === undefined ? undefined : [...rootCertificates, typeof opts.extraCa === 'string' ? opts.extraCa : opts.extraCa.toString('utf8')];
+
+  const check = async (url: string): Promise<Checked> => {
+    const target = parseTarget(url);
+    if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };
+    const { host, literal } = target;
+    let addresses: readonly string[];
+    if (literal) addresses = [host];
+    else {
+      try {
+        addresses = await resolve(host);
+      } catch (e) {
+        return { ok: false, error: 'dns', detail: `${host}: ${describeError(e)}` };
+      }
+      if (addresses.length === 0) return { ok: false, error: 'dns', detail: `${host}: no addresses` };
+    }
+    if (!literal && allow.names.has(normaliseHostName(host))) return { ...target, addresses };
+    // Every address must pass, not just the one a connection would pick first.
+    for (const address of addresses) {
+      const verdict = checkAddressWith(address, allow);
+      if (!verdict.ok) return { ok: false, error: 'refused_target', detail: literal ? verdict.reason : `${host} resolves to ${verdict.reason}` };
+    }
+    return { ...target, addresses };
+  };
+
+  const exchange = (target: Extract<Checked, { ok: true }>, request: WebhookRequest, signal: AbortSignal, elapsed: () => number): Promise<WebhookResponse> =>
+    new Promise((settle) => {
+      let done = false;
+      const finish = (r: WebhookResponse) => {
+        if (done) return;
+        done = true;
+        signal.removeEventListener('abort', onAbort);
+        settle(r);
+      };
+      const noAnswer = (error: WebhookTransportError, detail: string) => finish({ _tag: 'NoAnswer', error, detail, durationMs: elapsed() });
+      if (signal.aborted) {
+        noAnswer('timeout', `no complete answer within ${request.timeoutMs} ms`);
+        return;
+      }
+
+      const body = Buffer.from(request.body, 'utf8');
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(request.headers)) if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(body.length);
+      headers['User-Agent'] = userAgent;
+
+      let req: ReturnType<typeof httpsRequest>;
+      try {
+        req = httpsRequest({
+          method: 'POST',
+          host: target.host,
+          port: target.port,
+          path: target.path,
+          headers,
+          // Named explicitly although Node derives the same: the certificate is checked against the host name.
+          ...(target.literal ? {} : { servername: target.host }),
+          lookup: pinnedLookup(target.addresses),
+          // A fresh connection per delivery: no pooled socket from an earlier check or another endpoint.
+          agent: false,
+          rejectUnauthorized: true,
+          ...(ca === undefined ? {} : { ca }),
+        });
+      } catch (e) {
+        // Only a malformed request (a header value with a line break, say) throws here.
+        noAnswer('connect', `request not sent: ${describeError(e)}`);
+        return;
+      }
+      function onAbort() {
+        noAnswer('timeout', `no complete answer within ${request.timeoutMs} ms`);
+        req.destroy();
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+
+      req.on('error', (e) => noAnswer(classifyTransportError(e), describeError(e)));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const answered = () =>
+          finish({
+            _tag: 'Answered',
+            status: res.statusCode ?? 0,
+            bodyExcerpt: decoder.decode(Buffer.concat(chunks)),
+            retryAfterS: parseRetryAfter(res.headers['retry-after'], now()),
+            durationMs: elapsed(),
+          });
+        res.on('data', (chunk: Buffer) => {
+          const take = chunk.subarray(0, BODY_EXCERPT_BYTES - kept);
+          chunks.push(take);
+          kept += take.length;
+          if (kept >= BODY_EXCERPT_BYTES) {
+            // Enough for the log: stop reading rather than download whatever the receiver sends.
+            answered();
+            req.destroy();
+          }
+        });
+        res.on('end', answered);
+        res.on('error', (e) => noAnswer(classifyTransportError(e), describeError(e)));
+      });
+      req.end(body);
+    });
+
+  return {
+    checkTarget: (url) => async () => {
+      const checked = await check(url);
+      return checked.ok ? { ok: true } : { ok: false, reason: checked.error === 'dns' ? `did not resolve: ${checked.detail}` : checked.detail };
+    },
+
+    send: (request) => async () => {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), request.timeoutMs);
+      try {
+        const timedOut = new Promise<'timeout'>((r) => controller.signal.addEventListener('abort', () => r('timeout'), { once: true }));
+        const checked = await Promise.race([check(request.url), timedOut]);
+        if (checked === 'timeout') return { _tag: 'NoAnswer', error: 'timeout', detail: `no address within ${request.timeoutMs} ms`, durationMs: elapsed() };
+        if (!checked.ok) return { _tag: 'NoAnswer', error: checked.error, detail: checked.detail, durationMs: elapsed() };
+        return await exchange(checked, request, controller.signal, elapsed);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+};

@@ -1,0 +1,248 @@
+import type { WebhookRequest, WebhookResponse } from '@esig/core';
+import { signatureHeader, verifySignature } from '@esig/webhooks';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BODY_EXCERPT_BYTES, DEFAULT_USER_AGENT, createHttpsWebhookSender } from '../src';
+import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures';
+
+const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuv';
+const T = 1_700_000_000;
+
+const event = {
+  id: 'request.completed:req_01JD0000000000000000000000',
+  type: 'request.completed',
+  created: '2025-01-01T00:00:00.000Z',
+  test_mode: true,
+  data: { request_id: 'req_01JD0000000000000000000000', status: 'COMPLETED', note: 'Zoë — 完了 ✓ 🏠' },
+};
+// Spacing a parser would not reproduce: the receiver must verify these exact bytes.
+const BODY = JSON.stringify(event, null, 1);
+
+const request = (url: string, over: Partial<WebhookRequest> = {}): WebhookRequest => ({
+  url,
+  body: BODY,
+  headers: {
+    'Esig-Signature': signatureHeader(BODY, [SECRET], T),
+    'Esig-Event-Id': event.id,
+    'Esig-Event-Type': event.type,
+    'Esig-Delivery-Id': 'dlv_01JD0000000000000000000000',
+    'Esig-Attempt': '1',
+    'Esig-Timestamp': String(T),
+  },
+  timeoutMs: 5_000,
+  ...over,
+});
+
+const answered = (r: WebhookResponse) => {
+  if (r._tag !== 'Answered') throw new Error(`expected an answer, got ${r.error}: ${r.detail}`);
+  return r;
+};
+const noAnswer = (r: WebhookResponse) => {
+  if (r._tag !== 'NoAnswer') throw new Error(`expected no answer, got status ${r.status}`);
+  return r;
+};
+
+let cert: TestCert;
+const receivers: Receiver[] = [];
+const receiver = async (handler: Handler): Promise<Receiver> => {
+  const r = await startReceiver(cert, handler, { host: '127.0.0.1' });
+  receivers.push(r);
+  return r;
+};
+
+beforeAll(() => {
+  cert = makeSelfSignedCert();
+});
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+const sender = (over: Parameters<typeof createHttpsWebhookSender>[0] = {}) =>
+  createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: cert.cert, ...over });
+
+describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
+  it('POSTs the body byte for byte with the given headers, which the receiver verifies', async () => {
+    const rx = await receiver((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok ✓');
+    });
+    const r = answered(await sender().send(request(`https://127.0.0.1:${rx.port}/hooks/esig?src=test#fragment`))());
+
+    expect(r).toMatchObject({ status: 200, bodyExcerpt: 'ok ✓', retryAfterS: null });
+    expect(r.durationMs).toBeGreaterThanOrEqual(0);
+    expect(rx.requests).toHaveLength(1);
+    const got = rx.requests[0]!;
+    expect(got.method).toBe('POST');
+    expect(got.url).toBe('/hooks/esig?src=test');
+    expect(got.body.equals(Buffer.from(BODY, 'utf8'))).toBe(true);
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['content-length']).toBe(String(Buffer.byteLength(BODY)));
+    expect(got.headers['user-agent']).toBe(DEFAULT_USER_AGENT);
+    expect(got.headers.host).toBe(`127.0.0.1:${rx.port}`);
+    expect(got.headers['esig-event-id']).toBe(event.id);
+    expect(got.headers['esig-event-type']).toBe(event.type);
+    expect(got.headers['esig-delivery-id']).toBe('dlv_01JD0000000000000000000000');
+    expect(got.headers['esig-attempt']).toBe('1');
+    expect(got.headers['esig-timestamp']).toBe(String(T));
+    expect(verifySignature(got.body, got.headers['esig-signature'] as string, [SECRET], { now: () => T * 1000 })).toEqual({ ok: true, timestamp: T });
+  });
+
+  it('reaches a host by name, with the name in Host and SNI, and a chosen User-Agent', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(204).end());
+    const { resolve } = tableResolver({ localhost: ['127.0.0.1'] });
+    const r = answered(await sender({ resolve, userAgent: 'esig-test/2' }).send(request(`https://localhost:${rx.port}/`))());
+    expect(r.status).toBe(204);
+    expect(rx.requests[0]?.headers.host).toBe(`localhost:${rx.port}`);
+    expect(rx.requests[0]?.headers['user-agent']).toBe('esig-test/2');
+  });
+
+  it('reaches an IPv6 literal, bracketed in the Host header', async () => {
+    const rx = await startReceiver(cert, (_req, res) => res.writeHead(200).end('v6'), { host: '::1', ipv6Only: true });
+    receivers.push(rx);
+    const r = answered(await sender({ allowHosts: ['::1'] }).send(request(`https://[::1]:${rx.port}/`))());
+    expect(r.bodyExcerpt).toBe('v6');
+    expect(rx.requests[0]?.headers.host).toBe(`[::1]:${rx.port}`);
+    expect(rx.requests[0]?.localAddress).toBe('::1');
+  });
+
+  it('writes Content-Type, Content-Length and User-Agent itself, whatever the caller passes', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end());
+    const base = request(`https://127.0.0.1:${rx.port}/`);
+    const headers = { ...base.headers, 'content-type': 'text/plain', 'User-Agent': 'spoof', 'Content-Length': '1', Host: 'evil.example' };
+    answered(await sender().send({ ...base, headers })());
+    const got = rx.requests[0]!;
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['user-agent']).toBe(DEFAULT_USER_AGENT);
+    expect(got.headers.host).toBe(`127.0.0.1:${rx.port}`);
+    expect(got.body.equals(Buffer.from(BODY))).toBe(true);
+  });
+
+  it('does not follow a redirect: the 3xx is the answer', async () => {
+    for (const status of [301, 302, 303, 307, 308]) {
+      const rx = await receiver((req, res) => {
+        if (req.url === '/hook') res.writeHead(status, { Location: '/elsewhere' }).end('moved');
+        else res.writeHead(200).end('followed');
+      });
+      const r = answered(await sender().send(request(`https://127.0.0.1:${rx.port}/hook`))());
+      expect(r.status).toBe(status);
+      expect(r.bodyExcerpt).toBe('moved');
+      expect(rx.requests.map((q) => q.url)).toEqual(['/hook']);
+    }
+  });
+
+  it('reads Retry-After in seconds, as delta-seconds or an HTTP-date', async () => {
+    for (const status of [500, 429, 503]) {
+      const rx = await receiver((_req, res) => res.writeHead(status, { 'Retry-After': '7' }).end('slow down'));
+      const r = answered(await sender().send(request(`https://127.0.0.1:${rx.port}/`))());
+      expect(r).toMatchObject({ status, retryAfterS: 7, bodyExcerpt: 'slow down' });
+    }
+    const now = Date.UTC(2025, 0, 1, 12, 0, 0);
+    const rx = await receiver((_req, res) => res.writeHead(503, { 'Retry-After': 'Wed, 01 Jan 2025 12:01:30 GMT' }).end());
+    const r = answered(await sender({ now: () => now }).send(request(`https://127.0.0.1:${rx.port}/`))());
+    expect(r.retryAfterS).toBe(90);
+  });
+
+  it('times out a receiver that never answers after about timeoutMs', async () => {
+    const rx = await receiver(() => undefined);
+    const started = Date.now();
+    const r = noAnswer(await sender().send(request(`https://127.0.0.1:${rx.port}/`, { timeoutMs: 300 }))());
+    const wall = Date.now() - started;
+    expect(r.error).toBe('timeout');
+    expect(rx.requests).toHaveLength(1);
+    expect(r.durationMs).toBeGreaterThanOrEqual(290);
+    expect(wall).toBeGreaterThanOrEqual(290);
+    expect(wall).toBeLessThan(1_500);
+  });
+
+  it('times out a receiver that sends headers and then stalls the body', async () => {
+    const rx = await receiver((_req, res) => {
+      res.writeHead(200, { 'Content-Length': '100' });
+      res.write('partial');
+    });
+    const started = Date.now();
+    const r = noAnswer(await sender().send(request(`https://127.0.0.1:${rx.port}/`, { timeoutMs: 300 }))());
+    expect(r.error).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('keeps the first 1,024 bytes of a 10 kB body', async () => {
+    const big = Array.from({ length: 10_240 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+    const rx = await receiver((_req, res) => res.writeHead(200).end(big));
+    const r = answered(await sender().send(request(`https://127.0.0.1:${rx.port}/`))());
+    expect(BODY_EXCERPT_BYTES).toBe(1024);
+    expect(r.bodyExcerpt).toBe(big.slice(0, 1024));
+  });
+
+  it('cuts by bytes and decodes with replacement: a character split at byte 1,024 becomes U+FFFD', async () => {
+    // '€' is 3 bytes: 341 whole ones fill 1,023 bytes, the 1,024th byte starts the 342nd.
+    const rx = await receiver((_req, res) => res.writeHead(200).end('€'.repeat(4000)));
+    const r = answered(await sender().send(request(`https://127.0.0.1:${rx.port}/`))());
+    expect(r.bodyExcerpt).toBe(`${'€'.repeat(341)}\uFFFD`);
+  });
+
+  it('stops reading a body that never ends once it has the excerpt', async () => {
+    let stopped = false;
+    const rx = await receiver((_req, res) => {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write('x'.repeat(512)), 5);
+      res.on('close', () => {
+        clearInterval(timer);
+        stopped = true;
+      });
+    });
+    const r = answered(await sender().send(request(`https://127.0.0.1:${rx.port}/`, { timeoutMs: 3_000 }))());
+    expect(r.bodyExcerpt).toBe('x'.repeat(1024));
+    expect(r.durationMs).toBeLessThan(2_000);
+    await expect.poll(() => stopped).toBe(true);
+  });
+
+  it('fails TLS with a self-signed certificate when extraCa is not given', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end());
+    const r = noAnswer(await createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32'] }).send(request(`https://127.0.0.1:${rx.port}/`))());
+    expect(r.error).toBe('tls');
+    expect(r.detail).toMatch(/self[- ]signed/i);
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('checks the certificate against the URL host name, not the address it connected to', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end());
+    const { resolve } = tableResolver({ 'other.test': ['127.0.0.1'] });
+    const r = noAnswer(await sender({ resolve }).send(request(`https://other.test:${rx.port}/`))());
+    expect(r.error).toBe('tls');
+    expect(r.detail).toMatch(/other\.test/);
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('reports a closed port as a connection failure', async () => {
+    const port = await closedPort();
+    const r = noAnswer(await sender().send(request(`https://127.0.0.1:${port}/`))());
+    expect(r.error).toBe('connect');
+    expect(r.detail).toMatch(/ECONNREFUSED/);
+  });
+
+  it('reports a host that does not resolve, or resolves to nothing, as dns', async () => {
+    const { resolve, calls } = tableResolver({ 'empty.test': [] });
+    const s = sender({ resolve });
+    const r1 = noAnswer(await s.send(request('https://nowhere.test/'))());
+    expect(r1.error).toBe('dns');
+    expect(r1.detail).toMatch(/ENOTFOUND/);
+    expect(noAnswer(await s.send(request('https://empty.test/'))()).error).toBe('dns');
+    expect(calls).toEqual(['nowhere.test', 'empty.test']);
+    expect(await s.checkTarget('https://nowhere.test/')()).toEqual({ ok: false, reason: expect.stringMatching(/did not resolve/) });
+  });
+
+  it('counts a resolver that hangs against the timeout', async () => {
+    const s = sender({ resolve: () => new Promise(() => undefined) });
+    const started = Date.now();
+    const r = noAnswer(await s.send(request('https://slow-dns.test/', { timeoutMs: 300 }))());
+    expect(r.error).toBe('timeout');
+    expect(r.durationMs).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('turns a header that cannot be sent into a value, not an exception', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end());
+    const base = request(`https://127.0.0.1:${rx.port}/`);
+    const r = noAnswer(await sender().send({ ...base, headers: { ...base.headers, 'Esig-Attempt': '1\r\nX-Injected: yes' } })());
+    expect(r.error).toBe('connect');
+    expect(rx.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,51 @@
+import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
+import { JOBS_CHANNEL, openPostgresStore } from '@esig/store-postgres';
+import { openSqliteStore } from '@esig/store-sqlite';
+import type { ServerConfig } from './config';
+
+/** The open database, whichever store adapter serves it. */
+export interface Database {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly stores: Stores;
+  readonly uow: UnitOfWork;
+  /**
+   * The rate limiter fitting the deployment: in memory for the single SQLite process; in PostgreSQL, shared
+   * by every API process, for several.
+   */
+  rateLimiter(windowMs: number, clock: Clock): RateLimiter;
+  /** Calls `onWork` when another process enqueues a job (PostgreSQL LISTEN/NOTIFY); null where polling is all. */
+  readonly onNewJobs: ((onWork: () => void) => Promise<() => Promise<void>>) | null;
+  migrate(): Promise<number>;
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Opens the database `ESIG_DATABASE_URL` names; refuses a schema newer than this code. */
+export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.autoMigrate): Promise<Database> => {
+  if (config.database.kind === 'sqlite') {
+    const db = openSqliteStore({ path: config.database.path, migrate: migrateOnOpen });
+    return {
+      kind: 'sqlite',
+      stores: db.stores,
+      uow: db.uow,
+      rateLimiter: (windowMs, clock) => createMemoryRateLimiter(clock, windowMs),
+      onNewJobs: null,
+      migrate: async () => db.migrate(),
+      schemaVersion: async () => db.schemaVersion(),
+      close: async () => db.close(),
+    };
+  }
+  const db = await openPostgresStore({ url: config.database.url, migrate: migrateOnOpen, poolSize: config.databasePoolSize });
+  return {
+    kind: 'postgres',
+    stores: db.stores,
+    uow: db.uow,
+    // The database's clock, so every process counts in the same time.
+    rateLimiter: (windowMs) => db.rateLimiter(windowMs),
+    onNewJobs: (onWork) => db.listen(JOBS_CHANNEL, () => onWork()),
+    migrate: () => db.migrate(),
+    schemaVersion: () => db.schemaVersion(),
+    close: () => db.close(),
+  };
+};
