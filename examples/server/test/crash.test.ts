@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
+import type { HttpsReceiver } from '@esig/testkit/https-receiver';
+import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import type { TestSmtpServer } from '@esig/testkit/smtp';
 import { startSmtpServer } from '@esig/testkit/smtp';
 
@@ -13,9 +15,11 @@ const BIN = new URL('../bin/esig.mjs', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'esig-crash-'));
 const children: ChildProcess[] = [];
 let smtp: TestSmtpServer;
+let rx: HttpsReceiver | undefined;
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   await smtp?.close();
+  await rx?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -124,4 +128,54 @@ describe('a worker killed in the middle of completion', () => {
     expect(smtp.messages.filter((m) => /Completed/.test(m.subject))).toHaveLength(1);
     for (const c of [worker.child, second.child, api.child]) c.kill('SIGTERM');
   }, 90_000);
+});
+
+describe('a worker killed with SIGKILL in the middle of a webhook delivery', () => {
+  it('loses nothing: a new worker delivers the same event and delivery once the lease runs out', async () => {
+    rx = await startHttpsReceiver();
+    const env = {
+      ...process.env,
+      ESIG_DATABASE_URL: `sqlite:${join(dir, 'webhooks.db')}`,
+      ESIG_PORT: '0',
+      ESIG_HOST: '127.0.0.1',
+      ESIG_WORKERS: 'none',
+      ESIG_WORKER_POLL_MS: '20',
+      ESIG_WORKER_LEASE_MS: '1500',
+      ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+      ESIG_WEBHOOK_CA_FILE: rx.certFile,
+    };
+    const api = await start(['serve'], env, /esig: listening on http:\/\/[^:]+:(\d+)/);
+    const url = `http://127.0.0.1:${api.match[1]}`;
+    const key = /(esig_test_[A-Za-z0-9]{32})/.exec(api.out())![1]!;
+    const auth = { authorization: `Bearer ${key}` };
+    const created = await fetch(`${url}/api/v1/webhooks/endpoints`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${rx.url}/killed`, events: ['document.created'] }),
+    });
+    expect(created.status).toBe(201);
+    // The first request is held open until the worker is dead; the next one is answered.
+    rx.answer('/killed', { hang: true }, { status: 200, body: 'thanks' });
+
+    let worker = await start(['worker'], env, /esig: worker started/);
+    await fetch(`${url}/api/v1/documents?name=k.pdf`, { method: 'POST', headers: { ...auth, 'content-type': 'application/pdf' }, body: await makePdf(1) });
+    const [first] = await rx.waitFor((r) => r.path === '/killed');
+    worker.child.kill('SIGKILL');
+    await new Promise((r) => worker.child.once('exit', r));
+
+    worker = await start(['worker'], env, /esig: worker started/);
+    const [, second] = await rx.waitFor((r) => r.path === '/killed', 2, 20_000);
+    expect(second!.headers['esig-event-id']).toBe(first!.headers['esig-event-id']);
+    expect(second!.headers['esig-delivery-id']).toBe(first!.headers['esig-delivery-id']);
+    expect(second!.raw.equals(first!.raw)).toBe(true);
+    const log = await until(async () => {
+      const res = await fetch(`${url}/api/v1/webhooks/deliveries?order=asc`, { headers: auth });
+      const body = (await res.json()) as { data: Array<{ succeeded: boolean; status: string }> };
+      return body.data.some((a) => a.succeeded) ? body.data : undefined;
+    }, 'the successful attempt in the log');
+    // The killed attempt left no record; the one that counted is logged once, as a success.
+    expect(log.filter((a) => a.succeeded)).toHaveLength(1);
+    expect(log.find((a) => a.succeeded)!.status).toBe('200');
+    for (const c of [worker.child, api.child]) c.kill('SIGTERM');
+  }, 60_000);
 });

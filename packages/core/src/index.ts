@@ -88,3 +88,4 @@ export * from './use-cases/webhooks/manage-endpoints';
 export * from './use-cases/webhooks/deliveries';
 export * from './use-cases/webhooks/handle-webhook-jobs';
 export * from './use-cases/list-api-log';
+export { recordEvent } from './use-cases/signing/records';

@@ -65,3 +65,10 @@ export const webhookBody = (e: { readonly id: string; readonly type: string; rea
     data: e.data,
     ...(e.redeliveryOf !== null ? { redelivery_of: e.redeliveryOf } : {}),
   });
+
+/**
+ * The secrets that sign a delivery at `at`: the current one first, then each earlier one still inside its
+ * overlap window (`retiresAt` after `at`). Once a window ends, only the newer secrets sign.
+ */
+export const secretsInForce = <S extends { readonly retiresAt: string | null }>(secrets: readonly S[], at: string): S[] =>
+  secrets.filter((s) => s.retiresAt === null || s.retiresAt > at);

@@ -4,7 +4,10 @@ import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
 
 /** The request log (API calls and webhook calls), per tenant. Append-only. */
 export interface ApiLogStore {
-  /** Appends several entries at once (the HTTP adapter batches them off the request path). */
+  /**
+   * Appends several entries at once (the HTTP adapter batches them off the request path), all or nothing:
+   * an id already stored, or repeated in the batch, fails the whole batch with ConcurrentModification.
+   */
   append(entries: readonly ApiLogEntry[]): StoreResult<void>;
   list(tenant: Tenant, query: KeysetQuery<{ readonly kind?: ApiLogEntry['kind'] }>): StoreResult<KeysetPage<ApiLogEntry>>;
 }

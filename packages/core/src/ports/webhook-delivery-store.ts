@@ -14,9 +14,17 @@ export interface AttemptFilter {
 export interface WebhookDeliveryStore {
   insert(delivery: WebhookDelivery): StoreResult<void>;
   findById(tenant: Tenant, id: string): StoreResult<WebhookDelivery | null>;
-  /** Optimistic update: only if the stored version is `next.version - 1`, else ConcurrentModification. */
+  /**
+   * Optimistic update: only if the stored version is `next.version - 1`, else ConcurrentModification.
+   * Writes the delivery's state (status, attempts, the attempt times, the outcome, the version); what was
+   * fixed at creation (endpoint, event, body, createdAt) stays as stored.
+   */
   update(next: WebhookDelivery): StoreResult<void>;
-  /** Marks every `pending` delivery of the endpoint `cancelled`; returns how many. */
+  /**
+   * Marks every `pending` delivery of the endpoint `cancelled`; returns how many. Each loses its next
+   * attempt time, gets `lastAttemptAt` = `at` if it had none, and goes up one version, so that a worker
+   * holding it as pending fails its own update with ConcurrentModification.
+   */
   cancelPending(tenant: Tenant, endpointId: string, at: string): StoreResult<number>;
   appendAttempt(attempt: DeliveryAttempt): StoreResult<void>;
   /** The delivery log: one entry per attempt, keyset-paginated on (createdAt, id). */

@@ -5,7 +5,7 @@ import type { DomainError } from '../../errors';
 import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook';
 import type { Stores } from '../../ports/stores';
 import type { WebhookResponse } from '../../ports/webhook-sender';
-import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, signatureHeader } from '../../webhook-rules';
+import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, secretsInForce, signatureHeader } from '../../webhook-rules';
 import type { JobHandler } from '../jobs/job-handler';
 import { nothingToRecord } from '../jobs/job-handler';
 import { tenantOf } from '../jobs/load-job-request';
@@ -20,8 +20,7 @@ export const handleWebhookDispatch =
 
 /** The secrets that sign now: the current one first, then any still inside its overlap window. */
 const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): string[] =>
-  e.secrets
-    .filter((s) => s.retiresAt === null || s.retiresAt > at)
+  secretsInForce(e.secrets, at)
     .map((s) => deps.secrets.open(s.sealed))
     .filter(E.isRight)
     .map((r) => r.right);

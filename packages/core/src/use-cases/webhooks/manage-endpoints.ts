@@ -6,7 +6,7 @@ import type { EventType } from '../../model/event';
 import type { Principal } from '../../model/principal';
 import type { WebhookEndpoint } from '../../model/webhook';
 import type { CursorSigner, ListEnvelope } from '../../pagination';
-import { SECRET_OVERLAP_MS } from '../../webhook-rules';
+import { SECRET_OVERLAP_MS, secretsInForce } from '../../webhook-rules';
 import type { Command } from '../command';
 import type { PageRequest } from '../list-page';
 import { listPage } from '../list-page';
@@ -150,9 +150,7 @@ export const rotateWebhookSecret =
         const at = now.toISOString();
         const retiresAt = new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString();
         const secret = newWebhookSecret(deps.crypto);
-        const kept = e.secrets
-          .filter((s) => s.retiresAt === null || s.retiresAt > at)
-          .map((s) => (s.retiresAt === null ? { ...s, retiresAt } : s));
+        const kept = secretsInForce(e.secrets, at).map((s) => (s.retiresAt === null ? { ...s, retiresAt } : s));
         const next: WebhookEndpoint = { ...e, secrets: [{ sealed: deps.secrets.seal(secret), createdAt: at, retiresAt: null }, ...kept], updatedAt: at, version: e.version + 1 };
         return pipe(tx.webhookEndpoints.update(next), TE.map(() => ({ endpoint: next, secret })));
       }),

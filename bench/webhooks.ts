@@ -1,0 +1,148 @@
+/**
+ * `npm run bench:webhooks [-- --events 2000 --workers 1 --db sqlite|postgres]`
+ *
+ * Sustained webhook deliveries per second from `esig worker` processes to a local HTTPS receiver, and the
+ * time from an event's commit to its first delivery attempt (p50/p99), beside the rate of bare HTTPS POSTs
+ * from the same sender to the same receiver (one at a time, as a worker sends), measured in the same run.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import * as E from 'fp-ts/Either';
+import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/function';
+import type { DomainEvent } from '@esig/core';
+import { createWebhookEndpoint, recordEvent, signatureHeader } from '@esig/core';
+import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { loadConfig, openDatabase } from '@esig/server';
+import { startHttpsReceiver } from '@esig/testkit/https-receiver';
+import { createHttpsWebhookSender } from '@esig/webhook-https';
+import { startProcess } from './lib';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '2000' },
+    workers: { type: 'string', default: '1' },
+    db: { type: 'string', default: 'sqlite' },
+    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+  },
+});
+const events = Number(values.events);
+const workers = Number(values.workers);
+const root = new URL('..', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'esig-bench-wh-'));
+const masterKey = randomBytes(32);
+
+// ---- The database ----------------------------------------------------------------------------------
+let databaseUrl = `sqlite:${join(dir, 'esig.db')}`;
+let dropDatabase = async () => undefined as void;
+if (values.db === 'postgres') {
+  const pg = (await import('pg')).default;
+  const name = `esig_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: values['postgres-url'] });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(values['postgres-url']!);
+  url.pathname = `/${name}`;
+  databaseUrl = url.toString();
+  dropDatabase = async () => {
+    const a = new pg.Client({ connectionString: values['postgres-url'] });
+    await a.connect();
+    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await a.end();
+  };
+} else if (values.db !== 'sqlite') {
+  console.error('--db is sqlite or postgres');
+  process.exit(2);
+}
+
+const rx = await startHttpsReceiver();
+const env = {
+  ...process.env,
+  ESIG_DATABASE_URL: databaseUrl,
+  ESIG_MASTER_KEY: masterKey.toString('hex'),
+  ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+  ESIG_WEBHOOK_CA_FILE: rx.certFile,
+  ESIG_LOG_LEVEL: 'warn',
+  ESIG_WORKER_POLL_MS: '20',
+};
+const config = loadConfig(env);
+const db = await openDatabase(config);
+const ids = createUlidGenerator(systemClock);
+const secrets = createAesGcmSecretBox(masterKey);
+const sender = createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: (await import('node:fs')).readFileSync(rx.certFile) });
+const tenant = { orgId: 'org_bench', mode: 'test' as const };
+
+const must = async <A>(te: TE.TaskEither<{ _tag: string }, A>): Promise<A> => {
+  const r = await te();
+  if (E.isLeft(r)) throw new Error(JSON.stringify(r.left).slice(0, 300));
+  return r.right;
+};
+
+try {
+  // ---- Baseline: the same sender, bare POSTs to the same receiver, one at a time ------------------
+  const body = JSON.stringify({ id: 'evt_bench', type: 'document.created', created: new Date().toISOString(), test_mode: true, data: {} });
+  const n = Math.min(events, 1000);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const r = await sender.send({ url: `${rx.url}/bare`, body, headers: { 'Esig-Signature': signatureHeader(nodeCrypto, body, ['whsec_x'], 1) }, timeoutMs: 10_000 })();
+    if (r._tag !== 'Answered') throw new Error(`baseline: ${r.error} ${r.detail}`);
+  }
+  const bareRate = n / ((performance.now() - t0) / 1000);
+
+  // ---- esig: an endpoint, a backlog of committed events, N worker processes ----------------------
+  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids, crypto: nodeCrypto, secrets, sender, retryScale: 1, random: Math.random };
+  const cmd = await must(createWebhookEndpoint(deps)({ tenant, keyId: 'bench', scopes: ['*'] }, { url: `${rx.url}/esig`, events: ['document.created'] }));
+  await must(db.uow.transaction(cmd));
+  const committedAt = new Map<string, number>();
+  const batch = 250;
+  const procs = [];
+  for (let w = 0; w < workers; w++) procs.push(await startProcess([join(root, 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/));
+  const start = performance.now();
+  for (let done = 0; done < events; done += batch) {
+    const made: DomainEvent[] = [];
+    await must(
+      db.uow.transaction((tx) =>
+        pipe(
+          Array.from({ length: Math.min(batch, events - done) }, () => {
+            const at = new Date().toISOString();
+            const e: DomainEvent = { id: ids.next('evt'), orgId: tenant.orgId, mode: tenant.mode, type: 'document.created', createdAt: at, redeliveryOf: null, data: { document_id: ids.next('doc'), status: 'UPLOADED' } };
+            made.push(e);
+            return e;
+          }),
+          TE.traverseSeqArray((e) => recordEvent(tx, ids, e)),
+        ),
+      ),
+    );
+    const now = Date.now();
+    for (const e of made) committedAt.set(e.id, now);
+    // Events arrive over time rather than all at once, as they would from live traffic.
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await rx.waitFor((r) => r.path === '/esig', events, 600_000);
+  const seconds = (performance.now() - start) / 1000;
+  const firstAttempt = new Map<string, number>();
+  for (const r of rx.requests) if (r.path === '/esig') {
+    const id = String(r.headers['esig-event-id']);
+    if (!firstAttempt.has(id)) firstAttempt.set(id, r.at);
+  }
+  const latencies = [...firstAttempt].map(([id, at]) => at - committedAt.get(id)!).sort((a, b) => a - b);
+  const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)]!;
+  const duplicates = rx.requests.filter((r) => r.path === '/esig').length - firstAttempt.size;
+  for (const p of procs) await p.stop();
+
+  process.stdout.write(`\nesig bench:webhooks — ${events} events, ${workers} worker process(es), ${values.db}, HTTPS receiver on loopback\n\n`);
+  process.stdout.write(`${'scenario'.padEnd(56)} ${'per s'.padEnd(8)} detail\n`);
+  process.stdout.write(`${'bare HTTPS POSTs, same sender and receiver (baseline)'.padEnd(56)} ${bareRate.toFixed(0).padEnd(8)} ${n} sequential requests\n`);
+  process.stdout.write(`${`esig deliveries, ${workers} worker(s)`.padEnd(56)} ${(events / seconds).toFixed(0).padEnd(8)} commit → first attempt p50 ${q(0.5)} ms, p99 ${q(0.99)} ms; ${duplicates} repeated\n`);
+  process.stdout.write(`\nesig delivers at ${((events / seconds / bareRate) * 100).toFixed(1)} % of the bare POST rate of one sender\n`);
+} finally {
+  await db.close();
+  await rx.close();
+  await dropDatabase();
+  rmSync(dir, { recursive: true, force: true });
+}
