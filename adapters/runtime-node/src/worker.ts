@@ -22,6 +22,11 @@ export interface WorkerOptions {
   /** How long a claimed job stays ours; a worker that dies releases its jobs when this runs out. */
   readonly leaseMs?: number;
   readonly batch?: number;
+  /**
+   * Job loops run side by side in this worker. Most jobs wait on the network (SMTP, webhook receivers), so
+   * several loops overlap those waits; each loop claims its own jobs, so no job runs twice at once.
+   */
+  readonly concurrency?: number;
   /** After this many attempts a failing job is buried (kept, marked dead, never claimed again). */
   readonly maxAttempts?: number;
   /** Delay before attempt `attempts + 1`. */
@@ -55,17 +60,20 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const delay = o.retryDelayMs ?? defaultRetryDelayMs;
   const log = o.logger ?? silent;
   let running = true;
-  let wakeUp: (() => void) | null = null;
+  const sleepers = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of [...sleepers]) wake();
+  };
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const t = setTimeout(() => done(), ms);
       const done = () => {
         clearTimeout(t);
-        wakeUp = null;
+        sleepers.delete(done);
         resolve();
       };
-      wakeUp = done;
+      sleepers.add(done);
     });
 
   const runJob = async (job: Job) => {
@@ -121,12 +129,13 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     }
   };
 
-  const finished = loop().catch((e: unknown) => log.error({ err: String(e) }, 'worker loop crashed'));
+  const loops = Array.from({ length: Math.max(1, o.concurrency ?? 1) }, () => loop().catch((e: unknown) => log.error({ err: String(e) }, 'worker loop crashed')));
+  const finished = Promise.all(loops);
   return {
-    wake: () => wakeUp?.(),
+    wake: wakeAll,
     stop: async () => {
       running = false;
-      wakeUp?.();
+      wakeAll();
       await finished;
     },
   };

@@ -26,6 +26,8 @@ export interface ServerConfig {
   readonly workerPollMs: number;
   /** How long a worker holds a claimed job; a crashed worker's jobs return after this. */
   readonly workerLeaseMs: number;
+  /** Job loops per worker process (they overlap network waits). */
+  readonly workerConcurrency: number;
   /** Connections per process to PostgreSQL. */
   readonly databasePoolSize: number;
   /** Development only: hosts or CIDRs exempt from the webhook private-address rule. */
@@ -92,6 +94,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     workerPollMs: int(env, 'ESIG_WORKER_POLL_MS', 500, 10),
     workerLeaseMs: int(env, 'ESIG_WORKER_LEASE_MS', 300_000, 100),
     databasePoolSize: int(env, 'ESIG_DATABASE_POOL_SIZE', 10),
+    workerConcurrency: int(env, 'ESIG_WORKER_CONCURRENCY', 4),
     webhookAllowHosts: (env.ESIG_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     webhookCaFile: env.ESIG_WEBHOOK_CA_FILE || null,
     webhookRetryScale: (() => {

@@ -176,6 +176,7 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
     handlers: c.resolve(T.JobHandlers),
     pollMs: config.workerPollMs,
     leaseMs: config.workerLeaseMs,
+    concurrency: config.workerConcurrency,
     logger: c.resolve(T.Logger),
   });
   const db = c.resolve(T.Database);
