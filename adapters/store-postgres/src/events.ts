@@ -72,4 +72,10 @@ export const pgEvents = (conn: Conn): EventOutbox => ({
   },
 
   list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.type, decodeRow),
+
+  findById: (tenant, id) =>
+    pipe(
+      run(conn, 'read', `SELECT ${COLUMNS} FROM events WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
 });

@@ -16,44 +16,54 @@ export interface KeysetTable {
 }
 
 /**
- * The SQL of one page, parameters in this order: org, mode, [filter], [created_at, id], limit. Every table
- * has indexes `(org_id, mode, created_at, id)` and `(org_id, mode, <filter>, created_at, id)`, so the
- * row-value comparison is an index range and the ORDER BY is the index order (read backwards for desc):
- * a page costs the same whatever the table's size or the cursor's depth.
+ * The SQL of one page, with an equality test for each of `filterColumns`; parameters in this order: org,
+ * mode, [filters], [created_at, id], limit. Every table has indexes `(org_id, mode, created_at, id)` and
+ * `(org_id, mode, <filter>, created_at, id)`, so the row-value comparison is an index range and the
+ * ORDER BY is the index order (read backwards for desc): a page costs the same whatever the table's size
+ * or the cursor's depth.
  */
-export const keysetSql = (spec: KeysetTable, order: 'asc' | 'desc', filtered: boolean, positioned: boolean): string => {
+export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColumns: readonly string[], positioned: boolean): string => {
   let n = 0;
   const p = () => `$${++n}`;
   const dir = order === 'asc' ? 'ASC' : 'DESC';
   const where = [
     `org_id = ${p()}`,
     `mode = ${p()}`,
-    ...(filtered && spec.filterColumn !== undefined ? [`${spec.filterColumn} = ${p()}`] : []),
+    ...filterColumns.map((c) => `${c} = ${p()}`),
     ...(positioned ? [`(created_at, id) ${order === 'asc' ? '>' : '<'} (${p()}::timestamptz, ${p()}::text)`] : []),
   ];
   return `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ${p()}`;
 };
 
+/** The SQL of one page of a list with at most one filter, `spec.filterColumn`. */
+export const keysetSql = (spec: KeysetTable, order: 'asc' | 'desc', filtered: boolean, positioned: boolean): string =>
+  keysetSqlBy(spec, order, filtered && spec.filterColumn !== undefined ? [spec.filterColumn] : [], positioned);
+
 /**
- * Reads one keyset page. Fetches `limit + 1` rows: the extra row only tells whether another page exists,
- * which saves a second query and is exact even while rows are being inserted.
+ * Reads one keyset page, keeping the rows whose columns equal the given `filters` (column, value).
+ * Fetches `limit + 1` rows: the extra row only tells whether another page exists, which saves a second
+ * query and is exact even while rows are being inserted.
  */
-export const listKeyset = <F, R>(
+export const listKeysetBy = <F, R>(
   conn: Conn,
   spec: KeysetTable,
   tenant: Tenant,
   query: KeysetQuery<F>,
-  filterValue: string | undefined,
+  filters: ReadonlyArray<readonly [column: string, value: string]>,
   decodeRow: (row: unknown) => E.Either<StoreError, R>,
 ): StoreResult<KeysetPage<R>> => {
   if (!Number.isSafeInteger(query.limit) || query.limit < 1)
     return TE.left(storeFailure(new RangeError(`page limit must be a positive integer, got ${query.limit}`)));
-  const filtered = filterValue !== undefined && spec.filterColumn !== undefined;
-  const sql = keysetSql(spec, query.order, filtered, query.after !== null);
+  const sql = keysetSqlBy(
+    spec,
+    query.order,
+    filters.map(([column]) => column),
+    query.after !== null,
+  );
   const params: unknown[] = [
     tenant.orgId,
     tenant.mode,
-    ...(filtered ? [filterValue] : []),
+    ...filters.map(([, value]) => value),
     ...(query.after !== null ? [query.after.createdAt, query.after.id] : []),
     query.limit + 1,
   ];
@@ -67,3 +77,14 @@ export const listKeyset = <F, R>(
     ),
   );
 };
+
+/** Reads one keyset page of a list with at most one filter, `spec.filterColumn`, applied when `filterValue` is given. */
+export const listKeyset = <F, R>(
+  conn: Conn,
+  spec: KeysetTable,
+  tenant: Tenant,
+  query: KeysetQuery<F>,
+  filterValue: string | undefined,
+  decodeRow: (row: unknown) => E.Either<StoreError, R>,
+): StoreResult<KeysetPage<R>> =>
+  listKeysetBy(conn, spec, tenant, query, filterValue !== undefined && spec.filterColumn !== undefined ? [[spec.filterColumn, filterValue]] : [], decodeRow);

@@ -161,6 +161,13 @@ export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 
+  // The row lock lasts until the transaction ends; concurrent changes to the same request wait here.
+  findByIdForUpdate: (tenant, id) =>
+    pipe(
+      run(conn, 'write', `SELECT ${COLUMNS} FROM signature_requests WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE`, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
   update: (next) => {
     const stale = () => concurrentModification('signature_request', next.id);
     return pipe(

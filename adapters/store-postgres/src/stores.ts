@@ -1,5 +1,6 @@
 import type { Stores } from '@esig/core';
 import { pgApiKeys } from './api-keys';
+import { pgApiLog } from './api-log';
 import type { Conn } from './connection';
 import { pgDocumentContents } from './document-contents';
 import { pgDocuments } from './documents';
@@ -11,6 +12,8 @@ import { pgOrgs } from './orgs';
 import { pgSignatureRequests } from './signature-requests';
 import { pgSigningLinks } from './signing-links';
 import { pgTestMailbox } from './test-mailbox';
+import { pgWebhookDeliveries } from './webhook-deliveries';
+import { pgWebhookEndpoints } from './webhook-endpoints';
 
 /**
  * Every store bound to one place to run statements: the pool, or a transaction's client. Each method is
@@ -28,4 +31,7 @@ export const bindStores = (conn: Conn): Stores => ({
   signingLinks: pgSigningLinks(conn),
   evidence: pgEvidence(conn),
   testMailbox: pgTestMailbox(conn),
+  webhookEndpoints: pgWebhookEndpoints(conn),
+  webhookDeliveries: pgWebhookDeliveries(conn),
+  apiLog: pgApiLog(conn),
 });

@@ -6,9 +6,11 @@ import {
   makeDocument,
   makeEvent,
   makeIdempotencyRecord,
+  makeDelivery,
   makeJob,
   makeOrg,
   makeSignatureRequest,
+  makeWebhookEndpoint,
   ok,
   tagOf,
 } from '@esig/testkit';
@@ -129,6 +131,22 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(tagOf(await fails(s.uow.transaction(() => s.stores.documents.insert(doc))))).toBe('StoreFailure');
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
       expect(await ok(s.uow.transaction(() => s.stores.documents.findById(TENANT_A, doc.id)))).toBeNull();
+    });
+
+    it('findByIdForUpdate through the top-level stores inside a transaction fails at once, as a write does, instead of waiting on its lock', async () => {
+      await fresh();
+      const e = makeWebhookEndpoint(TENANT_A);
+      await ok(s.stores.webhookEndpoints.insert(e));
+      const r = await fails(
+        s.uow.transaction((tx) =>
+          pipe(
+            tx.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id),
+            TE.chain(() => s.stores.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id)),
+          ),
+        ),
+      );
+      expect(tagOf(r)).toBe('StoreFailure');
+      expect(await ok(s.stores.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id))).toEqual(e);
     });
 
     it("a transaction's stores fail once it has ended instead of running on a connection lent to someone else", async () => {
@@ -329,6 +347,26 @@ describe.skipIf(!available)('postgres adapter', () => {
         const cause = (e as { cause: unknown }).cause;
         expect(cause).toBeInstanceOf(RowDecodeError);
         expect(String((cause as Error).message)).toMatch(/documents row doc_\w+: status: expected DocumentStatus|signature_requests row req_\w+: data/);
+      }
+    });
+
+    it('undecodable webhook rows are StoreFailures naming the row', async () => {
+      const e = makeWebhookEndpoint(TENANT_A);
+      const d = makeDelivery(TENANT_A);
+      await ok(s.stores.webhookEndpoints.insert(e));
+      await ok(s.stores.webhookDeliveries.insert(d));
+      await db.raw(async (c) => {
+        await c.query(`UPDATE webhook_endpoints SET secrets = '[{"sealed": "x", "createdAt": "yesterday", "retiresAt": null}]' WHERE id = $1`, [e.id]);
+        await c.query("UPDATE webhook_deliveries SET status = 'lost' WHERE id = $1", [d.id]);
+      });
+      for (const te of [
+        s.stores.webhookEndpoints.findById(TENANT_A, e.id),
+        s.stores.webhookEndpoints.findSubscribed(TENANT_A, 'request.sent'),
+        s.stores.webhookDeliveries.findById(TENANT_A, d.id),
+      ]) {
+        const cause = (await fails(te as TE.TaskEither<unknown, unknown>)) as { cause: unknown };
+        expect(cause.cause).toBeInstanceOf(RowDecodeError);
+        expect(String((cause.cause as Error).message)).toMatch(/webhook_endpoints row whe_\w+: secrets\.0\.createdAt|webhook_deliveries row dlv_\w+: status/);
       }
     });
 

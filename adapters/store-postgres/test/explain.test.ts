@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_SQL } from '../src/jobs';
 import { LIST_FOR_REQUEST_SQL } from '../src/evidence';
 import type { KeysetTable } from '../src/keyset';
-import { keysetSql } from '../src/keyset';
+import { keysetSql, keysetSqlBy } from '../src/keyset';
 import { openPostgresStore } from '../src/index';
+import { ATTEMPTS, CANCEL_PENDING_SQL } from '../src/webhook-deliveries';
+import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints';
 import type { TestDatabase } from './pg';
 import { available, createTestDatabase } from './pg';
 
@@ -44,6 +46,28 @@ const SEED = `
   INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, dead)
     SELECT 'job_' || lpad(i::text, 26, '0'), (ARRAY['mail.invite', 'seal', 'expire', 'remind.auto'])[1 + i % 4], 'org_' || (i % 4), 'test', '{}',
            timestamptz '2026-01-01' + i * interval '1 minute', 0, NULL, timestamptz '2026-01-01', i % 10 = 0
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO webhook_endpoints (id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets,
+                                 consecutive_final_failures, failing_since, created_at, updated_at, version)
+    SELECT 'whe_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END, 'https://h.example/' || i,
+           CASE WHEN i % 3 = 0 THEN '["request.sent", "request.completed"]' ELSE '["signer.signed"]' END::jsonb, NULL, i % 5 <> 0, NULL, NULL,
+           '[]', 0, NULL, timestamptz '2026-01-01' + (i / 3) * interval '1 second', timestamptz '2026-01-01', 1
+    FROM generate_series(1, ${ROWS}) AS i;
+  -- Deliveries as they pile up: nearly all finished, a few waiting.
+  INSERT INTO webhook_deliveries (id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, created_at, version)
+    SELECT 'dlv_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END, 'whe_' || ((i / 8) % 20),
+           'evt_' || (i / 8), 'request.sent', '{}', CASE WHEN i % 50 = 0 THEN 'pending' WHEN i % 7 = 0 THEN 'failed' ELSE 'succeeded' END, 1,
+           timestamptz '2026-01-01' + (i / 3) * interval '1 second', 1
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO webhook_attempts (id, org_id, mode, delivery_id, endpoint_id, event_id, event_type, attempt, outcome, succeeded, duration_ms,
+                                response_body, created_at)
+    SELECT 'dla_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END, 'dlv_' || (i / 8),
+           'whe_' || ((i / 40) % 3), 'evt_' || ((i / 8) % 5), 'request.sent', 1, '200', true, 40, '', timestamptz '2026-01-01' + (i / 3) * interval '1 second'
+    FROM generate_series(1, ${ROWS}) AS i;
+  INSERT INTO api_log (id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at)
+    SELECT 'log_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END,
+           CASE WHEN (i / 8) % 4 = 0 THEN 'webhook' ELSE 'api' END, 'GET', '/api/v1/documents', 200, '200', 12, 'key_1',
+           timestamptz '2026-01-01' + (i / 3) * interval '1 second'
     FROM generate_series(1, ${ROWS}) AS i;
   ANALYZE;`;
 
@@ -84,13 +108,43 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
     return r.rows[0]!['QUERY PLAN'][0]!.Plan;
   };
 
-  const pages: ReadonlyArray<KeysetTable & { readonly filterValue?: string; readonly index: string }> = [
-    { table: 'documents', columns: '*', filterColumn: 'status', filterValue: 'PENDING', index: 'documents_page' },
-    { table: 'signature_requests', columns: '*', filterColumn: 'status', filterValue: 'SENT', index: 'signature_requests_page' },
-    { table: 'events', columns: '*', filterColumn: 'type', filterValue: 'request.sent', index: 'events_page' },
+  const pages: ReadonlyArray<KeysetTable & { readonly filterValue?: string; readonly index: string; readonly filteredIndex?: string }> = [
+    { table: 'documents', columns: '*', filterColumn: 'status', filterValue: 'PENDING', index: 'documents_page', filteredIndex: 'documents_page_by_status' },
+    {
+      table: 'signature_requests',
+      columns: '*',
+      filterColumn: 'status',
+      filterValue: 'SENT',
+      index: 'signature_requests_page',
+      filteredIndex: 'signature_requests_page_by_status',
+    },
+    { table: 'events', columns: '*', filterColumn: 'type', filterValue: 'request.sent', index: 'events_page', filteredIndex: 'events_page_by_type' },
     { table: 'api_keys', columns: '*', index: 'api_keys_page' },
-    { table: 'test_mailbox', columns: '*', filterColumn: 'to_address', filterValue: 'user1@example.com', index: 'test_mailbox_page' },
+    {
+      table: 'test_mailbox',
+      columns: '*',
+      filterColumn: 'to_address',
+      filterValue: 'user1@example.com',
+      index: 'test_mailbox_page',
+      filteredIndex: 'test_mailbox_page_by_to',
+    },
+    { table: 'webhook_endpoints', columns: '*', index: 'webhook_endpoints_page' },
+    { table: 'api_log', columns: '*', filterColumn: 'kind', filterValue: 'webhook', index: 'api_log_page', filteredIndex: 'api_log_page_by_kind' },
   ];
+
+  /** Checks that a page's plan is one index range scan in index order, on one of `indexes`. */
+  const expectIndexPage = async (sql: string, params: readonly unknown[], indexes: readonly string[], positioned: boolean) => {
+    const plan = await explain(sql, params);
+    const all = nodes(plan);
+    const where = `${sql} (${JSON.stringify(all.map((n) => n['Node Type']))})`;
+    expect(plan['Node Type'], where).toBe('Limit');
+    expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
+    const scans = all.filter((n) => n['Node Type'] === 'Index Scan' || n['Node Type'] === 'Index Only Scan');
+    expect(scans, where).toHaveLength(1);
+    expect(indexes, where).toContain(scans[0]!['Index Name']);
+    // The cursor bounds the range scanned, instead of filtering rows read from the start.
+    if (positioned) expect(scans[0]!['Index Cond'], where).toMatch(/ROW\(created_at, id\) [<>] ROW\(/);
+  };
 
   it('every keyset page is one index range scan in index order: no sequential scan, no sort, the cursor in the index condition', async () => {
     let checked = 0;
@@ -100,18 +154,57 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
           for (const positioned of [false, true]) {
             const sql = keysetSql(spec, order, filtered, positioned);
             const params = ['org_1', 'test', ...(filtered ? [spec.filterValue] : []), ...(positioned ? ['2026-01-01T00:20:00.000Z', 'x_cursor'] : []), 26];
-            const plan = await explain(sql, params);
-            const all = nodes(plan);
-            const where = `${sql} (${JSON.stringify(all.map((n) => n['Node Type']))})`;
-            expect(plan['Node Type'], where).toBe('Limit');
-            expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
-            const scans = all.filter((n) => n['Node Type'] === 'Index Scan' || n['Node Type'] === 'Index Only Scan');
-            expect(scans.map((n) => n['Index Name']), where).toEqual([filtered ? spec.index.replace(/_page$/, spec.table === 'events' ? '_page_by_type' : spec.table === 'test_mailbox' ? '_page_by_to' : '_page_by_status') : spec.index]);
-            // The cursor bounds the range scanned, instead of filtering rows read from the start.
-            if (positioned) expect(scans[0]!['Index Cond'], where).toMatch(/ROW\(created_at, id\) [<>] ROW\(/);
+            await expectIndexPage(sql, params, [filtered ? spec.filteredIndex! : spec.index], positioned);
             checked++;
           }
-    expect(checked).toBe(36);
+    expect(checked).toBe(48);
+  });
+
+  it('the delivery log pages the same way, by endpoint, by event, or both', async () => {
+    const filterSets = [
+      { columns: [], values: [], indexes: ['webhook_attempts_page'] },
+      { columns: ['endpoint_id'], values: ['whe_2'], indexes: ['webhook_attempts_page_by_endpoint'] },
+      { columns: ['event_id'], values: ['evt_4'], indexes: ['webhook_attempts_page_by_event'] },
+    ];
+    let checked = 0;
+    for (const { columns, values, indexes } of filterSets)
+      for (const order of ['asc', 'desc'] as const)
+        for (const positioned of [false, true]) {
+          const sql = keysetSqlBy(ATTEMPTS, order, columns, positioned);
+          const params = ['org_1', 'test', ...values, ...(positioned ? ['2026-01-01T00:20:00.000Z', 'x_cursor'] : []), 26];
+          await expectIndexPage(sql, params, indexes, positioned);
+          checked++;
+        }
+    expect(checked).toBe(12);
+
+    // Both filters: one event's attempts at one endpoint are one delivery's, at most 8 in service, so
+    // whether the planner sorts them is its call; what matters is that it reaches them through a
+    // filtered index of the tenant, never by scanning.
+    for (const order of ['asc', 'desc'] as const)
+      for (const positioned of [false, true]) {
+        const sql = keysetSqlBy(ATTEMPTS, order, ['endpoint_id', 'event_id'], positioned);
+        const all = nodes(await explain(sql, ['org_1', 'test', 'whe_2', 'evt_4', ...(positioned ? ['2026-01-01T00:20:00.000Z', 'x_cursor'] : []), 26]));
+        expect(all.map((n) => n['Node Type']), sql).not.toContain('Seq Scan');
+        const used = all.filter((n) => n['Index Name'] !== undefined);
+        expect(used, sql).toHaveLength(1);
+        expect(['webhook_attempts_page_by_endpoint', 'webhook_attempts_page_by_event'], sql).toContain(used[0]!['Index Name']);
+        expect(used[0]!['Index Cond'], sql).toMatch(/org_id = .*mode = .*(endpoint_id|event_id) = /);
+      }
+  });
+
+  // Not paged: every subscribed endpoint is read, so whether the planner sorts them or reads them in
+  // index order is its call; what matters is that it reads this tenant's endpoints only.
+  it("subscribed endpoints are read from the tenant's range of the page index, and cancelling reads only pending deliveries", async () => {
+    const subscribed = nodes(await explain(FIND_SUBSCRIBED_SQL, ['org_1', 'test', 'request.sent']));
+    expect(subscribed.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+    const used = subscribed.filter((n) => n['Index Name'] !== undefined);
+    expect(used.map((n) => n['Index Name'])).toEqual(['webhook_endpoints_page']);
+    expect(used[0]!['Index Cond']).toMatch(/org_id = .*mode = /);
+
+    const cancel = nodes(await explain(CANCEL_PENDING_SQL, [at(0), 'org_1', 'test', 'whe_3']));
+    expect(cancel.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t))).toEqual([]);
+    const read = cancel.filter((n) => n['Relation Name'] === 'webhook_deliveries' && n['Node Type'] !== 'ModifyTable');
+    expect(read.map((n) => `${n['Node Type']} ${n['Index Name']}`)).toEqual(['Index Scan webhook_deliveries_pending']);
   });
 
   // Not paged: every entry is read, so whether the planner sorts a few hundred rows or reads them in index

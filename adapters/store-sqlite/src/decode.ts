@@ -104,3 +104,11 @@ export const rowName = (table: string, row: unknown): string => {
  */
 export const withDefault = <A, O>(codec: t.Type<A, O, unknown>, fallback: A): t.Type<A, O, unknown> =>
   new t.Type<A, O, unknown>(codec.name, codec.is, (u, c) => (u === undefined ? t.success(fallback) : codec.validate(u, c)), codec.encode);
+
+/** A boolean kept as INTEGER 0 or 1 (SQLite has no boolean type); any other value is refused. */
+export const Flag = new t.Type<boolean, number, unknown>(
+  'Flag',
+  (u): u is boolean => typeof u === 'boolean',
+  (u, c) => (u === 0 ? t.success(false) : u === 1 ? t.success(true) : t.failure(u, c, 'not 0 or 1')),
+  (b) => (b ? 1 : 0),
+);

@@ -69,4 +69,10 @@ export const sqliteEvents = (conn: Conn): EventOutbox => ({
   },
 
   list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.type, decodeRow),
+
+  findById: (tenant, id) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM events WHERE id = ? AND org_id = ? AND mode = ?`).get(id, tenant.orgId, tenant.mode)),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
 });

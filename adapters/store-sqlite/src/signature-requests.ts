@@ -168,6 +168,15 @@ export const sqliteSignatureRequests = (conn: Conn): SignatureRequestStore => ({
       TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 
+  // SQLite transactions are serialized (BEGIN IMMEDIATE behind one queue): the row cannot change under us.
+  findByIdForUpdate: (tenant, id) =>
+    pipe(
+      attempt(conn, (c) =>
+        c.prepare(`SELECT ${COLUMNS} FROM signature_requests WHERE id = ? AND org_id = ? AND mode = ?`).get(id, tenant.orgId, tenant.mode),
+      ),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
+    ),
+
   update: (next) =>
     pipe(
       TE.fromEither(toRow(next)),

@@ -1,5 +1,6 @@
 import type { StoreResult, Stores, UnitOfWork } from '@esig/core';
 import { sqliteApiKeys } from './api-keys';
+import { sqliteApiLog } from './api-log';
 import type { Conn } from './connection';
 import { sqliteDocumentContents } from './document-contents';
 import { sqliteDocuments } from './documents';
@@ -11,6 +12,8 @@ import { sqliteOrgs } from './orgs';
 import { sqliteSignatureRequests } from './signature-requests';
 import { sqliteSigningLinks } from './signing-links';
 import { sqliteTestMailbox } from './test-mailbox';
+import { sqliteWebhookDeliveries } from './webhook-deliveries';
+import { sqliteWebhookEndpoints } from './webhook-endpoints';
 
 /** Every store bound to one connection: the read connection, or the write connection inside a transaction. */
 export const bindStores = (conn: Conn): Stores => ({
@@ -25,6 +28,9 @@ export const bindStores = (conn: Conn): Stores => ({
   signingLinks: sqliteSigningLinks(conn),
   evidence: sqliteEvidence(conn),
   testMailbox: sqliteTestMailbox(conn),
+  webhookEndpoints: sqliteWebhookEndpoints(conn),
+  webhookDeliveries: sqliteWebhookDeliveries(conn),
+  apiLog: sqliteApiLog(conn),
 });
 
 /**
@@ -93,6 +99,23 @@ export const topLevelStores = (read: Conn, uow: UnitOfWork): Stores => {
     testMailbox: {
       ...r.testMailbox,
       insert: (mail) => inTx((tx) => tx.testMailbox.insert(mail)),
+    },
+    webhookEndpoints: {
+      ...r.webhookEndpoints,
+      insert: (endpoint) => inTx((tx) => tx.webhookEndpoints.insert(endpoint)),
+      update: (next) => inTx((tx) => tx.webhookEndpoints.update(next)),
+      delete: (tenant, id) => inTx((tx) => tx.webhookEndpoints.delete(tenant, id)),
+    },
+    webhookDeliveries: {
+      ...r.webhookDeliveries,
+      insert: (delivery) => inTx((tx) => tx.webhookDeliveries.insert(delivery)),
+      update: (next) => inTx((tx) => tx.webhookDeliveries.update(next)),
+      cancelPending: (tenant, endpointId, at) => inTx((tx) => tx.webhookDeliveries.cancelPending(tenant, endpointId, at)),
+      appendAttempt: (attempt) => inTx((tx) => tx.webhookDeliveries.appendAttempt(attempt)),
+    },
+    apiLog: {
+      ...r.apiLog,
+      append: (entries) => inTx((tx) => tx.apiLog.append(entries)),
     },
   };
 };

@@ -4,14 +4,16 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import type { SignatureRequest, Stores } from '@esig/core';
 import type { StoreHarness } from '@esig/testkit';
-import { TENANT_A, at, describeStoreContract, fails, makeDocument, makeEvent, makeSignatureRequest, ok, tagOf } from '@esig/testkit';
+import { TENANT_A, at, describeStoreContract, fails, makeDelivery, makeDocument, makeEvent, makeSignatureRequest, makeWebhookEndpoint, ok, tagOf } from '@esig/testkit';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../src/index';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index';
-import { keysetSql } from '../src/keyset';
+import { keysetSql, keysetSqlBy } from '../src/keyset';
+import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries';
+import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints';
 import { loadMigrations, migrate } from '../src/migrations';
 
 const tempDirs: string[] = [];
@@ -81,7 +83,7 @@ describe('sqlite adapter', () => {
         .run(req.id, req.orgId, req.mode, req.status, req.createdAt, req.version, JSON.stringify(v1Data));
       raw.close();
       const s = openStore(p);
-      expect(s.schemaVersion()).toBe(2);
+      expect(s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
       const expected: SignatureRequest = {
         ...req,
         recipients: req.recipients.map((r) => ({ ...r, authenticatedAt: null, otp: null, authFailures: 0, signature: null })),
@@ -231,6 +233,28 @@ describe('sqlite adapter', () => {
       }
     });
 
+    it('undecodable webhook rows are StoreFailures naming the row', async () => {
+      const p = freshDbPath();
+      const s = openStore(p);
+      const e = makeWebhookEndpoint(TENANT_A);
+      const d = makeDelivery(TENANT_A);
+      await ok(s.stores.webhookEndpoints.insert(e));
+      await ok(s.stores.webhookDeliveries.insert(d));
+      const raw = new Database(p);
+      raw.prepare(`UPDATE webhook_endpoints SET events = '["request.sent", "request.lost"]' WHERE id = ?`).run(e.id);
+      raw.prepare("UPDATE webhook_deliveries SET status = 'lost' WHERE id = ?").run(d.id);
+      raw.close();
+      for (const te of [
+        s.stores.webhookEndpoints.findById(TENANT_A, e.id),
+        s.stores.webhookEndpoints.findSubscribed(TENANT_A, 'request.sent'),
+        s.stores.webhookDeliveries.findById(TENANT_A, d.id),
+      ]) {
+        const cause = (await fails(te as TE.TaskEither<unknown, unknown>)) as { cause: unknown };
+        expect(cause.cause).toBeInstanceOf(RowDecodeError);
+        expect(String((cause.cause as Error).message)).toMatch(/webhook_endpoints row whe_\w+: events\.1|webhook_deliveries row dlv_\w+: status/);
+      }
+    });
+
     it('a row whose copied columns disagree with its JSON is refused', async () => {
       const p = freshDbPath();
       const s = openStore(p);
@@ -264,6 +288,8 @@ describe('sqlite adapter', () => {
         { table: 'events', columns: '*', filterColumn: 'type' },
         { table: 'api_keys', columns: '*' },
         { table: 'test_mailbox', columns: '*', filterColumn: 'to_address' },
+        { table: 'webhook_endpoints', columns: '*' },
+        { table: 'api_log', columns: '*', filterColumn: 'kind' },
       ];
       for (const spec of tables)
         for (const order of ['asc', 'desc'] as const)
@@ -275,6 +301,36 @@ describe('sqlite adapter', () => {
             expect(detail, sql).toMatch(/\(created_at, ?id\)[<>]/);
             expect(detail, sql).not.toMatch(/TEMP B-TREE|SCAN/);
           }
+      // The delivery log filters by endpoint, by event, or both (then either index is a range in order).
+      const attempts = [
+        [[], /webhook_attempts_page /],
+        [['endpoint_id'], /webhook_attempts_page_by_endpoint /],
+        [['event_id'], /webhook_attempts_page_by_event /],
+        [['endpoint_id', 'event_id'], /webhook_attempts_page_by_(endpoint|event) /],
+      ] as const;
+      for (const [filters, index] of attempts)
+        for (const order of ['asc', 'desc'] as const) {
+          const sql = keysetSqlBy({ table: 'webhook_attempts', columns: '*' }, order, filters, true);
+          const detail = plan(db, sql, ['org', 'test', ...filters.map(() => 'X'), at(0), 'id', 26]);
+          expect(detail, sql).toMatch(/^SEARCH webhook_attempts USING (COVERING )?INDEX/);
+          expect(detail, sql).toMatch(index);
+          expect(detail, sql).toMatch(/\(created_at, ?id\)[<>]/);
+          expect(detail, sql).not.toMatch(/TEMP B-TREE|SCAN/);
+        }
+      db.close();
+    });
+
+    it("subscribed endpoints come from the tenant's range of the page index in order, and cancelling reads only pending deliveries", () => {
+      const p = freshDbPath();
+      openStore(p).close();
+      const db = new Database(p, { readonly: true });
+      const subscribed = plan(db, FIND_SUBSCRIBED_SQL, ['org', 'test', 'request.sent']);
+      expect(subscribed).toMatch(/^SEARCH webhook_endpoints USING INDEX webhook_endpoints_page \(org_id=\? AND mode=\?\)/);
+      // json_each is the per-row test of the events array, not a scan of a table.
+      expect(subscribed.replace(/SCAN json_each/, '')).not.toMatch(/TEMP B-TREE|SCAN/);
+      const cancel = plan(db, CANCEL_PENDING_SQL, [at(0), 'org', 'test', 'whe_1']);
+      expect(cancel).toMatch(/SEARCH webhook_deliveries USING INDEX webhook_deliveries_pending \(org_id=\? AND mode=\? AND endpoint_id=\?\)/);
+      expect(cancel).not.toMatch(/TEMP B-TREE|SCAN/);
       db.close();
     });
 

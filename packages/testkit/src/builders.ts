@@ -1,5 +1,7 @@
 import type {
   ApiKey,
+  ApiLogEntry,
+  DeliveryAttempt,
   Document,
   DomainEvent,
   EvidenceEntry,
@@ -11,6 +13,8 @@ import type {
   StoreError,
   StoredMail,
   Tenant,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from '@esig/core';
 import * as E from 'fp-ts/Either';
 import type { TaskEither } from 'fp-ts/TaskEither';
@@ -258,3 +262,85 @@ export const makeStoredMail = (tenant: Tenant, over: Partial<StoredMail> = {}): 
     ...over,
   };
 };
+
+/**
+ * An enabled endpoint with two secrets, the current one and a rotated one still in its overlap window,
+ * and a description with non-ASCII text, so a round trip that drops or alters a nested field shows up.
+ */
+export const makeWebhookEndpoint = (tenant: Tenant, over: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
+  id: freshId('whe'),
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  url: 'https://hooks.example.com/esig?source=«test»',
+  events: ['request.sent', 'request.completed'],
+  description: 'ERP – Verträge ✍️',
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  secrets: [
+    { sealed: `sealed:${freshId('sec')}`, createdAt: at(50), retiresAt: null },
+    { sealed: `sealed:${freshId('sec')}`, createdAt: at(0), retiresAt: at(86_450) },
+  ],
+  consecutiveFinalFailures: 0,
+  failingSince: null,
+  createdAt: at(0),
+  updatedAt: at(50),
+  version: 1,
+  ...over,
+});
+
+/** A pending delivery waiting for its first attempt; the body is JSON with non-ASCII text, as sent. */
+export const makeDelivery = (tenant: Tenant, over: Partial<WebhookDelivery> = {}): WebhookDelivery => {
+  const eventId = freshId('evt');
+  return {
+    id: freshId('dlv'),
+    orgId: tenant.orgId,
+    mode: tenant.mode,
+    endpointId: freshId('whe'),
+    eventId,
+    eventType: 'request.sent',
+    body: JSON.stringify({ id: eventId, type: 'request.sent', data: { request_id: 'req_1', note: 'Grüße ✍️' } }),
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: at(0),
+    lastAttemptAt: null,
+    lastOutcome: null,
+    createdAt: at(0),
+    version: 1,
+    ...over,
+  };
+};
+
+/** A failed attempt with a response excerpt (non-ASCII included). */
+export const makeAttempt = (tenant: Tenant, over: Partial<DeliveryAttempt> = {}): DeliveryAttempt => ({
+  id: freshId('dla'),
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  deliveryId: freshId('dlv'),
+  endpointId: freshId('whe'),
+  eventId: freshId('evt'),
+  eventType: 'request.sent',
+  attempt: 2,
+  outcome: '503',
+  succeeded: false,
+  durationMs: 1_234,
+  responseBody: '<h1>Service indisponible – réessayez</h1>',
+  createdAt: at(0),
+  ...over,
+});
+
+/** An API call made with a key. */
+export const makeLogEntry = (tenant: Tenant, over: Partial<ApiLogEntry> = {}): ApiLogEntry => ({
+  id: freshId('log'),
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  kind: 'api',
+  method: 'POST',
+  target: '/api/v1/signature_requests',
+  status: 201,
+  outcome: '201',
+  durationMs: 37,
+  keyId: freshId('key'),
+  createdAt: at(0),
+  ...over,
+});

@@ -2,6 +2,8 @@ import * as E from 'fp-ts/Either';
 import type * as TE from 'fp-ts/TaskEither';
 import type {
   ApiKey,
+  ApiLogEntry,
+  DeliveryAttempt,
   Document,
   DomainEvent,
   EvidenceEntry,
@@ -20,6 +22,8 @@ import type {
   Stores,
   Tenant,
   UnitOfWork,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
 
@@ -39,6 +43,10 @@ interface Tables {
   readonly signingLinks: Map<string, SigningLink>;
   readonly evidence: Map<string, EvidenceEntry>;
   readonly mail: Map<string, StoredMail>;
+  readonly webhookEndpoints: Map<string, WebhookEndpoint>;
+  readonly webhookDeliveries: Map<string, WebhookDelivery>;
+  readonly webhookAttempts: Map<string, DeliveryAttempt>;
+  readonly apiLog: Map<string, ApiLogEntry>;
 }
 
 /** A job with its lease and burial, which the port keeps to itself. */
@@ -168,6 +176,11 @@ const claimableAt = (j: JobRow): string => (j.lockedUntil !== null && j.lockedUn
 
 const isFreeAt = (j: JobRow, now: string) => !j.dead && j.runAt <= now && (j.lockedUntil === null || j.lockedUntil <= now);
 
+const findEndpoint = (v: View, t: Tenant, id: string): WebhookEndpoint | null => {
+  const e = v.get('webhookEndpoints', id);
+  return e && inTenant(e, t) ? copy(e) : null;
+};
+
 const makeStores = (v: View): Stores => ({
   documents: {
     insert: (doc) =>
@@ -238,6 +251,12 @@ const makeStores = (v: View): Stores => ({
         return ok(undefined);
       }),
     findById: (t, id) =>
+      op(v, () => {
+        const r = v.get('requests', id);
+        return ok(r && inTenant(r, t) ? copy(r) : null);
+      }),
+    // Memory transactions run one at a time: nothing can change the row before this one ends.
+    findByIdForUpdate: (t, id) =>
       op(v, () => {
         const r = v.get('requests', id);
         return ok(r && inTenant(r, t) ? copy(r) : null);
@@ -358,6 +377,11 @@ const makeStores = (v: View): Stores => ({
           q,
         ),
       ),
+    findById: (t, id) =>
+      op(v, () => {
+        const e = v.get('events', id);
+        return ok(e && inTenant(e, t) ? copy(e) : null);
+      }),
   },
 
   jobs: {
@@ -455,6 +479,114 @@ const makeStores = (v: View): Stores => ({
     list: (t, q) =>
       op(v, () => keysetPage(v.rows('mail').filter((m) => inTenant(m, t) && (q.filter?.to === undefined || m.to === q.filter.to)), q)),
   },
+
+  // Transactions run one at a time, so the row cannot change under a transaction that read it:
+  // findByIdForUpdate needs no lock of its own.
+  webhookEndpoints: {
+    insert: (endpoint) =>
+      op(v, () => {
+        if (v.get('webhookEndpoints', endpoint.id)) return E.left(concurrentModification('webhook_endpoint', endpoint.id));
+        v.put('webhookEndpoints', endpoint.id, copy(endpoint));
+        return ok(undefined);
+      }),
+    findById: (t, id) => op(v, () => ok(findEndpoint(v, t, id))),
+    findByIdForUpdate: (t, id) => op(v, () => ok(findEndpoint(v, t, id))),
+    list: (t, q) => op(v, () => keysetPage(v.rows('webhookEndpoints').filter((e) => inTenant(e, t)), q)),
+    update: (next) =>
+      op(v, () => {
+        const cur = v.get('webhookEndpoints', next.id);
+        if (!cur || !inTenant(cur, next) || cur.version !== next.version - 1) return E.left(concurrentModification('webhook_endpoint', next.id));
+        // createdAt is the keyset position and never changes.
+        v.put('webhookEndpoints', next.id, { ...copy(next), createdAt: cur.createdAt });
+        return ok(undefined);
+      }),
+    delete: (t, id) =>
+      op(v, () => {
+        const e = v.get('webhookEndpoints', id);
+        if (!e || !inTenant(e, t)) return ok(false);
+        v.remove('webhookEndpoints', id);
+        return ok(true);
+      }),
+    findSubscribed: (t, type) =>
+      op(v, () =>
+        ok(
+          v
+            .rows('webhookEndpoints')
+            .filter((e) => inTenant(e, t) && e.enabled && e.events.includes(type))
+            .sort(compareKeys)
+            .map(copy),
+        ),
+      ),
+  },
+
+  webhookDeliveries: {
+    insert: (delivery) =>
+      op(v, () => {
+        if (v.get('webhookDeliveries', delivery.id)) return E.left(concurrentModification('webhook_delivery', delivery.id));
+        v.put('webhookDeliveries', delivery.id, copy(delivery));
+        return ok(undefined);
+      }),
+    findById: (t, id) =>
+      op(v, () => {
+        const d = v.get('webhookDeliveries', id);
+        return ok(d && inTenant(d, t) ? copy(d) : null);
+      }),
+    update: (next) =>
+      op(v, () => {
+        const cur = v.get('webhookDeliveries', next.id);
+        if (!cur || !inTenant(cur, next) || cur.version !== next.version - 1) return E.left(concurrentModification('webhook_delivery', next.id));
+        // The delivery's state only: what was fixed at creation stays.
+        const { status, attempts, nextAttemptAt, lastAttemptAt, lastOutcome, version } = next;
+        v.put('webhookDeliveries', next.id, { ...cur, status, attempts, nextAttemptAt, lastAttemptAt, lastOutcome, version });
+        return ok(undefined);
+      }),
+    cancelPending: (t, endpointId, at) =>
+      op(v, () => {
+        let n = 0;
+        for (const d of v.rows('webhookDeliveries'))
+          if (inTenant(d, t) && d.endpointId === endpointId && d.status === 'pending') {
+            v.put('webhookDeliveries', d.id, { ...d, status: 'cancelled', nextAttemptAt: null, lastAttemptAt: d.lastAttemptAt ?? at, version: d.version + 1 });
+            n++;
+          }
+        return ok(n);
+      }),
+    appendAttempt: (attempt) =>
+      op(v, () => {
+        if (v.get('webhookAttempts', attempt.id)) return E.left(concurrentModification('webhook_attempt', attempt.id));
+        v.put('webhookAttempts', attempt.id, copy(attempt));
+        return ok(undefined);
+      }),
+    listAttempts: (t, q) =>
+      op(v, () =>
+        keysetPage(
+          v
+            .rows('webhookAttempts')
+            .filter(
+              (a) =>
+                inTenant(a, t) &&
+                (q.filter?.endpointId === undefined || a.endpointId === q.filter.endpointId) &&
+                (q.filter?.eventId === undefined || a.eventId === q.filter.eventId),
+            ),
+          q,
+        ),
+      ),
+  },
+
+  apiLog: {
+    append: (entries) =>
+      op(v, () => {
+        // All or nothing: every id is checked before any entry is written.
+        const ids = new Set<string>();
+        for (const e of entries) {
+          if (ids.has(e.id) || v.get('apiLog', e.id)) return E.left(concurrentModification('api_log_entry', e.id));
+          ids.add(e.id);
+        }
+        for (const e of entries) v.put('apiLog', e.id, copy(e));
+        return ok(undefined);
+      }),
+    list: (t, q) =>
+      op(v, () => keysetPage(v.rows('apiLog').filter((e) => inTenant(e, t) && (q.filter?.kind === undefined || e.kind === q.filter.kind)), q)),
+  },
 });
 
 /** A FIFO async mutex: tasks run one at a time, in the order they asked. */
@@ -497,6 +629,10 @@ export const createMemoryStores = (): MemoryStores => {
     signingLinks: new Map(),
     evidence: new Map(),
     mail: new Map(),
+    webhookEndpoints: new Map(),
+    webhookDeliveries: new Map(),
+    webhookAttempts: new Map(),
+    apiLog: new Map(),
   };
   const exclusive = createMutex();
 
@@ -577,6 +713,23 @@ export const createMemoryStores = (): MemoryStores => {
     testMailbox: {
       ...committed.testMailbox,
       insert: (mail) => auto((tx) => tx.testMailbox.insert(mail)),
+    },
+    webhookEndpoints: {
+      ...committed.webhookEndpoints,
+      insert: (endpoint) => auto((tx) => tx.webhookEndpoints.insert(endpoint)),
+      update: (next) => auto((tx) => tx.webhookEndpoints.update(next)),
+      delete: (t, id) => auto((tx) => tx.webhookEndpoints.delete(t, id)),
+    },
+    webhookDeliveries: {
+      ...committed.webhookDeliveries,
+      insert: (delivery) => auto((tx) => tx.webhookDeliveries.insert(delivery)),
+      update: (next) => auto((tx) => tx.webhookDeliveries.update(next)),
+      cancelPending: (t, endpointId, at) => auto((tx) => tx.webhookDeliveries.cancelPending(t, endpointId, at)),
+      appendAttempt: (attempt) => auto((tx) => tx.webhookDeliveries.appendAttempt(attempt)),
+    },
+    apiLog: {
+      ...committed.apiLog,
+      append: (entries) => auto((tx) => tx.apiLog.append(entries)),
     },
   };
 

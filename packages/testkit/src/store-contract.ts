@@ -10,13 +10,14 @@ import { signatureRequestsContract } from './store-contract/signature-requests';
 import { evidenceContract, signingLinksContract } from './store-contract/signing';
 import { testMailboxContract } from './store-contract/test-mailbox';
 import { transactionsContract } from './store-contract/transactions';
+import { apiLogContract, webhookDeliveriesContract, webhookEndpointsContract, webhookTransactionsContract } from './store-contract/webhooks';
 
 export * from './builders';
 export type { StoreHarness } from './store-contract/harness';
 
 /**
  * Runs the store ports' contract (ports/*.ts) against an adapter: round trips, org and mode isolation,
- * keyset paging, the job queue's leases, transactions and concurrency. Every adapter (in-memory, SQLite,
+ * keyset paging, the job queue's leases, webhooks and the request log, transactions and concurrency. Every adapter (in-memory, SQLite,
  * PostgreSQL) runs it; each test gets a fresh harness from `makeHarness` and cleans it up afterwards.
  */
 export const describeStoreContract = (adapterName: string, makeHarness: () => Promise<StoreHarness>): void => {
@@ -47,5 +48,9 @@ export const describeStoreContract = (adapterName: string, makeHarness: () => Pr
     testMailboxContract(h);
     pagingContract(h);
     transactionsContract(h);
+    webhookEndpointsContract(h);
+    webhookDeliveriesContract(h);
+    apiLogContract(h);
+    webhookTransactionsContract(h);
   });
 };

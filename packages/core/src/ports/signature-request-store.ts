@@ -14,6 +14,13 @@ export interface SignatureRequestStore {
   insert(req: SignatureRequest): StoreResult<void>;
   findById(tenant: Tenant, id: string): StoreResult<SignatureRequest | null>;
   /**
+   * Like findById, and (inside a transaction) holds the request's row lock until the transaction ends.
+   * Every change loads the request this way, so concurrent changes to one request (a signer signing while
+   * the worker records the invitation) queue instead of failing their version check — a job that lost such
+   * a race would otherwise be repeated, mail and all.
+   */
+  findByIdForUpdate(tenant: Tenant, id: string): StoreResult<SignatureRequest | null>;
+  /**
    * Replaces the stored aggregate with `next` if the stored version is still `next.version - 1`;
    * otherwise fails with ConcurrentModification and writes nothing (optimistic concurrency).
    */

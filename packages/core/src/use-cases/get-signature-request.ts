@@ -12,5 +12,5 @@ export const getSignatureRequest =
   (p: Principal, id: string): TE.TaskEither<DomainError, SignatureRequest> =>
     pipe(
       requireScope(p, 'signature_requests:read'),
-      TE.chainW(() => loadRequest(deps.stores, p, id)),
+      TE.chainW(() => loadRequest(deps.stores, p, id, false)),
     );

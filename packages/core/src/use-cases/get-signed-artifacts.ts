@@ -20,7 +20,7 @@ const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureReques
 const artifact = (stores: Stores, p: Principal, requestId: string, key: (id: string) => string) =>
   pipe(
     requireScope(p, 'signature_requests:read'),
-    TE.chainW(() => loadRequest(stores, p, requestId)),
+    TE.chainW(() => loadRequest(stores, p, requestId, false)),
     TE.chainW(sealed),
     TE.chainW((r) =>
       pipe(
@@ -44,7 +44,7 @@ export const getCertificateData =
   (p: Principal, requestId: string): TE.TaskEither<DomainError, CertificateData> =>
     pipe(
       requireScope(p, 'signature_requests:read'),
-      TE.chainW(() => loadRequest(deps.stores, p, requestId)),
+      TE.chainW(() => loadRequest(deps.stores, p, requestId, false)),
       TE.chainW(sealed),
       TE.chainW((r) =>
         pipe(

@@ -24,10 +24,13 @@ export const check = (problems: ReadonlyArray<FieldProblem | null>): TE.TaskEith
 export const fromTransitionError = (e: TransitionError): DomainError =>
   e._tag === 'InvalidTransition' ? invalidState(e.detail) : validationFailed([{ path: e.path, message: e.detail }], e.detail);
 
-/** Loads a request of the principal's tenant; another tenant's request is simply not found. */
-export const loadRequest = (tx: Stores, p: Principal, id: string): TE.TaskEither<DomainError, SignatureRequest> =>
+/**
+ * Loads a request of the principal's tenant; another tenant's request is simply not found. `forChange`
+ * (inside a transaction that will change it) takes its row lock, so concurrent changes queue.
+ */
+export const loadRequest = (tx: Stores, p: Principal, id: string, forChange = true): TE.TaskEither<DomainError, SignatureRequest> =>
   pipe(
-    tx.signatureRequests.findById(p.tenant, id),
+    forChange ? tx.signatureRequests.findByIdForUpdate(p.tenant, id) : tx.signatureRequests.findById(p.tenant, id),
     TE.chainW((r) => (r === null ? TE.left(notFound('signature_request', id)) : TE.right(r))),
   );
 

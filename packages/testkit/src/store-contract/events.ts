@@ -21,6 +21,16 @@ export const eventsContract = (h: Harness) =>
       expect((await firstPage(h().stores, TENANT_A)).items).toEqual([first]);
     });
 
+    it('findById finds an event of its own tenant only', async () => {
+      const e = makeEvent(TENANT_A, { id: 'request.completed:req_1', type: 'request.completed', redeliveryOf: 'evt_original' });
+      const other = makeEvent(TENANT_A);
+      await ok(h().stores.events.append(e));
+      await ok(h().stores.events.append(other));
+      expect(await ok(h().stores.events.findById(TENANT_A, e.id))).toEqual(e);
+      expect(await ok(h().stores.events.findById(TENANT_A, 'evt_unknown'))).toBeNull();
+      for (const t of STRANGERS) expect(await ok(h().stores.events.findById(t, e.id))).toBeNull();
+    });
+
     it("lists nothing of another org or the other mode", async () => {
       await ok(h().stores.events.append(makeEvent(TENANT_A)));
       for (const t of STRANGERS) expect(await firstPage(h().stores, t)).toEqual({ items: [], hasMore: false });

@@ -19,8 +19,8 @@ import { TENANT_A, at, makeApiKey, makeDocument, makeEvent, makeSignatureRequest
 import type { Harness } from './harness';
 import { STRANGERS, byKeyset, position } from './harness';
 
-/** How the paging contract reaches one list. */
-interface PagedList<A extends { readonly id: string; readonly createdAt: string }, F> {
+/** How the paging contract reaches one list (the webhook lists use it too). */
+export interface PagedList<A extends { readonly id: string; readonly createdAt: string }, F> {
   readonly name: string;
   /** The i-th sample row of `tenant`; `i` varies whatever the filters look at. */
   readonly make: (tenant: Tenant, createdAt: string, i: number) => A;
@@ -36,7 +36,7 @@ interface PagedList<A extends { readonly id: string; readonly createdAt: string 
 const TIMES = [3, 1, 5, 2, 3, 4, 2, 5, 3, 1.5].map(at);
 const INSERT_ORDER = [4, 0, 8, 2, 6, 1, 9, 7, 3, 5];
 
-const describePaging = <A extends { readonly id: string; readonly createdAt: string }, F>(h: Harness, spec: PagedList<A, F>) =>
+export const describePaging = <A extends { readonly id: string; readonly createdAt: string }, F>(h: Harness, spec: PagedList<A, F>) =>
   describe(`${spec.name} keyset paging`, () => {
     const seed = async (): Promise<A[]> => {
       const mine = TIMES.map((t, i) => spec.make(TENANT_A, t, i));
@@ -102,7 +102,7 @@ const describePaging = <A extends { readonly id: string; readonly createdAt: str
     });
   });
 
-const cycle = <T>(values: readonly T[], i: number): T => values[i % values.length]!;
+export const cycle = <T>(values: readonly T[], i: number): T => values[i % values.length]!;
 
 export const pagingContract = (h: Harness) => {
   describePaging<Document, DocumentFilter>(h, {

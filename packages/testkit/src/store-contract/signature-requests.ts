@@ -1,8 +1,13 @@
-import type { SignatureRequest } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { SignatureRequest, StoreError } from '@esig/core';
 import { describe, expect, it } from 'vitest';
 import { TENANT_A, TENANT_A_LIVE, fails, makeSignatureRequest, ok, tagOf } from '../builders';
 import type { Harness } from './harness';
 import { STRANGERS } from './harness';
+
+const pause = (ms: number) => () => new Promise<void>((r) => setTimeout(r, ms));
 
 export const signatureRequestsContract = (h: Harness) =>
   describe('signatureRequests', () => {
@@ -62,6 +67,36 @@ export const signatureRequestsContract = (h: Harness) =>
         expect(await ok(h().stores.signatureRequests.findById(t, req.id))).toBeNull();
       }
       expect(await ok(h().stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(req);
+    });
+
+    it('findByIdForUpdate finds the request of its tenant only, inside and outside a transaction', async () => {
+      const req = makeSignatureRequest(TENANT_A);
+      await ok(h().stores.signatureRequests.insert(req));
+      expect(await ok(h().uow.transaction((tx) => tx.signatureRequests.findByIdForUpdate(TENANT_A, req.id)))).toEqual(req);
+      for (const t of STRANGERS) expect(await ok(h().uow.transaction((tx) => tx.signatureRequests.findByIdForUpdate(t, req.id)))).toBeNull();
+    });
+
+    it('concurrent transactions that each findByIdForUpdate then update one request all commit, one after another', async () => {
+      const req = makeSignatureRequest(TENANT_A, { version: 1, title: 'count:0' });
+      await ok(h().stores.signatureRequests.insert(req));
+      const N = 4;
+      // As a signer signing races the worker recording an invitation: read under the lock, yield so the
+      // others ask for the row meanwhile, then write the next version. None may fail its version check.
+      const bump = (i: number) =>
+        h().uow.transaction((tx) =>
+          pipe(
+            TE.rightTask(pause(i)),
+            TE.chain(() => tx.signatureRequests.findByIdForUpdate(TENANT_A, req.id)),
+            TE.chainFirstTaskK(() => pause(15)),
+            TE.chainW((cur): TE.TaskEither<StoreError | 'vanished', void> =>
+              cur === null ? TE.left('vanished' as const) : tx.signatureRequests.update({ ...cur, title: `count:${Number(cur.title.slice(6)) + 1}`, version: cur.version + 1 }),
+            ),
+          ),
+        )();
+      const results = await Promise.all(Array.from({ length: N }, (_, i) => bump(i)));
+      expect(results).toEqual(Array.from({ length: N }, () => E.right(undefined)));
+      const final = await ok(h().stores.signatureRequests.findById(TENANT_A, req.id));
+      expect(final).toMatchObject({ title: `count:${N}`, version: 1 + N });
     });
 
     it('update moves the request between status filters', async () => {

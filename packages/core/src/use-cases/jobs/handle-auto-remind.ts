@@ -21,7 +21,7 @@ export const handleAutoRemind =
       const at = now.toISOString();
       const round = Number(job.payload.round ?? '1');
       return pipe(
-        tx.signatureRequests.findById(tenantOf(job), job.payload.requestId ?? ''),
+        tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId ?? ''),
         TE.chainW((r) =>
           r === null || r.status !== 'SENT'
             ? nothingToRecord(tx)

@@ -17,7 +17,7 @@ export const handleExpire =
       const now = deps.clock.now();
       const at = now.toISOString();
       return pipe(
-        tx.signatureRequests.findById(tenantOf(job), job.payload.requestId ?? ''),
+        tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId ?? ''),
         TE.chainW((r) =>
           r === null || r.status !== 'SENT' || r.expiresAt === null || r.expiresAt > at
             ? nothingToRecord(tx)

@@ -63,7 +63,7 @@ export const handleInvitationMail =
             const now = deps.clock.now();
             const at = now.toISOString();
             return pipe(
-              tx.signatureRequests.findById(tenantOf(job), request.id),
+              tx.signatureRequests.findByIdForUpdate(tenantOf(job), request.id),
               TE.chainW((current) =>
                 current === null || current.status !== 'SENT'
                   ? TE.right(undefined)

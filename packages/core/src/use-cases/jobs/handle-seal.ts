@@ -83,7 +83,7 @@ const seal = (deps: SealDeps, request: SignatureRequest) => {
       const now = deps.clock.now();
       const at = now.toISOString();
       return pipe(
-        tx.signatureRequests.findById(tenant, request.id),
+        tx.signatureRequests.findByIdForUpdate(tenant, request.id),
         TE.chainW((current) =>
           current === null || current.finishedSha256 !== null ? TE.right(undefined) : pipe(
             applyCommand(tx, current, { type: 'Seal', finishedSha256 }, now),

@@ -23,7 +23,7 @@ export const authenticateSigner =
     pipe(
       deps.uow.transaction((tx) =>
         pipe(
-          loadSigningContext(tx, deps.crypto, token),
+          loadSigningContext(tx, deps.crypto, token, true),
           TE.chainW(({ request, recipient }): TE.TaskEither<DomainError, E.Either<DomainError, void>> => {
             const now = deps.clock.now();
             const at = now.toISOString();

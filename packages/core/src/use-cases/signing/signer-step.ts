@@ -30,7 +30,7 @@ export const signerStep =
   ): TE.TaskEither<DomainError, SignerView> =>
     deps.uow.transaction((tx) =>
       pipe(
-        loadSigningContext(tx, deps.crypto, token),
+        loadSigningContext(tx, deps.crypto, token, true),
         TE.chainFirstW((ctx) => step(tx, ctx, deps.clock.now())),
         TE.chainW(() => loadSigningContext(tx, deps.crypto, token)),
         TE.chainW((ctx) => buildSignerView(tx, ctx)),

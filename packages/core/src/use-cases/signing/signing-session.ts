@@ -37,8 +37,11 @@ export const SIGNING_TOKEN_PATTERN = /^[A-Za-z0-9]{43,128}$/;
 
 const unknownLink = () => notFound('signing_link', 'given');
 
-/** Resolves a link token (the credential) to its request and recipient, through `stores`. */
-export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string): TE.TaskEither<DomainError, SigningContext> => {
+/**
+ * Resolves a link token (the credential) to its request and recipient, through `stores`; `forChange`
+ * (inside a transaction that will change the request) takes the request's row lock.
+ */
+export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string, forChange = false): TE.TaskEither<DomainError, SigningContext> => {
   if (!SIGNING_TOKEN_PATTERN.test(token)) return TE.left(unknownLink());
   return pipe(
     stores.signingLinks.findByTokenHash(crypto.sha256Hex(token)),
@@ -46,7 +49,7 @@ export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string
     TE.chainW((link) => {
       const tenant: Tenant = { orgId: link.orgId, mode: link.mode };
       return pipe(
-        stores.signatureRequests.findById(tenant, link.requestId),
+        forChange ? stores.signatureRequests.findByIdForUpdate(tenant, link.requestId) : stores.signatureRequests.findById(tenant, link.requestId),
         TE.chainW((request) => {
           const recipient = request?.recipients.find((r) => r.id === link.recipientId);
           return request == null || recipient === undefined ? TE.left(unknownLink()) : TE.right({ link, tenant, request, recipient });

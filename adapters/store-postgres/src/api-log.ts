@@ -1,0 +1,105 @@
+import type { ApiLogEntry, ApiLogStore } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const KindC = oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind');
+
+const LogRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  kind: KindC,
+  method: t.string,
+  target: t.string,
+  status: nullable(Int),
+  outcome: t.string,
+  duration_ms: Int,
+  key_id: nullable(t.string),
+  created_at: TimestampColumn,
+});
+
+const NewEntries = t.readonlyArray(
+  t.type({
+    id: t.string,
+    orgId: t.string,
+    mode: ModeC,
+    kind: KindC,
+    method: t.string,
+    target: t.string,
+    status: nullable(Int),
+    outcome: t.string,
+    durationMs: Int,
+    keyId: nullable(t.string),
+    createdAt: Timestamp,
+  }),
+);
+
+const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at';
+const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: 'kind' };
+
+const toEntry = (r: t.TypeOf<typeof LogRow>): ApiLogEntry => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  kind: r.kind,
+  method: r.method,
+  target: r.target,
+  status: r.status,
+  outcome: r.outcome,
+  durationMs: r.duration_ms,
+  keyId: r.key_id,
+  createdAt: r.created_at,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(LogRow, rowName('api_log', row))(row), E.map(toEntry));
+
+// One array per column, so a batch of any size is one statement with a fixed text.
+const APPEND_SQL = `INSERT INTO api_log (${COLUMNS})
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::int[], $10::text[], $11::timestamptz[])`;
+
+/**
+ * The ApiLogStore. A batch is one INSERT, so it is all or nothing; an id already taken fails it with
+ * ConcurrentModification (ids are generated, so that is a fault, and like any failed statement it leaves
+ * the surrounding transaction to be rolled back).
+ */
+export const pgApiLog = (conn: Conn): ApiLogStore => ({
+  append: (entries) =>
+    pipe(
+      TE.fromEither(decode(NewEntries, 'new api_log rows')(entries)),
+      TE.chain((es) =>
+        es.length === 0
+          ? TE.right(undefined)
+          : pipe(
+              // A taken id becomes ConcurrentModification naming the table and its key, not which entry it was.
+              run(
+                conn,
+                'write',
+                APPEND_SQL,
+                [
+                  es.map((e) => e.id),
+                  es.map((e) => e.orgId),
+                  es.map((e) => e.mode),
+                  es.map((e) => e.kind),
+                  es.map((e) => e.method),
+                  es.map((e) => e.target),
+                  es.map((e) => e.status),
+                  es.map((e) => e.outcome),
+                  es.map((e) => e.durationMs),
+                  es.map((e) => e.keyId),
+                  es.map((e) => e.createdAt),
+                ],
+              ),
+              TE.map(() => undefined),
+            ),
+      ),
+    ),
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.kind, decodeRow),
+});

@@ -1,0 +1,231 @@
+import type { DeliveryAttempt, WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
+import { DELIVERY_STATUSES, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { run } from './connection';
+import { Int, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeysetBy } from './keyset';
+
+const DeliveryStatusC = oneOf(DELIVERY_STATUSES, 'DeliveryStatus');
+
+const DeliveryRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  endpoint_id: t.string,
+  event_id: t.string,
+  event_type: t.string,
+  body: t.string,
+  status: DeliveryStatusC,
+  attempts: Int,
+  next_attempt_at: nullable(TimestampColumn),
+  last_attempt_at: nullable(TimestampColumn),
+  last_outcome: nullable(t.string),
+  created_at: TimestampColumn,
+  version: Int,
+});
+
+const NewDelivery = t.type({
+  id: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  endpointId: t.string,
+  eventId: t.string,
+  eventType: t.string,
+  body: t.string,
+  status: DeliveryStatusC,
+  attempts: Int,
+  nextAttemptAt: nullable(Timestamp),
+  lastAttemptAt: nullable(Timestamp),
+  lastOutcome: nullable(t.string),
+  createdAt: Timestamp,
+  version: Int,
+});
+
+const DELIVERY_COLUMNS =
+  'id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, last_attempt_at, last_outcome, created_at, version';
+
+const toDelivery = (r: t.TypeOf<typeof DeliveryRow>): WebhookDelivery => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  eventType: r.event_type,
+  body: r.body,
+  status: r.status,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lastAttemptAt: r.last_attempt_at,
+  lastOutcome: r.last_outcome,
+  createdAt: r.created_at,
+  version: r.version,
+});
+
+const decodeDelivery = (row: unknown) => pipe(decode(DeliveryRow, rowName('webhook_deliveries', row))(row), E.map(toDelivery));
+
+const AttemptRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  delivery_id: t.string,
+  endpoint_id: t.string,
+  event_id: t.string,
+  event_type: t.string,
+  attempt: Int,
+  outcome: t.string,
+  succeeded: t.boolean,
+  duration_ms: Int,
+  response_body: t.string,
+  created_at: TimestampColumn,
+});
+
+const NewAttempt = t.type({
+  id: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  deliveryId: t.string,
+  endpointId: t.string,
+  eventId: t.string,
+  eventType: t.string,
+  attempt: Int,
+  outcome: t.string,
+  succeeded: t.boolean,
+  durationMs: Int,
+  responseBody: t.string,
+  createdAt: Timestamp,
+});
+
+const ATTEMPT_COLUMNS = 'id, org_id, mode, delivery_id, endpoint_id, event_id, event_type, attempt, outcome, succeeded, duration_ms, response_body, created_at';
+/** The delivery log's page; its filters (endpoint, event) are passed to `listKeysetBy`. */
+export const ATTEMPTS: KeysetTable = { table: 'webhook_attempts', columns: ATTEMPT_COLUMNS };
+
+const toAttempt = (r: t.TypeOf<typeof AttemptRow>): DeliveryAttempt => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  deliveryId: r.delivery_id,
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  eventType: r.event_type,
+  attempt: r.attempt,
+  outcome: r.outcome,
+  succeeded: r.succeeded,
+  durationMs: r.duration_ms,
+  responseBody: r.response_body,
+  createdAt: r.created_at,
+});
+
+const decodeAttempt = (row: unknown) => pipe(decode(AttemptRow, rowName('webhook_attempts', row))(row), E.map(toAttempt));
+
+/**
+ * Cancels an endpoint's waiting deliveries: $1 the time, then org, mode, endpoint. The version moves on, so
+ * a worker that read a delivery as pending loses its update; a worker holding the row makes this wait,
+ * and READ COMMITTED then re-checks the status on the row it committed.
+ */
+export const CANCEL_PENDING_SQL = `UPDATE webhook_deliveries
+  SET status = 'cancelled', next_attempt_at = NULL, last_attempt_at = COALESCE(last_attempt_at, $1::timestamptz), version = version + 1
+  WHERE org_id = $2 AND mode = $3 AND endpoint_id = $4 AND status = 'pending'`;
+
+/**
+ * The WebhookDeliveryStore. A delivery's update writes its state only: what was fixed at creation (the
+ * endpoint, the event, the body, created_at) is never rewritten. The attempt log is append-only.
+ */
+export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
+  insert: (delivery) => {
+    const taken = () => concurrentModification('webhook_delivery', delivery.id);
+    return pipe(
+      TE.fromEither(decode(NewDelivery, `new webhook_deliveries row ${delivery.id}`)(delivery)),
+      TE.chain((d) =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
+          [
+            d.id,
+            d.orgId,
+            d.mode,
+            d.endpointId,
+            d.eventId,
+            d.eventType,
+            d.body,
+            d.status,
+            d.attempts,
+            d.nextAttemptAt,
+            d.lastAttemptAt,
+            d.lastOutcome,
+            d.createdAt,
+            d.version,
+          ],
+          taken,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+    );
+  },
+
+  findById: (tenant, id) =>
+    pipe(
+      run(conn, 'read', `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeDelivery(row))),
+    ),
+
+  update: (next) => {
+    const stale = () => concurrentModification('webhook_delivery', next.id);
+    return pipe(
+      TE.fromEither(decode(NewDelivery, `new webhook_deliveries row ${next.id}`)(next)),
+      TE.chain((d) =>
+        run(
+          conn,
+          'write',
+          `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
+           WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1`,
+          [d.status, d.attempts, d.nextAttemptAt, d.lastAttemptAt, d.lastOutcome, d.version, d.id, d.orgId, d.mode],
+          stale,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(stale()))),
+    );
+  },
+
+  cancelPending: (tenant, endpointId, at) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'cancellation time')(at)),
+      TE.chain(() => run(conn, 'write', CANCEL_PENDING_SQL, [at, tenant.orgId, tenant.mode, endpointId])),
+      TE.map((r) => r.rowCount ?? 0),
+    ),
+
+  appendAttempt: (attempt) => {
+    const taken = () => concurrentModification('webhook_attempt', attempt.id);
+    return pipe(
+      TE.fromEither(decode(NewAttempt, `new webhook_attempts row ${attempt.id}`)(attempt)),
+      TE.chain((a) =>
+        run(
+          conn,
+          'write',
+          `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
+          [a.id, a.orgId, a.mode, a.deliveryId, a.endpointId, a.eventId, a.eventType, a.attempt, a.outcome, a.succeeded, a.durationMs, a.responseBody, a.createdAt],
+          taken,
+        ),
+      ),
+      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+    );
+  },
+
+  listAttempts: (tenant, query) =>
+    listKeysetBy(
+      conn,
+      ATTEMPTS,
+      tenant,
+      query,
+      [
+        ...(query.filter.endpointId !== undefined ? [['endpoint_id', query.filter.endpointId] as const] : []),
+        ...(query.filter.eventId !== undefined ? [['event_id', query.filter.eventId] as const] : []),
+      ],
+      decodeAttempt,
+    ),
+});

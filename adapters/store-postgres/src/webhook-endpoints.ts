@@ -1,0 +1,191 @@
+import type { WebhookEndpoint, WebhookEndpointStore } from '@esig/core';
+import { EVENT_TYPES, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Access, Conn } from './connection';
+import { run } from './connection';
+import { Int, ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const EventTypes = t.readonlyArray(oneOf(EVENT_TYPES, 'EventType'));
+const Secrets = t.readonlyArray(t.type({ sealed: t.string, createdAt: Timestamp, retiresAt: nullable(Timestamp) }, 'WebhookSecret'));
+
+const EndpointRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  url: t.string,
+  events: EventTypes,
+  description: nullable(t.string),
+  enabled: t.boolean,
+  disabled_reason: nullable(t.string),
+  disabled_at: nullable(TimestampColumn),
+  secrets: Secrets,
+  consecutive_final_failures: Int,
+  failing_since: nullable(TimestampColumn),
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn,
+  version: Int,
+});
+
+/** What `insert` and `update` accept: the port's type, checked so that it reads back the same. */
+const NewEndpoint = t.type({
+  id: t.string,
+  orgId: t.string,
+  mode: ModeC,
+  url: t.string,
+  events: EventTypes,
+  description: nullable(t.string),
+  enabled: t.boolean,
+  disabledReason: nullable(t.string),
+  disabledAt: nullable(Timestamp),
+  secrets: Secrets,
+  consecutiveFinalFailures: Int,
+  failingSince: nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  version: Int,
+});
+
+const COLUMNS =
+  'id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets, consecutive_final_failures, failing_since, created_at, updated_at, version';
+const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: COLUMNS };
+
+const toEndpoint = (r: t.TypeOf<typeof EndpointRow>): WebhookEndpoint => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  url: r.url,
+  events: r.events,
+  description: r.description,
+  enabled: r.enabled,
+  disabledReason: r.disabled_reason,
+  disabledAt: r.disabled_at,
+  secrets: r.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt })),
+  consecutiveFinalFailures: r.consecutive_final_failures,
+  failingSince: r.failing_since,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  version: r.version,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(EndpointRow, rowName('webhook_endpoints', row))(row), E.map(toEndpoint));
+
+// Only the secret's own fields: whatever else an object carries is not the port's to store.
+const secretsJson = (e: WebhookEndpoint) => JSON.stringify(e.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt })));
+
+/**
+ * The enabled endpoints of a tenant subscribed to a type ($3), oldest first: the tenant's range of the
+ * page index, in its order, with the jsonb test on those rows only.
+ */
+export const FIND_SUBSCRIBED_SQL = `SELECT ${COLUMNS} FROM webhook_endpoints
+  WHERE org_id = $1 AND mode = $2 AND enabled AND events ? $3
+  ORDER BY created_at, id`;
+
+/**
+ * The WebhookEndpointStore. `findByIdForUpdate` is SELECT … FOR UPDATE: inside a transaction it holds
+ * the row until the end, and a second transaction asking for it waits, then (READ COMMITTED) reads the
+ * row as the first one committed it. On the pool it is refused inside a running transaction like a
+ * write, since it would wait for a lock that transaction may hold.
+ */
+export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
+  const find =
+    (access: Access, lock: string): WebhookEndpointStore['findById'] =>
+    (tenant, id) =>
+      pipe(
+        run(conn, access, `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND mode = $3${lock}`, [id, tenant.orgId, tenant.mode]),
+        TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+      );
+  return {
+    insert: (endpoint) => {
+      const taken = () => concurrentModification('webhook_endpoint', endpoint.id);
+      return pipe(
+        TE.fromEither(decode(NewEndpoint, `new webhook_endpoints row ${endpoint.id}`)(endpoint)),
+        TE.chain((e) =>
+          run(
+            conn,
+            'write',
+            `INSERT INTO webhook_endpoints (${COLUMNS})
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING`,
+            [
+              e.id,
+              e.orgId,
+              e.mode,
+              e.url,
+              JSON.stringify(e.events),
+              e.description,
+              e.enabled,
+              e.disabledReason,
+              e.disabledAt,
+              secretsJson(e),
+              e.consecutiveFinalFailures,
+              e.failingSince,
+              e.createdAt,
+              e.updatedAt,
+              e.version,
+            ],
+            taken,
+          ),
+        ),
+        TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
+      );
+    },
+
+    findById: find('read', ''),
+    findByIdForUpdate: find('write', ' FOR UPDATE'),
+
+    list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeRow),
+
+    update: (next) => {
+      const stale = () => concurrentModification('webhook_endpoint', next.id);
+      return pipe(
+        TE.fromEither(decode(NewEndpoint, `new webhook_endpoints row ${next.id}`)(next)),
+        // The version check and the write are one statement; a concurrent writer holding the row makes
+        // this wait for its end, and READ COMMITTED then re-checks the version on the row it committed.
+        // created_at is the keyset position and never changes, so it is not written.
+        TE.chain((e) =>
+          run(
+            conn,
+            'write',
+            `UPDATE webhook_endpoints SET url = $1, events = $2::jsonb, description = $3, enabled = $4, disabled_reason = $5, disabled_at = $6,
+               secrets = $7::jsonb, consecutive_final_failures = $8, failing_since = $9, updated_at = $10, version = $11
+             WHERE id = $12 AND org_id = $13 AND mode = $14 AND version = $11 - 1`,
+            [
+              e.url,
+              JSON.stringify(e.events),
+              e.description,
+              e.enabled,
+              e.disabledReason,
+              e.disabledAt,
+              secretsJson(e),
+              e.consecutiveFinalFailures,
+              e.failingSince,
+              e.updatedAt,
+              e.version,
+              e.id,
+              e.orgId,
+              e.mode,
+            ],
+            stale,
+          ),
+        ),
+        TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(stale()))),
+      );
+    },
+
+    delete: (tenant, id) =>
+      pipe(
+        run(conn, 'write', 'DELETE FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND mode = $3', [id, tenant.orgId, tenant.mode]),
+        TE.map((r) => r.rowCount === 1),
+      ),
+
+    findSubscribed: (tenant, type) =>
+      pipe(
+        run(conn, 'read', FIND_SUBSCRIBED_SQL, [tenant.orgId, tenant.mode, type]),
+        TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
+      ),
+  };
+};

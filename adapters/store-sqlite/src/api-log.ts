@@ -1,0 +1,97 @@
+import type { ApiLogEntry, ApiLogStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import * as A from 'fp-ts/Array';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Int, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const LogRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  kind: oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind'),
+  method: t.string,
+  target: t.string,
+  status: nullable(Int),
+  outcome: t.string,
+  duration_ms: Int,
+  key_id: nullable(t.string),
+  created_at: Timestamp,
+});
+
+const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at';
+const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: 'kind' };
+
+const toEntry = (r: t.TypeOf<typeof LogRow>): ApiLogEntry => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  kind: r.kind,
+  method: r.method,
+  target: r.target,
+  status: r.status,
+  outcome: r.outcome,
+  durationMs: r.duration_ms,
+  keyId: r.key_id,
+  createdAt: r.created_at,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(LogRow, rowName('api_log', row))(row), E.map(toEntry));
+
+const toRow = (e: ApiLogEntry) => {
+  const row = {
+    id: e.id,
+    org_id: e.orgId,
+    mode: e.mode,
+    kind: e.kind,
+    method: e.method,
+    target: e.target,
+    status: e.status,
+    outcome: e.outcome,
+    duration_ms: e.durationMs,
+    key_id: e.keyId,
+    created_at: e.createdAt,
+  };
+  return pipe(
+    decode(LogRow, `new api_log row ${e.id}`)(row),
+    E.map(() => row),
+  );
+};
+
+const INSERT = `INSERT INTO api_log (${COLUMNS}) VALUES (@id, @org_id, @mode, @kind, @method, @target, @status, @outcome, @duration_ms, @key_id, @created_at)`;
+
+/**
+ * The ApiLogStore. A batch is all or nothing: its inserts run in a savepoint (better-sqlite3 nests
+ * `db.transaction` that way), so a taken id leaves none of the batch behind, inside a transaction or not.
+ */
+export const sqliteApiLog = (conn: Conn): ApiLogStore => ({
+  append: (entries) =>
+    pipe(
+      TE.fromEither(A.traverse(E.Applicative)(toRow)([...entries])),
+      TE.chain((rows) => {
+        // The row being inserted when the batch failed: the one whose id was taken.
+        let taken = '';
+        return attempt(
+          conn,
+          (c) =>
+            c.db.transaction(() => {
+              const insert = c.prepare(INSERT);
+              for (const row of rows) {
+                taken = row.id;
+                insert.run(row);
+              }
+            })(),
+          () => concurrentModification('api_log_entry', taken),
+        );
+      }),
+      TE.map(() => undefined),
+    ),
+
+  list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.kind, decodeRow),
+});

@@ -1,0 +1,223 @@
+import type { DeliveryAttempt, WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
+import { DELIVERY_STATUSES, concurrentModification } from '@esig/core';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Flag, Int, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeysetBy } from './keyset';
+
+const DeliveryRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  endpoint_id: t.string,
+  event_id: t.string,
+  event_type: t.string,
+  body: t.string,
+  status: oneOf(DELIVERY_STATUSES, 'DeliveryStatus'),
+  attempts: Int,
+  next_attempt_at: nullable(Timestamp),
+  last_attempt_at: nullable(Timestamp),
+  last_outcome: nullable(t.string),
+  created_at: Timestamp,
+  version: Int,
+});
+
+const DELIVERY_COLUMNS =
+  'id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, last_attempt_at, last_outcome, created_at, version';
+
+const toDelivery = (r: t.TypeOf<typeof DeliveryRow>): WebhookDelivery => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  eventType: r.event_type,
+  body: r.body,
+  status: r.status,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lastAttemptAt: r.last_attempt_at,
+  lastOutcome: r.last_outcome,
+  createdAt: r.created_at,
+  version: r.version,
+});
+
+const decodeDelivery = (row: unknown) => pipe(decode(DeliveryRow, rowName('webhook_deliveries', row))(row), E.map(toDelivery));
+
+const toDeliveryRow = (d: WebhookDelivery) => {
+  const row = {
+    id: d.id,
+    org_id: d.orgId,
+    mode: d.mode,
+    endpoint_id: d.endpointId,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    body: d.body,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.nextAttemptAt,
+    last_attempt_at: d.lastAttemptAt,
+    last_outcome: d.lastOutcome,
+    created_at: d.createdAt,
+    version: d.version,
+  };
+  return pipe(
+    decode(DeliveryRow, `new webhook_deliveries row ${d.id}`)(row),
+    E.map(() => row),
+  );
+};
+
+const AttemptRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  delivery_id: t.string,
+  endpoint_id: t.string,
+  event_id: t.string,
+  event_type: t.string,
+  attempt: Int,
+  outcome: t.string,
+  succeeded: Flag,
+  duration_ms: Int,
+  response_body: t.string,
+  created_at: Timestamp,
+});
+
+const ATTEMPT_COLUMNS = 'id, org_id, mode, delivery_id, endpoint_id, event_id, event_type, attempt, outcome, succeeded, duration_ms, response_body, created_at';
+const ATTEMPTS: KeysetTable = { table: 'webhook_attempts', columns: ATTEMPT_COLUMNS };
+
+const toAttempt = (r: t.TypeOf<typeof AttemptRow>): DeliveryAttempt => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  deliveryId: r.delivery_id,
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  eventType: r.event_type,
+  attempt: r.attempt,
+  outcome: r.outcome,
+  succeeded: r.succeeded,
+  durationMs: r.duration_ms,
+  responseBody: r.response_body,
+  createdAt: r.created_at,
+});
+
+const decodeAttempt = (row: unknown) => pipe(decode(AttemptRow, rowName('webhook_attempts', row))(row), E.map(toAttempt));
+
+/**
+ * Cancels an endpoint's waiting deliveries (time, org, mode, endpoint) through the index of pending ones.
+ * The version moves on, so a worker that read a delivery as pending loses its update.
+ */
+export const CANCEL_PENDING_SQL = `UPDATE webhook_deliveries
+  SET status = 'cancelled', next_attempt_at = NULL, last_attempt_at = COALESCE(last_attempt_at, ?), version = version + 1
+  WHERE org_id = ? AND mode = ? AND endpoint_id = ? AND status = 'pending'`;
+
+/**
+ * The WebhookDeliveryStore. A delivery's update writes its state only: what was fixed at creation (the
+ * endpoint, the event, the body, created_at) is never rewritten. The attempt log is append-only.
+ */
+export const sqliteWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
+  insert: (delivery) =>
+    pipe(
+      TE.fromEither(toDeliveryRow(delivery)),
+      TE.chain((row) =>
+        attempt(
+          conn,
+          (c) =>
+            c
+              .prepare(
+                `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES (@id, @org_id, @mode, @endpoint_id, @event_id, @event_type, @body,
+                 @status, @attempts, @next_attempt_at, @last_attempt_at, @last_outcome, @created_at, @version)`,
+              )
+              .run(row),
+          () => concurrentModification('webhook_delivery', delivery.id),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
+  findById: (tenant, id) =>
+    pipe(
+      attempt(conn, (c) =>
+        c.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ? AND org_id = ? AND mode = ?`).get(id, tenant.orgId, tenant.mode),
+      ),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeDelivery(row))),
+    ),
+
+  update: (next) =>
+    pipe(
+      TE.fromEither(toDeliveryRow(next)),
+      TE.chain((row) =>
+        attempt(conn, (c) =>
+          c
+            .prepare(
+              `UPDATE webhook_deliveries SET status = @status, attempts = @attempts, next_attempt_at = @next_attempt_at,
+                 last_attempt_at = @last_attempt_at, last_outcome = @last_outcome, version = @version
+               WHERE id = @id AND org_id = @org_id AND mode = @mode AND version = @version - 1`,
+            )
+            .run(row),
+        ),
+      ),
+      TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('webhook_delivery', next.id)))),
+    ),
+
+  cancelPending: (tenant, endpointId, at) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'cancellation time')(at)),
+      TE.chain(() => attempt(conn, (c) => c.prepare(CANCEL_PENDING_SQL).run(at, tenant.orgId, tenant.mode, endpointId))),
+      TE.map((r) => r.changes),
+    ),
+
+  appendAttempt: (a) => {
+    const row = {
+      id: a.id,
+      org_id: a.orgId,
+      mode: a.mode,
+      delivery_id: a.deliveryId,
+      endpoint_id: a.endpointId,
+      event_id: a.eventId,
+      event_type: a.eventType,
+      attempt: a.attempt,
+      outcome: a.outcome,
+      succeeded: a.succeeded ? 1 : 0,
+      duration_ms: a.durationMs,
+      response_body: a.responseBody,
+      created_at: a.createdAt,
+    };
+    return pipe(
+      TE.fromEither(decode(AttemptRow, `new webhook_attempts row ${a.id}`)(row)),
+      TE.chain(() =>
+        attempt(
+          conn,
+          (c) =>
+            c
+              .prepare(
+                `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES (@id, @org_id, @mode, @delivery_id, @endpoint_id, @event_id, @event_type,
+                 @attempt, @outcome, @succeeded, @duration_ms, @response_body, @created_at)`,
+              )
+              .run(row),
+          () => concurrentModification('webhook_attempt', a.id),
+        ),
+      ),
+      TE.map(() => undefined),
+    );
+  },
+
+  listAttempts: (tenant, query) =>
+    listKeysetBy(
+      conn,
+      ATTEMPTS,
+      tenant,
+      query,
+      [
+        ...(query.filter.endpointId !== undefined ? [['endpoint_id', query.filter.endpointId] as const] : []),
+        ...(query.filter.eventId !== undefined ? [['event_id', query.filter.eventId] as const] : []),
+      ],
+      decodeAttempt,
+    ),
+});

@@ -1,0 +1,166 @@
+import type { WebhookEndpoint, WebhookEndpointStore } from '@esig/core';
+import { EVENT_TYPES, concurrentModification } from '@esig/core';
+import * as A from 'fp-ts/Array';
+import * as E from 'fp-ts/Either';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import * as t from 'io-ts';
+import type { Conn } from './connection';
+import { attempt } from './connection';
+import { Flag, Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import type { KeysetTable } from './keyset';
+import { listKeyset } from './keyset';
+
+const SecretC = t.type({ sealed: t.string, createdAt: Timestamp, retiresAt: nullable(Timestamp) }, 'WebhookSecret');
+
+const EndpointRow = t.type({
+  id: t.string,
+  org_id: t.string,
+  mode: ModeC,
+  url: t.string,
+  events: JsonText(t.readonlyArray(oneOf(EVENT_TYPES, 'EventType'))),
+  description: nullable(t.string),
+  enabled: Flag,
+  disabled_reason: nullable(t.string),
+  disabled_at: nullable(Timestamp),
+  secrets: JsonText(t.readonlyArray(SecretC)),
+  consecutive_final_failures: Int,
+  failing_since: nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  version: Int,
+});
+
+const COLUMNS =
+  'id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets, consecutive_final_failures, failing_since, created_at, updated_at, version';
+const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: COLUMNS };
+
+const toEndpoint = (r: t.TypeOf<typeof EndpointRow>): WebhookEndpoint => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  url: r.url,
+  events: r.events,
+  description: r.description,
+  enabled: r.enabled,
+  disabledReason: r.disabled_reason,
+  disabledAt: r.disabled_at,
+  secrets: r.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt })),
+  consecutiveFinalFailures: r.consecutive_final_failures,
+  failingSince: r.failing_since,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  version: r.version,
+});
+
+const decodeRow = (row: unknown) => pipe(decode(EndpointRow, rowName('webhook_endpoints', row))(row), E.map(toEndpoint));
+
+/** The row written for an endpoint, checked with the codec that reads it back. */
+const toRow = (e: WebhookEndpoint) => {
+  const row = {
+    id: e.id,
+    org_id: e.orgId,
+    mode: e.mode,
+    url: e.url,
+    events: JSON.stringify(e.events),
+    description: e.description,
+    enabled: e.enabled ? 1 : 0,
+    disabled_reason: e.disabledReason,
+    disabled_at: e.disabledAt,
+    // Only the secret's own fields: whatever else an object carries is not the port's to store.
+    secrets: JSON.stringify(e.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt }))),
+    consecutive_final_failures: e.consecutiveFinalFailures,
+    failing_since: e.failingSince,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    version: e.version,
+  };
+  return pipe(
+    decode(EndpointRow, `new webhook_endpoints row ${e.id}`)(row),
+    E.map(() => row),
+  );
+};
+
+/**
+ * The enabled endpoints of a tenant subscribed to a type (org, mode, type), oldest first: the tenant's
+ * range of the page index, in its order, with the JSON test on those rows only.
+ */
+export const FIND_SUBSCRIBED_SQL = `SELECT ${COLUMNS} FROM webhook_endpoints
+  WHERE org_id = ? AND mode = ? AND enabled = 1 AND EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ?)
+  ORDER BY created_at, id`;
+
+const SELECT_BY_ID = `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = ? AND org_id = ? AND mode = ?`;
+
+/**
+ * The WebhookEndpointStore. `findByIdForUpdate` is a plain read: SQLite transactions run one at a time
+ * (BEGIN IMMEDIATE on the one write connection), so the row cannot change before the transaction ends.
+ */
+export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
+  const findById: WebhookEndpointStore['findById'] = (tenant, id) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(SELECT_BY_ID).get(id, tenant.orgId, tenant.mode)),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
+    );
+  return {
+    insert: (endpoint) =>
+      pipe(
+        TE.fromEither(toRow(endpoint)),
+        TE.chain((row) =>
+          attempt(
+            conn,
+            (c) =>
+              c
+                .prepare(
+                  `INSERT INTO webhook_endpoints (${COLUMNS}) VALUES (@id, @org_id, @mode, @url, @events, @description, @enabled, @disabled_reason,
+                   @disabled_at, @secrets, @consecutive_final_failures, @failing_since, @created_at, @updated_at, @version)`,
+                )
+                .run(row),
+            () => concurrentModification('webhook_endpoint', endpoint.id),
+          ),
+        ),
+        TE.map(() => undefined),
+      ),
+
+    findById,
+    findByIdForUpdate: findById,
+
+    list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeRow),
+
+    update: (next) =>
+      pipe(
+        TE.fromEither(toRow(next)),
+        TE.chain((row) =>
+          attempt(conn, (c) =>
+            // The version check and the write are one statement. created_at is the keyset position and
+            // never changes, so it is not written.
+            c
+              .prepare(
+                `UPDATE webhook_endpoints SET url = @url, events = @events, description = @description, enabled = @enabled,
+                   disabled_reason = @disabled_reason, disabled_at = @disabled_at, secrets = @secrets,
+                   consecutive_final_failures = @consecutive_final_failures, failing_since = @failing_since, updated_at = @updated_at,
+                   version = @version
+                 WHERE id = @id AND org_id = @org_id AND mode = @mode AND version = @version - 1`,
+              )
+              .run(row),
+          ),
+        ),
+        TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('webhook_endpoint', next.id)))),
+      ),
+
+    delete: (tenant, id) =>
+      pipe(
+        attempt(conn, (c) => c.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND org_id = ? AND mode = ?').run(id, tenant.orgId, tenant.mode)),
+        TE.map((r) => r.changes === 1),
+      ),
+
+    findSubscribed: (tenant, type) =>
+      pipe(
+        attempt(conn, (c) =>
+          c
+            .prepare(FIND_SUBSCRIBED_SQL)
+            .all(tenant.orgId, tenant.mode, type),
+        ),
+        TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
+      ),
+  };
+};
