@@ -1,21 +1,23 @@
 /**
- * `npm run bench:api [-- --duration 10 --connections 16 --profile]`
+ * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile]`
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
  * measured in the same run on the same machine. The gap between the two is what esig itself costs: auth,
- * rate limiting, validation, the transaction, the outbox, the idempotency record.
+ * rate limiting, validation, the transaction, the outbox, the idempotency record. `--db postgres` adds the
+ * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/Either';
-import type { ApiKey, Principal } from '@esig/core';
+import { randomBytes } from 'node:crypto';
+import type { Principal } from '@esig/core';
 import { execute, inspectUpload, uploadDocument } from '@esig/core';
 import { pdfLibInspector } from '@esig/pdf-pdflib';
 import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
-import { openSqliteStore } from '@esig/store-sqlite';
+import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib';
 import { measure, printTable, startProcess } from './lib';
@@ -26,38 +28,30 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     profile: { type: 'boolean', default: false },
+    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
-if (values.db !== 'sqlite') {
-  console.error(`--db ${values.db}: this build benchmarks the SQLite store only.`);
+if (values.db !== 'sqlite' && values.db !== 'postgres') {
+  console.error('--db is sqlite or postgres (postgres also runs sqlite, for comparison)');
   process.exit(2);
 }
 
 const root = new URL('..', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
-const dbPath = join(dir, 'esig.db');
-const env = {
-  ...process.env,
-  ESIG_DATABASE_URL: `sqlite:${dbPath}`,
-  ESIG_PORT: '0',
-  ESIG_HOST: '127.0.0.1',
-  ESIG_LOG_LEVEL: 'warn',
-  ESIG_RATE_LIMIT_KEY: '100000000',
-  ESIG_RATE_LIMIT_ORG: '100000000',
-};
 
 /**
  * Every request needs its own uploaded document (a document joins at most one request), so seed plenty,
- * straight through the core on a second connection to the same file (seeding is not what is measured).
+ * straight through the core on a connection of the bench's own (seeding is not what is measured).
  */
-const seedDocuments = async (principal: Principal, n: number): Promise<string[]> => {
-  const db = openSqliteStore({ path: dbPath });
-  const deps = { ...db, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector };
+const seedDocuments = async (config: ReturnType<typeof loadConfig>, principal: Principal, n: number): Promise<string[]> => {
+  const db = await openDatabase(config, false);
+  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector };
   const inspected = await inspectUpload(deps)(principal, await makePdf(1))();
   if (E.isLeft(inspected)) throw new Error('seed PDF refused');
   const ids: string[] = [];
+  const started = Date.now();
   try {
     for (let done = 0; done < n; done += 2000) {
       const r = await execute(deps)((tx) => async () => {
@@ -71,8 +65,9 @@ const seedDocuments = async (principal: Principal, n: number): Promise<string[]>
       if (E.isLeft(r)) throw new Error(`seeding failed: ${r.left._tag}`);
     }
   } finally {
-    db.close();
+    await db.close();
   }
+  process.stderr.write(`  seeded ${n} documents in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return ids;
 };
 
@@ -100,19 +95,44 @@ const createRequests = (url: string, key: string, docs: readonly string[], idemp
   };
 };
 
-const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
-const esig = await startProcess(
-  [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(root, 'examples/server/bin/esig.mjs'), 'serve'],
-  env,
-  /esig: listening on http:\/\/[^:]+:(\d+)/,
-);
-try {
-  const key = /(esig_test_[A-Za-z0-9]{32})/.exec(esig.output())![1]!;
-  const url = `http://127.0.0.1:${esig.match[1]}`;
-  const record = await keyRecordOf(dbPath, key);
-  const principal: Principal = { tenant: { orgId: record.orgId, mode: record.mode }, keyId: record.id, scopes: record.scopes };
+/** One store's scenarios: `esig serve` on it, warmed up, then create-request with and without a key. */
+const scenarios = async (label: string, databaseUrl: string, capacity: number): Promise<Figures[]> => {
+  const env = {
+    ...process.env,
+    ESIG_DATABASE_URL: databaseUrl,
+    ESIG_MASTER_KEY: masterKey,
+    ESIG_PORT: '0',
+    ESIG_HOST: '127.0.0.1',
+    ESIG_LOG_LEVEL: 'warn',
+    ESIG_RATE_LIMIT_KEY: '100000000',
+    ESIG_RATE_LIMIT_ORG: '100000000',
+  };
+  const config = loadConfig(env);
+  const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
+  const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, keyId: issued.key.id, scopes: ['*'] };
+  const esig = await startProcess(
+    [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(root, 'examples/server/bin/esig.mjs'), 'serve'],
+    env,
+    /esig: listening on http:\/\/[^:]+:(\d+)/,
+  );
+  try {
+    const url = `http://127.0.0.1:${esig.match[1]}`;
+    process.stderr.write(`  ${label}: server up, seeding and measuring…\n`);
+    await measure('warm-up', { ...createRequests(url, issued.secret, await seedDocuments(config, principal, 2000), false), duration: 2 });
+    return [
+      await measure(`esig POST /signature-requests (${label})`, createRequests(url, issued.secret, await seedDocuments(config, principal, capacity), false)),
+      await measure(`esig POST /signature-requests + Idempotency-Key (${label})`, createRequests(url, issued.secret, await seedDocuments(config, principal, capacity), true)),
+    ];
+  } finally {
+    await esig.stop();
+  }
+};
 
-  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario, server and baseline in their own processes, SQLite at ${dir}\n`);
+const masterKey = randomBytes(32).toString('hex');
+const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
+let dropDatabase = async () => undefined as void;
+try {
+  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process\n`);
   const figures: Figures[] = [];
   figures.push(
     await measure('bare Express handler (baseline)', {
@@ -120,27 +140,32 @@ try {
       headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
     }),
   );
-  const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 80_000);
-  // A short warm-up so the esig process is JIT-warm, as the baseline is after its first second.
-  await measure('warm-up', { ...createRequests(url, key, await seedDocuments(principal, 2000), false), duration: 2 });
-  figures.push(await measure('esig POST /signature-requests', createRequests(url, key, await seedDocuments(principal, capacity), false)));
-  figures.push(await measure('esig POST /signature-requests + Idempotency-Key', createRequests(url, key, await seedDocuments(principal, capacity), true)));
+  // Enough documents for any esig run (a few thousand requests a second at most), without seeding for the
+  // baseline's rate, which esig does not approach.
+  const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 3_000 * duration);
+  figures.push(...(await scenarios('SQLite', `sqlite:${join(dir, 'esig.db')}`, capacity)));
+  if (values.db === 'postgres') {
+    const pg = (await import('pg')).default;
+    const name = `esig_bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: values['postgres-url'] });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    dropDatabase = async () => {
+      const a = new pg.Client({ connectionString: values['postgres-url'] });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    };
+    const url = new URL(values['postgres-url']!);
+    url.pathname = `/${name}`;
+    figures.push(...(await scenarios('PostgreSQL', url.toString(), capacity)));
+  }
   printTable(figures);
   const base = figures[0]!;
   for (const f of figures.slice(1)) process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput\n`);
 } finally {
-  await esig.stop();
   await bare.stop();
+  await dropDatabase();
   rmSync(dir, { recursive: true, force: true });
-}
-
-async function keyRecordOf(path: string, key: string): Promise<ApiKey> {
-  const db = openSqliteStore({ path });
-  try {
-    const k = await db.stores.apiKeys.findBySecretHash(nodeCrypto.sha256Hex(key))();
-    if (E.isLeft(k) || k.right === null) throw new Error('bench key not found');
-    return k.right;
-  } finally {
-    db.close();
-  }
 }
