@@ -58,6 +58,8 @@ export const createMemoryRateLimiter = (clock: Clock, windowMs: number): RateLim
 
   return {
     consume: (buckets: readonly RateBucket[]) => async (): Promise<RateDecision> => {
+      // Nothing to count against: nothing can refuse the call.
+      if (buckets.length === 0) return { allowed: true, limit: 0, remaining: 0, resetS: Math.max(1, Math.ceil(windowMs / 1000)), retryAfterS: 0 };
       const now = clock.now().getTime();
       sweep(now);
       const state = buckets.map((b) => {

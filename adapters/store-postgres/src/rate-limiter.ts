@@ -1,54 +1,50 @@
 import type { Clock, RateBucket, RateDecision, RateLimiter } from '@esig/core';
-import { rateLimit } from '@esig/core';
 import * as E from 'fp-ts/Either';
 import * as t from 'io-ts';
 import type pg from 'pg';
 import { isLostRace } from './connection';
-import { Int8, decode } from './decode';
+import { Int8, decode, nullable } from './decode';
 
-const WindowRow = t.type({ bucket: t.string, hits: t.readonlyArray(Int8), now_ms: Int8 });
-type WindowRow = t.TypeOf<typeof WindowRow>;
+/** What `esig_rate_limit_consume` (migration 0004) says of one bucket. */
+const BucketRow = t.type({
+  bucket: t.string,
+  used: Int8,
+  oldest_ms: nullable(Int8),
+  must_expire_ms: nullable(Int8),
+  allowed: t.boolean,
+  now_ms: Int8,
+});
+type BucketRow = t.TypeOf<typeof BucketRow>;
 
-// Rows in bucket order (LockRows runs above the sort), so that consumers whose bucket sets overlap lock
-// them in the same order and cannot deadlock each other. The database's clock is read in the same statement.
-const LOCK_SQL = `SELECT bucket, hits, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms
-  FROM rate_limit_windows WHERE bucket = ANY($1::text[]) ORDER BY bucket FOR UPDATE`;
-const CREATE_SQL = `INSERT INTO rate_limit_windows (bucket, hits)
-  SELECT b, '{}' FROM unnest($1::text[]) AS b ORDER BY b COLLATE "C" ON CONFLICT DO NOTHING`;
-const SAVE_SQL = `UPDATE rate_limit_windows AS w SET hits = u.hits::bigint[]
-  FROM unnest($1::text[], $2::text[]) AS u(bucket, hits) WHERE w.bucket = u.bucket`;
-// Buckets nobody used for a whole window hold nothing that still counts.
-const SWEEP_SQL = 'DELETE FROM rate_limit_windows WHERE cardinality(hits) = 0 OR hits[cardinality(hits)] <= $1';
+const CONSUME_SQL = 'SELECT * FROM esig_rate_limit_consume($1::text[], $2::integer[], $3::bigint, $4::bigint)';
+const SWEEP_SQL = 'SELECT esig_rate_limit_sweep($1::bigint)';
 
 /** Attempts of one `consume` that lost a race the server broke (deadlock, lock timeout) before giving up. */
 const ATTEMPTS = 3;
 
-const decodeRows = (rows: readonly unknown[]): readonly WindowRow[] => {
-  const out: WindowRow[] = [];
-  for (const row of rows) {
-    const r = decode(WindowRow, 'rate_limit_windows row')(row);
+const decodeRows = (rows: readonly unknown[]): readonly BucketRow[] =>
+  rows.map((row) => {
+    const r = decode(BucketRow, 'esig_rate_limit_consume row')(row);
     // The RowDecodeError itself: this port reports failures by rejecting.
-    if (E.isLeft(r)) throw r.left._tag === 'StoreFailure' ? r.left.cause : new Error('undecodable rate_limit_windows row');
-    out.push(r.right);
-  }
-  return out;
-};
+    if (E.isLeft(r)) throw r.left._tag === 'StoreFailure' ? r.left.cause : new Error('undecodable esig_rate_limit_consume row');
+    return r.right;
+  });
 
 /**
- * The sliding-window RateLimiter shared by every process on the database: the same decisions as the
- * in-memory limiter (the rule is @esig/core's `rateLimit`), made one at a time per bucket. Each `consume`
- * is one transaction that locks its buckets' rows (creating missing ones), decides, and records the call
- * in every bucket only if every bucket admits it; a refused call writes nothing.
+ * The sliding-window RateLimiter shared by every process on the database, with the decisions of the
+ * in-memory limiter (both run @esig/testkit's rate limiter contract). A call is one statement: the
+ * `esig_rate_limit_consume` function locks its buckets' rows in a fixed order, decides, and records the
+ * call in every bucket only if every bucket admits it; a refused call writes nothing. The locks live only
+ * as long as that statement, so a busy bucket's calls queue for microseconds rather than round trips, and
+ * each costs O(1) rows however high the limit. The tables are UNLOGGED (see the migration for the trade).
  *
  * Time is `clock` when given (tests), otherwise the database's clock, so that processes on different
- * hosts agree. A call's time is never earlier than the newest call recorded in its buckets: a consumer
- * that read the clock and then waited for a lock would otherwise record out of order.
+ * hosts agree. A call's time is never earlier than the newest call recorded in its buckets.
  *
  * The port has no error channel: when the database fails, the Task rejects (the HTTP adapter answers 500).
  */
 export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clock): RateLimiter => {
   if (!(windowMs > 0)) throw new RangeError(`windowMs must be positive, got ${windowMs}`);
-  const cfg = { windowMs };
   let lastSweep = Number.NEGATIVE_INFINITY;
 
   const sweep = (now: number) => {
@@ -58,68 +54,44 @@ export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clo
     pool.query(SWEEP_SQL, [now - windowMs]).catch(() => undefined);
   };
 
-  /**
-   * Opens the transaction with every bucket's row locked. Rows are created in a statement of their own,
-   * outside the transaction: inserting while holding locks on other buckets would take locks out of
-   * order (a consumer that locked an existing `org:` row and then inserts `key:…` can wait for one that
-   * inserted that key first and now waits for the `org:` row), and PostgreSQL would break the deadlock.
-   */
-  const lockAll = async (client: pg.PoolClient, ids: readonly string[]): Promise<readonly WindowRow[]> => {
-    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-    const first = decodeRows((await client.query(LOCK_SQL, [ids])).rows);
-    if (first.length === ids.length) return first;
-    await client.query('ROLLBACK');
-    await client.query(CREATE_SQL, [ids]);
-    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-    const second = decodeRows((await client.query(LOCK_SQL, [ids])).rows);
-    // Only a sweep deleting a just-created row between the two statements gets here; try again.
-    if (second.length !== ids.length) throw Object.assign(new Error('rate limit bucket vanished while being locked'), { code: '40001' });
-    return second;
-  };
-
   const decideOnce = async (buckets: readonly RateBucket[]): Promise<RateDecision> => {
-    const ids = [...new Set(buckets.map((b) => b.id))];
-    const client = await pool.connect();
-    let discard = false;
-    try {
-      const rows = await lockAll(client, ids);
-      const logs = new Map(rows.map((r) => [r.bucket, r.hits]));
-      const newest = Math.max(...rows.map((r) => r.hits[r.hits.length - 1] ?? Number.NEGATIVE_INFINITY));
-      const now = Math.max(clock === undefined ? rows[0]!.now_ms : clock.now().getTime(), newest);
-
-      const state = buckets.map((b) => {
-        const log = rateLimit.prune(logs.get(b.id) ?? [], now, cfg);
-        return { b, log, ...rateLimit.check(log, b.limit, now, cfg) };
-      });
-      const allowed = state.every((s) => s.allowed);
-      if (allowed) {
-        const saved = new Map(state.map((s) => [s.b.id, rateLimit.record(s.log, now)]));
-        for (const s of state) s.log = saved.get(s.b.id)!;
-        const savedIds = [...saved.keys()];
-        await client.query(SAVE_SQL, [savedIds, savedIds.map((id) => `{${saved.get(id)!.join(',')}}`)]);
-      }
-      await client.query('COMMIT');
-      sweep(now);
-
-      // Report the bucket closest to its limit: that is the one a client must pace itself by.
-      let worst = state[0]!;
-      for (const s of state) if (s.remaining < worst.remaining || (!s.allowed && worst.allowed)) worst = s;
-      const resetMs = worst.log.length === 0 ? windowMs : worst.log[0]! + windowMs - now;
-      return {
-        allowed,
-        limit: worst.b.limit,
-        remaining: worst.remaining,
-        resetS: Math.max(1, Math.ceil(resetMs / 1000)),
-        retryAfterS: allowed ? 0 : Math.max(1, Math.ceil(Math.max(...state.map((s) => s.waitMs)) / 1000)),
-      };
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {
-        discard = true;
-      });
-      throw e;
-    } finally {
-      client.release(discard);
+    // One row per bucket id. A bucket named twice is held to its lower limit (the one that refuses first);
+    // each named bucket still reports against its own limit below.
+    const limits = new Map<string, number>();
+    for (const b of buckets) {
+      if (!Number.isSafeInteger(b.limit) || b.limit < 1) throw new RangeError(`rate limit of ${b.id} must be a positive integer, got ${b.limit}`);
+      limits.set(b.id, Math.min(b.limit, limits.get(b.id) ?? Number.POSITIVE_INFINITY));
     }
+    // Every caller locks in this order, so callers whose bucket sets overlap cannot deadlock.
+    const ids = [...limits.keys()].sort();
+    const res = await pool.query(CONSUME_SQL, [ids, ids.map((id) => limits.get(id)!), windowMs, clock === undefined ? null : clock.now().getTime()]);
+    const rows = new Map(decodeRows(res.rows).map((r) => [r.bucket, r]));
+    if (rows.size !== ids.length) throw new Error(`esig_rate_limit_consume answered for ${rows.size} of ${ids.length} buckets`);
+    const first = rows.get(ids[0]!)!;
+    const { allowed } = first;
+    const now = first.now_ms;
+    sweep(now);
+
+    const state = buckets.map((b) => {
+      const r = rows.get(b.id)!;
+      const full = r.used >= b.limit;
+      // When full, the call admitted `limit` calls ago must leave the window before another fits.
+      const waitMs = full ? Math.max(1, (r.must_expire_ms ?? now) + windowMs - now) : 0;
+      // The bucket's oldest call after this one is recorded (the call itself when the window was empty).
+      const oldest = r.oldest_ms ?? (allowed ? now : null);
+      return { b, full, waitMs, oldest, remaining: full ? 0 : b.limit - r.used - 1 };
+    });
+    // Report the bucket closest to its limit: that is the one a client must pace itself by.
+    let worst = state[0]!;
+    for (const s of state) if (s.remaining < worst.remaining || (s.full && !worst.full)) worst = s;
+    const resetMs = worst.oldest === null ? windowMs : worst.oldest + windowMs - now;
+    return {
+      allowed,
+      limit: worst.b.limit,
+      remaining: worst.remaining,
+      resetS: Math.max(1, Math.ceil(resetMs / 1000)),
+      retryAfterS: allowed ? 0 : Math.max(1, Math.ceil(Math.max(...state.map((s) => s.waitMs)) / 1000)),
+    };
   };
 
   return {
