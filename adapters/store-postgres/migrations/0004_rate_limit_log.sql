@@ -52,6 +52,7 @@ DECLARE
   newest  bigint;
   t       bigint;
   m       bigint;
+  created integer;
   ok      boolean := true;
   r       record;
   h       record;
@@ -62,10 +63,17 @@ BEGIN
       -- A waiting insert of the same bucket by another caller resolves once that caller commits; then the
       -- row exists and is locked below. Creating in lock order keeps the no-deadlock argument intact.
       INSERT INTO rate_limit_buckets AS w (bucket) VALUES (p_buckets[i]) ON CONFLICT DO NOTHING;
+      GET DIAGNOSTICS created = ROW_COUNT;
       SELECT w.next_seq, w.newest_ms INTO r FROM rate_limit_buckets w WHERE w.bucket = p_buckets[i] FOR UPDATE;
       IF NOT FOUND THEN
         -- Swept between the two statements: the caller retries the whole call.
         RAISE EXCEPTION 'rate limit bucket % vanished while being locked', p_buckets[i] USING ERRCODE = '40001';
+      END IF;
+      -- The row this call created starts a new log. A sweep that removed the previous row may have missed
+      -- a call recorded just before it (its snapshot predates the call); such leftovers would collide with
+      -- this log's seqs. (When another caller created the row, its log is live: leave it.)
+      IF created > 0 THEN
+        DELETE FROM rate_limit_hits x WHERE x.bucket = p_buckets[i];
       END IF;
     END IF;
     nexts[i] := r.next_seq;
