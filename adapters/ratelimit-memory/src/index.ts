@@ -1,4 +1,5 @@
 import type { Clock, RateBucket, RateDecision, RateLimiter } from '@esig/core';
+import { rateLimit } from '@esig/core';
 
 /**
  * The admitted call times of one bucket, oldest first, in a ring buffer. It never needs more than `limit`
@@ -58,32 +59,27 @@ export const createMemoryRateLimiter = (clock: Clock, windowMs: number): RateLim
 
   return {
     consume: (buckets: readonly RateBucket[]) => async (): Promise<RateDecision> => {
-      // Nothing to count against: nothing can refuse the call.
-      if (buckets.length === 0) return { allowed: true, limit: 0, remaining: 0, resetS: Math.max(1, Math.ceil(windowMs / 1000)), retryAfterS: 0 };
       const now = clock.now().getTime();
       sweep(now);
+      const cutoff = now - windowMs;
       const state = buckets.map((b) => {
         let ring = rings.get(b.id);
         if (ring === undefined) rings.set(b.id, (ring = new WindowRing()));
-        ring.prune(now - windowMs);
-        const allowed = ring.count < b.limit;
-        // When full, the call admitted `limit` calls ago must leave the window before another fits.
-        const waitMs = allowed ? 0 : Math.max(1, ring.at(ring.count - b.limit) + windowMs - now);
-        return { b, ring, allowed, waitMs, remaining: allowed ? b.limit - ring.count - 1 : 0 };
+        ring.prune(cutoff);
+        const full = ring.count >= b.limit;
+        return {
+          ring,
+          limit: b.limit,
+          used: ring.count,
+          oldestMs: ring.count === 0 ? null : ring.at(0),
+          // When full, the call admitted `limit` calls ago must leave the window before another fits.
+          mustExpireMs: full ? ring.at(ring.count - b.limit) : null,
+        };
       });
-      const allowed = state.every((s) => s.allowed);
-      if (allowed) for (const s of state) s.ring.push(now);
-      // Report the bucket closest to its limit: that is the one a client must pace itself by.
-      let worst = state[0]!;
-      for (const s of state) if (s.remaining < worst.remaining || (!s.allowed && worst.allowed)) worst = s;
-      const resetMs = worst.ring.count === 0 ? windowMs : worst.ring.at(0) + windowMs - now;
-      return {
-        allowed,
-        limit: worst.b.limit,
-        remaining: worst.remaining,
-        resetS: Math.max(1, Math.ceil(resetMs / 1000)),
-        retryAfterS: allowed ? 0 : Math.max(1, Math.ceil(Math.max(...state.map((s) => s.waitMs)) / 1000)),
-      };
+      const decision = rateLimit.decide(state, now, { windowMs });
+      // Once per bucket, even when a caller names a bucket twice.
+      if (decision.allowed) for (const ring of new Set(state.map((s) => s.ring))) ring.push(now);
+      return decision;
     },
   };
 };

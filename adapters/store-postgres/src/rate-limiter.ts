@@ -1,4 +1,5 @@
 import type { Clock, RateBucket, RateDecision, RateLimiter } from '@esig/core';
+import { rateLimit } from '@esig/core';
 import * as E from 'fp-ts/Either';
 import * as t from 'io-ts';
 import type pg from 'pg';
@@ -67,37 +68,21 @@ export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clo
     const res = await pool.query(CONSUME_SQL, [ids, ids.map((id) => limits.get(id)!), windowMs, clock === undefined ? null : clock.now().getTime()]);
     const rows = new Map(decodeRows(res.rows).map((r) => [r.bucket, r]));
     if (rows.size !== ids.length) throw new Error(`esig_rate_limit_consume answered for ${rows.size} of ${ids.length} buckets`);
-    const first = rows.get(ids[0]!)!;
-    const { allowed } = first;
-    const now = first.now_ms;
+    // The time decided at, the same in every row.
+    const now = rows.get(ids[0]!)!.now_ms;
     sweep(now);
-
+    // A bucket named twice with two limits was held to the lower one; each reports against its own.
     const state = buckets.map((b) => {
       const r = rows.get(b.id)!;
-      const full = r.used >= b.limit;
-      // When full, the call admitted `limit` calls ago must leave the window before another fits.
-      const waitMs = full ? Math.max(1, (r.must_expire_ms ?? now) + windowMs - now) : 0;
-      // The bucket's oldest call after this one is recorded (the call itself when the window was empty).
-      const oldest = r.oldest_ms ?? (allowed ? now : null);
-      return { b, full, waitMs, oldest, remaining: full ? 0 : b.limit - r.used - 1 };
+      return { limit: b.limit, used: r.used, oldestMs: r.oldest_ms, mustExpireMs: r.must_expire_ms };
     });
-    // Report the bucket closest to its limit: that is the one a client must pace itself by.
-    let worst = state[0]!;
-    for (const s of state) if (s.remaining < worst.remaining || (s.full && !worst.full)) worst = s;
-    const resetMs = worst.oldest === null ? windowMs : worst.oldest + windowMs - now;
-    return {
-      allowed,
-      limit: worst.b.limit,
-      remaining: worst.remaining,
-      resetS: Math.max(1, Math.ceil(resetMs / 1000)),
-      retryAfterS: allowed ? 0 : Math.max(1, Math.ceil(Math.max(...state.map((s) => s.waitMs)) / 1000)),
-    };
+    return rateLimit.decide(state, now, { windowMs });
   };
 
   return {
     consume: (buckets) => async () => {
-      // Nothing to count against: nothing can refuse the call.
-      if (buckets.length === 0) return { allowed: true, limit: 0, remaining: 0, resetS: Math.max(1, Math.ceil(windowMs / 1000)), retryAfterS: 0 };
+      // Nothing to count against: no statement needed.
+      if (buckets.length === 0) return rateLimit.decide([], 0, { windowMs });
       for (let attempt = 1; ; attempt++) {
         try {
           return await decideOnce(buckets);

@@ -1,3 +1,5 @@
+import type { RateDecision } from './ports/rate-limiter';
+
 /**
  * Sliding-window log arithmetic, exact: a bucket admits a call when fewer than `limit` calls were admitted
  * in the last `windowMs`. Pure functions over plain arrays, so any RateLimiter adapter (in memory, SQL,
@@ -33,3 +35,41 @@ export const check = (log: WindowLog, limit: number, now: number, cfg: WindowCon
 
 /** Records an admitted call. */
 export const record = (log: WindowLog, now: number): WindowLog => [...log, now];
+
+/** One bucket's state at a call, as an adapter read it (before recording the call). */
+export interface BucketState {
+  readonly limit: number;
+  /** Calls in the window before this one. */
+  readonly used: number;
+  /** The oldest of those calls, or null when there are none. */
+  readonly oldestMs: number | null;
+  /** When the bucket is full (`used >= limit`): the call `limit` places back, which must leave the window first. */
+  readonly mustExpireMs: number | null;
+}
+
+/**
+ * The decision for one call from its buckets' states at time `now`: admitted only if every bucket has
+ * room; reported against the bucket closest to its limit (the one a client must pace itself by); told to
+ * wait for the slowest full bucket. Adapters find the states their own way and share this arithmetic.
+ */
+export const decide = (buckets: readonly BucketState[], now: number, cfg: WindowConfig): RateDecision => {
+  const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+  // Nothing to count against: nothing can refuse the call.
+  if (buckets.length === 0) return { allowed: true, limit: 0, remaining: 0, resetS: seconds(cfg.windowMs), retryAfterS: 0 };
+  const state = buckets.map((b) => {
+    const full = b.used >= b.limit;
+    return { b, full, remaining: full ? 0 : b.limit - b.used - 1, waitMs: full ? Math.max(1, (b.mustExpireMs ?? now) + cfg.windowMs - now) : 0 };
+  });
+  const allowed = state.every((s) => !s.full);
+  let worst = state[0]!;
+  for (const s of state) if (s.remaining < worst.remaining || (s.full && !worst.full)) worst = s;
+  // The worst bucket's oldest call once this one is decided: the call itself when its window was empty.
+  const oldest = worst.b.oldestMs ?? (allowed ? now : null);
+  return {
+    allowed,
+    limit: worst.b.limit,
+    remaining: worst.remaining,
+    resetS: seconds(oldest === null ? cfg.windowMs : oldest + cfg.windowMs - now),
+    retryAfterS: allowed ? 0 : seconds(Math.max(...state.map((s) => s.waitMs))),
+  };
+};

@@ -110,4 +110,37 @@ describe('sliding-window arithmetic', () => {
       }),
     );
   });
+
+  it('decides a call over several buckets as their checks say: admitted only if all admit, the closest to its limit reported, the slowest waited for', () => {
+    const bucketArb = fc.record({ limit: limitArb, times: fc.array(fc.integer({ min: 0, max: 120_000 }), { maxLength: 40 }) });
+    fc.assert(
+      fc.property(windowMsArb, fc.array(bucketArb, { maxLength: 4 }), (windowMs, buckets) => {
+        const cfg = { windowMs };
+        const now = START + 120_000;
+        const logs = buckets.map((b) => rateLimit.prune([...b.times].sort((x, y) => x - y).map((t) => START + t), now, cfg));
+        const checks = buckets.map((b, i) => rateLimit.check(logs[i]!, b.limit, now, cfg));
+        const states = buckets.map((b, i) => {
+          const log = logs[i]!;
+          return { limit: b.limit, used: log.length, oldestMs: log[0] ?? null, mustExpireMs: log.length >= b.limit ? log[log.length - b.limit]! : null };
+        });
+        const d = rateLimit.decide(states, now, cfg);
+
+        const allowed = checks.every((c) => c.allowed);
+        expect(d.allowed).toBe(allowed);
+        if (buckets.length === 0) {
+          expect(d).toEqual({ allowed: true, limit: 0, remaining: 0, resetS: Math.max(1, Math.ceil(windowMs / 1000)), retryAfterS: 0 });
+          return;
+        }
+        expect(d.remaining).toBe(Math.min(...checks.map((c) => c.remaining)));
+        expect(d.retryAfterS).toBe(allowed ? 0 : Math.max(1, Math.ceil(Math.max(...checks.map((c) => c.waitMs)) / 1000)));
+        // The reported bucket: a refusing one if any, else the one with the fewest calls left; the first such.
+        const worst = allowed ? checks.findIndex((c) => c.remaining === d.remaining) : checks.findIndex((c) => !c.allowed);
+        expect(d.limit).toBe(buckets[worst]!.limit);
+        // Its window resets when its oldest call (this one, if admitted into an empty window) leaves.
+        const after = allowed ? rateLimit.record(logs[worst]!, now) : logs[worst]!;
+        expect(d.resetS).toBe(Math.max(1, Math.ceil((after.length === 0 ? windowMs : after[0]! + windowMs - now) / 1000)));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
 });
