@@ -22,6 +22,7 @@ const fail = (msg: string): never => {
 const main = async () => {
   const [command, sub, ...rest] = process.argv.slice(2);
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return void process.stdout.write(`${USAGE}\n`);
+  if (command !== 'keys' && (sub === '--help' || sub === '-h')) return void process.stdout.write(`${USAGE}\n`);
   const config = configFromEnvironment();
 
   switch (command) {
@@ -60,11 +61,18 @@ const main = async () => {
     }
     case 'keys': {
       if (sub !== 'create') return fail(`unknown command "keys ${sub ?? ''}"\n\n${USAGE}`);
-      const { values } = parseArgs({
-        args: rest,
-        options: { org: { type: 'string' }, mode: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
-        strict: true,
-      });
+      if (rest.includes('--help') || rest.includes('-h')) return void process.stdout.write(`${USAGE}\n`);
+      let values: { org?: string; mode?: string; scopes?: string; name?: string };
+      try {
+        ({ values } = parseArgs({
+          args: rest,
+          options: { org: { type: 'string' }, mode: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
+          strict: true,
+        }));
+      } catch (e) {
+        // Node's message names the option ("Unknown option '--x'"); the usage says what is accepted.
+        return fail(`${e instanceof Error ? e.message : String(e)}\n\n${USAGE}`);
+      }
       if (!values.org) return fail('--org <name> is required');
       if (values.mode !== 'test' && values.mode !== 'live') return fail('--mode must be test or live');
       const scopes = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);

@@ -78,5 +78,14 @@ describe('the esig CLI', () => {
     const badEnv = spawnSync(process.execPath, [BIN, 'serve'], { env: { ...env, ESIG_PORT: 'eighty' }, encoding: 'utf8' });
     expect(badEnv.status).toBe(2);
     expect(badEnv.stderr).toMatch(/ESIG_PORT/);
+    // An unknown option is named, with the usage, and no stack trace.
+    const unknown = spawnSync(process.execPath, [BIN, 'keys', 'create', '--org', 'x', '--bogus'], { env, encoding: 'utf8' });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/Unknown option '--bogus'/);
+    expect(unknown.stderr).toMatch(/Usage:/);
+    expect(unknown.stderr).not.toMatch(/ at /);
+    const help = spawnSync(process.execPath, [BIN, 'keys', 'create', '--help'], { env, encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/esig keys create --org/);
   }, 60_000);
 });
