@@ -1,36 +1,22 @@
-import type { ApiLogEntry, ApiLogStore } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import type { ApiLogStore } from '@esig/core';
+import { ApiLogKindC, apiLogRow, toApiLogEntry } from '@esig/store-sql';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { Int, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const KindC = oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind');
-
-const LogRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  kind: KindC,
-  method: t.string,
-  target: t.string,
-  status: nullable(Int),
-  outcome: t.string,
-  duration_ms: Int,
-  key_id: nullable(t.string),
-  created_at: TimestampColumn,
-});
+const LogRow = apiLogRow(columnCodecs);
 
 const NewEntries = t.readonlyArray(
   t.type({
     id: t.string,
     orgId: t.string,
     mode: ModeC,
-    kind: KindC,
+    kind: ApiLogKindC,
     method: t.string,
     target: t.string,
     status: nullable(Int),
@@ -44,21 +30,7 @@ const NewEntries = t.readonlyArray(
 const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at';
 const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: 'kind' };
 
-const toEntry = (r: t.TypeOf<typeof LogRow>): ApiLogEntry => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  kind: r.kind,
-  method: r.method,
-  target: r.target,
-  status: r.status,
-  outcome: r.outcome,
-  durationMs: r.duration_ms,
-  keyId: r.key_id,
-  createdAt: r.created_at,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(LogRow, rowName('api_log', row))(row), E.map(toEntry));
+const decodeRow = rowDecoder(LogRow, 'api_log', toApiLogEntry);
 
 // One array per column, so a batch of any size is one statement with a fixed text.
 const APPEND_SQL = `INSERT INTO api_log (${COLUMNS})

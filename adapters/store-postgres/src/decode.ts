@@ -1,72 +1,9 @@
-import type { Mode, StoreError } from '@esig/core';
-import { MODES, storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
+import type { ColumnCodecs } from '@esig/store-sql';
+import { ISO_MS } from '@esig/store-sql';
 import * as t from 'io-ts';
 
-/**
- * Raised (as the `cause` of a StoreFailure) when a row read from the database, or about to be written to
- * it, does not have the shape the adapter expects. It names the table and row and lists each problem.
- */
-export class RowDecodeError extends Error {
-  override readonly name = 'RowDecodeError';
-  constructor(
-    readonly what: string,
-    readonly problems: readonly string[],
-  ) {
-    super(`Undecodable ${what}: ${problems.join('; ')}`);
-  }
-}
-
-// Values can be large (a whole aggregate, a PDF); the message only needs enough to find the row.
-const preview = (u: unknown): string => {
-  if (u instanceof Uint8Array) return `<${u.byteLength} bytes>`;
-  const s = pipe(
-    E.tryCatch(() => String(JSON.stringify(u)), () => null),
-    E.getOrElse((): string => typeof u),
-  );
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-};
-
-const describe = (errors: t.Errors): string[] =>
-  errors.map((e) => {
-    const path = e.context
-      .map((c) => c.key)
-      .filter((k) => k !== '')
-      .join('.');
-    const expected = e.context[e.context.length - 1]?.type.name ?? 'value';
-    return `${path || '(row)'}: expected ${expected}, got ${preview(e.value)}${e.message ? ` (${e.message})` : ''}`;
-  });
-
-/**
- * Decodes a row with `codec`, or fails with a StoreFailure naming `what` (a table and row id). The only
- * place the adapter touches io-ts's error format, so the codec library stays cheap to swap.
- */
-export const decode =
-  <A>(codec: t.Decoder<unknown, A>, what: string) =>
-  (u: unknown): E.Either<StoreError, A> =>
-    pipe(
-      codec.decode(u),
-      E.mapLeft((errors) => storeFailure(new RowDecodeError(what, describe(errors)))),
-    );
-
-/** A string from a fixed list (a status, a type): the domain's `as const` arrays become codecs. */
-export const oneOf = <T extends string>(values: readonly T[], name: string): t.Type<T, T, unknown> => {
-  const is = (u: unknown): u is T => typeof u === 'string' && (values as readonly string[]).includes(u);
-  return new t.Type<T, T, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity);
-};
-
-export const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null]);
-
-export const ModeC = oneOf<Mode>(MODES, 'Mode');
-
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * `2026-11-23T08:00:00.000Z` exactly (what `Date.prototype.toISOString` gives): the only spelling the
- * ports speak. Values about to be written are checked with it, so that what is read back is the same text.
- */
-export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && !Number.isNaN(Date.parse(s)), 'Timestamp');
+// The dialect-neutral codecs, re-exported so the stores take every codec from this one module.
+export { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName } from '@esig/store-sql';
 
 // PostgreSQL's text output of timestamptz (DateStyle ISO): `2026-11-23 08:00:00.123+00`, the fraction
 // omitted when zero, ` BC` after years before 1, the offset that of the session's TimeZone (the adapter's
@@ -102,9 +39,6 @@ export const TimestampColumn = new t.Type<string, string, unknown>(
   t.identity,
 );
 
-/** integer columns arrive as JS numbers; this refuses fractions and unsafe magnitudes. */
-export const Int = t.refinement(t.number, Number.isSafeInteger, 'Int');
-
 /** bigint columns (and COUNT) arrive as decimal text, which the driver leaves alone; safe integers only. */
 export const Int8 = new t.Type<number, string, unknown>(
   'bigint',
@@ -129,21 +63,5 @@ export const Bytes = new t.Type<Uint8Array, Uint8Array, unknown>(
   t.identity,
 );
 
-/** `documents row doc_…`: names a row in decode errors without trusting the row's shape. */
-export const rowName = (table: string, row: unknown, key = 'id'): string => {
-  const id = typeof row === 'object' && row !== null && key in row ? (row as Record<string, unknown>)[key] : undefined;
-  return typeof id === 'string' ? `${table} row ${id}` : `${table} row`;
-};
-
-/** Decodes every row, or fails with the first undecodable one. */
-export const decodeAll =
-  <A>(decodeRow: (row: unknown) => E.Either<StoreError, A>) =>
-  (rows: readonly unknown[]): E.Either<StoreError, readonly A[]> => {
-    const out: A[] = [];
-    for (const row of rows) {
-      const r = decodeRow(row);
-      if (E.isLeft(r)) return r;
-      out.push(r.right);
-    }
-    return E.right(out);
-  };
+/** How this dialect's columns decode, for the row codecs shared with the SQLite adapter (jsonb arrives parsed). */
+export const columnCodecs: ColumnCodecs = { timestamp: TimestampColumn, bigint: Int8, flag: t.boolean, json: (inner) => inner };

@@ -1,30 +1,17 @@
-import type { Document, DocumentStore } from '@esig/core';
-import { DOCUMENT_STATUSES, concurrentModification } from '@esig/core';
+import type { DocumentStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { DocumentStatusC, documentRow, toDocument } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { Int, Int8, ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
-
-const DocumentRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  name: t.string,
-  status: DocumentStatusC,
-  page_count: Int,
-  size_bytes: Int8,
-  sha256: t.string,
-  signature_request_id: nullable(t.string),
-  created_at: TimestampColumn,
-});
-type DocumentRow = t.TypeOf<typeof DocumentRow>;
+const DocumentRow = documentRow(columnCodecs);
 
 const NewDocument = t.type({
   id: t.string,
@@ -42,20 +29,7 @@ const NewDocument = t.type({
 const COLUMNS = 'id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at';
 const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
 
-const toDocument = (r: DocumentRow): Document => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  name: r.name,
-  status: r.status,
-  pageCount: r.page_count,
-  sizeBytes: r.size_bytes,
-  sha256: r.sha256,
-  signatureRequestId: r.signature_request_id,
-  createdAt: r.created_at,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(DocumentRow, rowName('documents', row))(row), E.map(toDocument));
+const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 
 /**
  * Links the listed documents of the tenant to a request in one statement, all or none. The CTE locks

@@ -1,28 +1,14 @@
-import type { EvidenceEntry, EvidenceStore } from '@esig/core';
-import { EVIDENCE_ACTIONS, concurrentModification } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import type { EvidenceStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { EvidenceActionC, EvidenceDetailsC, evidenceRow, toEvidenceEntry } from '@esig/store-sql';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+import { ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode';
 
-const ActionC = oneOf(EVIDENCE_ACTIONS, 'EvidenceAction');
-const Details = t.readonly(t.record(t.string, t.string));
-
-const EvidenceRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  request_id: t.string,
-  recipient_id: nullable(t.string),
-  action: ActionC,
-  at: TimestampColumn,
-  ip: nullable(t.string),
-  user_agent: nullable(t.string),
-  details: Details,
-});
+const EvidenceRow = evidenceRow(columnCodecs);
 
 const NewEntry = t.type({
   id: t.string,
@@ -30,27 +16,14 @@ const NewEntry = t.type({
   mode: ModeC,
   requestId: t.string,
   recipientId: nullable(t.string),
-  action: ActionC,
+  action: EvidenceActionC,
   at: Timestamp,
   ip: nullable(t.string),
   userAgent: nullable(t.string),
-  details: Details,
+  details: EvidenceDetailsC,
 });
 
 const COLUMNS = 'id, org_id, mode, request_id, recipient_id, action, at, ip, user_agent, details';
-
-const toEntry = (r: t.TypeOf<typeof EvidenceRow>): EvidenceEntry => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  requestId: r.request_id,
-  recipientId: r.recipient_id,
-  action: r.action,
-  at: r.at,
-  ip: r.ip,
-  userAgent: r.user_agent,
-  details: r.details,
-});
 
 /**
  * One request's entries in the order they happened, found through the index (org_id, mode, request_id,
@@ -58,7 +31,7 @@ const toEntry = (r: t.TypeOf<typeof EvidenceRow>): EvidenceEntry => ({
  */
 export const LIST_FOR_REQUEST_SQL = `SELECT ${COLUMNS} FROM evidence WHERE org_id = $1 AND mode = $2 AND request_id = $3 ORDER BY at, id`;
 
-const decodeRow = (row: unknown) => pipe(decode(EvidenceRow, rowName('evidence', row))(row), E.map(toEntry));
+const decodeRow = rowDecoder(EvidenceRow, 'evidence', toEvidenceEntry);
 
 /** The EvidenceStore: append and read back; nothing here updates or deletes an entry. */
 export const pgEvidence = (conn: Conn): EvidenceStore => ({

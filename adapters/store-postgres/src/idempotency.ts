@@ -1,33 +1,21 @@
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
 import { concurrentModification } from '@esig/core';
+import { IdempotencyStateC, StoredResponseC, idempotencyRow, toIdempotencyRecord } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { Int, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf } from './decode';
+import { ModeC, Timestamp, columnCodecs, decode, nullable } from './decode';
 
-const StoredResponseC = t.type({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
-const StateC = oneOf(['in_progress', 'completed'] as const, 'IdempotencyState');
-
-const IdempotencyRow = t.type({
-  org_id: t.string,
-  mode: ModeC,
-  key: t.string,
-  fingerprint: t.string,
-  state: StateC,
-  response: nullable(StoredResponseC),
-  created_at: TimestampColumn,
-  locked_until: TimestampColumn,
-  expires_at: TimestampColumn,
-});
+const IdempotencyRow = idempotencyRow(columnCodecs);
 
 const NewRecord = t.type({
   tenant: t.type({ orgId: t.string, mode: ModeC }),
   key: t.string,
   fingerprint: t.string,
-  state: StateC,
+  state: IdempotencyStateC,
   response: nullable(StoredResponseC),
   createdAt: Timestamp,
   lockedUntil: Timestamp,
@@ -36,17 +24,6 @@ const NewRecord = t.type({
 
 const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
 const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
-
-const toRecord = (r: t.TypeOf<typeof IdempotencyRow>): IdempotencyRecord => ({
-  tenant: { orgId: r.org_id, mode: r.mode },
-  key: r.key,
-  fingerprint: r.fingerprint,
-  state: r.state,
-  response: r.response,
-  createdAt: r.created_at,
-  lockedUntil: r.locked_until,
-  expiresAt: r.expires_at,
-});
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
 const toParams = (rec: IdempotencyRecord) =>
@@ -75,7 +52,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
     pipe(
       run(conn, 'read', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`, [tenant.orgId, tenant.mode, key]),
       TE.chainEitherK(({ rows: [row] }) =>
-        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toRecord)),
+        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toIdempotencyRecord)),
       ),
     ),
 

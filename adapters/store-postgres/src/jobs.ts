@@ -1,38 +1,25 @@
 import type { Job, JobQueue } from '@esig/core';
-import { JOB_KINDS, concurrentModification } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { JobKindC, JobPayloadC, jobRow, toJob } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { Int, ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode';
 
 /** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
 export const JOBS_CHANNEL = 'esig_jobs';
 
-const JobKindC = oneOf(JOB_KINDS, 'JobKind');
-const Payload = t.readonly(t.record(t.string, t.string));
-
-const JobRow = t.type({
-  id: t.string,
-  kind: JobKindC,
-  org_id: t.string,
-  mode: ModeC,
-  payload: Payload,
-  run_at: TimestampColumn,
-  attempts: Int,
-  dedupe_key: nullable(t.string),
-  created_at: TimestampColumn,
-  last_error: nullable(t.string),
-});
+const JobRow = jobRow(columnCodecs);
 
 const NewJobC = t.type({
   id: t.string,
   kind: JobKindC,
   orgId: t.string,
   mode: ModeC,
-  payload: Payload,
+  payload: JobPayloadC,
   runAt: Timestamp,
   dedupeKey: nullable(t.string),
   createdAt: Timestamp,
@@ -40,20 +27,7 @@ const NewJobC = t.type({
 
 const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
 
-const toJob = (r: t.TypeOf<typeof JobRow>): Job => ({
-  id: r.id,
-  kind: r.kind,
-  orgId: r.org_id,
-  mode: r.mode,
-  payload: r.payload,
-  runAt: r.run_at,
-  attempts: r.attempts,
-  dedupeKey: r.dedupe_key,
-  createdAt: r.created_at,
-  lastError: r.last_error,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(JobRow, rowName('jobs', row))(row), E.map(toJob));
+const decodeRow = rowDecoder(JobRow, 'jobs', toJob);
 
 const Kinds = t.readonlyArray(JobKindC);
 const checkTimes = (what: string, ...times: string[]) => E.traverseArray(decode(Timestamp, what))(times);

@@ -1,19 +1,11 @@
-import type { KeysetPage, KeysetQuery, StoreError, StoreResult, Tenant } from '@esig/core';
-import { storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import type { KeysetTable } from '@esig/store-sql';
+import { keysetLists, singleFilterColumns } from '@esig/store-sql';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { decodeAll } from './decode';
 
-/** What a paged list reads: a tenant-owned table with `created_at` and `id`, and its optional filter column. */
-export interface KeysetTable {
-  readonly table: string;
-  readonly columns: string;
-  /** Column compared for equality with the filter value, when the list has a filter. */
-  readonly filterColumn?: string;
-}
+export type { KeysetTable } from '@esig/store-sql';
 
 /**
  * The SQL of one page, with an equality test for each of `filterColumns`; parameters in this order: org,
@@ -37,54 +29,12 @@ export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColu
 
 /** The SQL of one page of a list with at most one filter, `spec.filterColumn`. */
 export const keysetSql = (spec: KeysetTable, order: 'asc' | 'desc', filtered: boolean, positioned: boolean): string =>
-  keysetSqlBy(spec, order, filtered && spec.filterColumn !== undefined ? [spec.filterColumn] : [], positioned);
+  keysetSqlBy(spec, order, singleFilterColumns(spec, filtered), positioned);
 
-/**
- * Reads one keyset page, keeping the rows whose columns equal the given `filters` (column, value).
- * Fetches `limit + 1` rows: the extra row only tells whether another page exists, which saves a second
- * query and is exact even while rows are being inserted.
- */
-export const listKeysetBy = <F, R>(
-  conn: Conn,
-  spec: KeysetTable,
-  tenant: Tenant,
-  query: KeysetQuery<F>,
-  filters: ReadonlyArray<readonly [column: string, value: string]>,
-  decodeRow: (row: unknown) => E.Either<StoreError, R>,
-): StoreResult<KeysetPage<R>> => {
-  if (!Number.isSafeInteger(query.limit) || query.limit < 1)
-    return TE.left(storeFailure(new RangeError(`page limit must be a positive integer, got ${query.limit}`)));
-  const sql = keysetSqlBy(
-    spec,
-    query.order,
-    filters.map(([column]) => column),
-    query.after !== null,
-  );
-  const params: unknown[] = [
-    tenant.orgId,
-    tenant.mode,
-    ...filters.map(([, value]) => value),
-    ...(query.after !== null ? [query.after.createdAt, query.after.id] : []),
-    query.limit + 1,
-  ];
-  return pipe(
+const readRows = (conn: Conn, sql: string, params: readonly unknown[]) =>
+  pipe(
     run(conn, 'read', sql, params),
-    TE.chainEitherK((r) =>
-      pipe(
-        decodeAll(decodeRow)(r.rows.slice(0, query.limit)),
-        E.map((items): KeysetPage<R> => ({ items, hasMore: r.rows.length > query.limit })),
-      ),
-    ),
+    TE.map((r): readonly unknown[] => r.rows),
   );
-};
 
-/** Reads one keyset page of a list with at most one filter, `spec.filterColumn`, applied when `filterValue` is given. */
-export const listKeyset = <F, R>(
-  conn: Conn,
-  spec: KeysetTable,
-  tenant: Tenant,
-  query: KeysetQuery<F>,
-  filterValue: string | undefined,
-  decodeRow: (row: unknown) => E.Either<StoreError, R>,
-): StoreResult<KeysetPage<R>> =>
-  listKeysetBy(conn, spec, tenant, query, filterValue !== undefined && spec.filterColumn !== undefined ? [[spec.filterColumn, filterValue]] : [], decodeRow);
+export const { listKeysetBy, listKeyset } = keysetLists(keysetSqlBy, readRows);

@@ -1,5 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import type { Migration } from '@esig/store-sql';
+import { loadMigrationsFrom, refuseTooNew } from '@esig/store-sql';
 import type pg from 'pg';
 
 /**
@@ -8,27 +8,8 @@ import type pg from 'pg';
  */
 export const LATEST_SCHEMA_VERSION = 4;
 
-/**
- * The database was migrated by newer code than this. Running on it could misread or corrupt rows the
- * newer code wrote, so the process must refuse to start (roll the code forward, or restore a backup).
- */
-export class SchemaTooNewError extends Error {
-  override readonly name = 'SchemaTooNewError';
-  constructor(
-    readonly databaseVersion: number,
-    readonly codeVersion: number,
-  ) {
-    super(`The database schema is at version ${databaseVersion}, newer than this code's ${codeVersion}; refusing to use it.`);
-  }
-}
-
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
-
-const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+export { SchemaTooNewError } from '@esig/store-sql';
+export type { Migration } from '@esig/store-sql';
 
 // Resolved from this module rather than the working directory, so the CLI works from any folder.
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
@@ -41,21 +22,7 @@ const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 export const MIGRATION_LOCK_KEY = 0x65_73_69_67_0001; // 'esig', 1
 
 /** Reads `migrations/NNNN_name.sql`, checking that they run 1, 2, … up to LATEST_SCHEMA_VERSION. */
-export const loadMigrations = (dir: URL = MIGRATIONS_DIR): readonly Migration[] => {
-  const path = fileURLToPath(dir);
-  const migrations = readdirSync(path)
-    .flatMap((file) => {
-      const m = FILE.exec(file);
-      return m === null ? [] : [{ version: Number(m[1]), name: m[2]!, sql: readFileSync(new URL(file, dir), 'utf8') }];
-    })
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`Migrations in ${path} must be numbered 1, 2, … without gaps; found ${m.version} at position ${i + 1}.`);
-  });
-  if (migrations.length !== LATEST_SCHEMA_VERSION)
-    throw new Error(`${path} holds ${migrations.length} migrations but LATEST_SCHEMA_VERSION is ${LATEST_SCHEMA_VERSION}.`);
-  return migrations;
-};
+export const loadMigrations = (dir: URL = MIGRATIONS_DIR): readonly Migration[] => loadMigrationsFrom(dir, LATEST_SCHEMA_VERSION);
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
@@ -72,7 +39,7 @@ export const schemaVersion = async (db: Queryable): Promise<number> => {
 /** Throws SchemaTooNewError when the database is ahead of this code. */
 export const assertNotTooNew = async (db: Queryable): Promise<void> => {
   const v = await schemaVersion(db);
-  if (v > LATEST_SCHEMA_VERSION) throw new SchemaTooNewError(v, LATEST_SCHEMA_VERSION);
+  refuseTooNew(v, LATEST_SCHEMA_VERSION);
 };
 
 /**
@@ -91,7 +58,7 @@ export const migrate = async (client: pg.ClientBase, migrations: readonly Migrat
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
     const current = await schemaVersion(client);
-    if (current > LATEST_SCHEMA_VERSION) throw new SchemaTooNewError(current, LATEST_SCHEMA_VERSION);
+    refuseTooNew(current, LATEST_SCHEMA_VERSION);
     let applied = 0;
     for (const m of migrations) {
       if (m.version <= current) continue;

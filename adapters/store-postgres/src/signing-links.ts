@@ -1,22 +1,16 @@
-import type { SigningLink, SigningLinkStore } from '@esig/core';
+import type { SigningLinkStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
+import { signingLinkRow, toSigningLink } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { ModeC, Timestamp, TimestampColumn, decode, nullable, rowName } from './decode';
+import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
 
-const LinkRow = t.type({
-  token_hash: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  request_id: t.string,
-  recipient_id: t.string,
-  created_at: TimestampColumn,
-  expires_at: nullable(TimestampColumn),
-});
+const LinkRow = signingLinkRow(columnCodecs);
+const decodeRow = rowDecoder(LinkRow, 'signing_links', toSigningLink, 'recipient_id');
 
 const NewLink = t.type({
   tokenHash: t.string,
@@ -29,16 +23,6 @@ const NewLink = t.type({
 });
 
 const COLUMNS = 'token_hash, org_id, mode, request_id, recipient_id, created_at, expires_at';
-
-const toLink = (r: t.TypeOf<typeof LinkRow>): SigningLink => ({
-  tokenHash: r.token_hash,
-  orgId: r.org_id,
-  mode: r.mode,
-  requestId: r.request_id,
-  recipientId: r.recipient_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-});
 
 /** The SigningLinkStore. The lookup is by token hash alone, across tenants: the token is the credential. */
 export const pgSigningLinks = (conn: Conn): SigningLinkStore => ({
@@ -65,7 +49,7 @@ export const pgSigningLinks = (conn: Conn): SigningLinkStore => ({
       run(conn, 'read', `SELECT ${COLUMNS} FROM signing_links WHERE token_hash = $1`, [tokenHash]),
       TE.chainEitherK(({ rows: [row] }) =>
         // Named by recipient, not token hash: decode errors end up in logs.
-        row === undefined ? E.right(null) : pipe(decode(LinkRow, rowName('signing_links', row, 'recipient_id'))(row), E.map(toLink)),
+        row === undefined ? E.right(null) : decodeRow(row),
       ),
     ),
 });

@@ -1,33 +1,17 @@
-import type { DeliveryAttempt, WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
-import { DELIVERY_STATUSES, concurrentModification } from '@esig/core';
+import type { WebhookDeliveryStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { DeliveryStatusC, attemptFilters, attemptRow, deliveryRow, toAttempt, toDelivery } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { Int, ModeC, Timestamp, TimestampColumn, decode, nullable, oneOf, rowName } from './decode';
+import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeysetBy } from './keyset';
 
-const DeliveryStatusC = oneOf(DELIVERY_STATUSES, 'DeliveryStatus');
-
-const DeliveryRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  endpoint_id: t.string,
-  event_id: t.string,
-  event_type: t.string,
-  body: t.string,
-  status: DeliveryStatusC,
-  attempts: Int,
-  next_attempt_at: nullable(TimestampColumn),
-  last_attempt_at: nullable(TimestampColumn),
-  last_outcome: nullable(t.string),
-  created_at: TimestampColumn,
-  version: Int,
-});
+const DeliveryRow = deliveryRow(columnCodecs);
 
 const NewDelivery = t.type({
   id: t.string,
@@ -49,40 +33,9 @@ const NewDelivery = t.type({
 const DELIVERY_COLUMNS =
   'id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, last_attempt_at, last_outcome, created_at, version';
 
-const toDelivery = (r: t.TypeOf<typeof DeliveryRow>): WebhookDelivery => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  endpointId: r.endpoint_id,
-  eventId: r.event_id,
-  eventType: r.event_type,
-  body: r.body,
-  status: r.status,
-  attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at,
-  lastAttemptAt: r.last_attempt_at,
-  lastOutcome: r.last_outcome,
-  createdAt: r.created_at,
-  version: r.version,
-});
+const decodeDelivery = rowDecoder(DeliveryRow, 'webhook_deliveries', toDelivery);
 
-const decodeDelivery = (row: unknown) => pipe(decode(DeliveryRow, rowName('webhook_deliveries', row))(row), E.map(toDelivery));
-
-const AttemptRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  delivery_id: t.string,
-  endpoint_id: t.string,
-  event_id: t.string,
-  event_type: t.string,
-  attempt: Int,
-  outcome: t.string,
-  succeeded: t.boolean,
-  duration_ms: Int,
-  response_body: t.string,
-  created_at: TimestampColumn,
-});
+const AttemptRow = attemptRow(columnCodecs);
 
 const NewAttempt = t.type({
   id: t.string,
@@ -104,23 +57,7 @@ const ATTEMPT_COLUMNS = 'id, org_id, mode, delivery_id, endpoint_id, event_id, e
 /** The delivery log's page; its filters (endpoint, event) are passed to `listKeysetBy`. */
 export const ATTEMPTS: KeysetTable = { table: 'webhook_attempts', columns: ATTEMPT_COLUMNS };
 
-const toAttempt = (r: t.TypeOf<typeof AttemptRow>): DeliveryAttempt => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  deliveryId: r.delivery_id,
-  endpointId: r.endpoint_id,
-  eventId: r.event_id,
-  eventType: r.event_type,
-  attempt: r.attempt,
-  outcome: r.outcome,
-  succeeded: r.succeeded,
-  durationMs: r.duration_ms,
-  responseBody: r.response_body,
-  createdAt: r.created_at,
-});
-
-const decodeAttempt = (row: unknown) => pipe(decode(AttemptRow, rowName('webhook_attempts', row))(row), E.map(toAttempt));
+const decodeAttempt = rowDecoder(AttemptRow, 'webhook_attempts', toAttempt);
 
 /**
  * Cancels an endpoint's waiting deliveries: $1 the time, then org, mode, endpoint. The version moves on, so
@@ -216,16 +153,5 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     );
   },
 
-  listAttempts: (tenant, query) =>
-    listKeysetBy(
-      conn,
-      ATTEMPTS,
-      tenant,
-      query,
-      [
-        ...(query.filter.endpointId !== undefined ? [['endpoint_id', query.filter.endpointId] as const] : []),
-        ...(query.filter.eventId !== undefined ? [['event_id', query.filter.eventId] as const] : []),
-      ],
-      decodeAttempt,
-    ),
+  listAttempts: (tenant, query) => listKeysetBy(conn, ATTEMPTS, tenant, query, attemptFilters(query.filter), decodeAttempt),
 });

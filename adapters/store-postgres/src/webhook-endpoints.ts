@@ -1,35 +1,17 @@
 import type { WebhookEndpoint, WebhookEndpointStore } from '@esig/core';
-import { EVENT_TYPES, concurrentModification } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { EventTypesC, SecretsC, endpointRow, ownSecretFields, toEndpoint } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Access, Conn } from './connection';
 import { run } from './connection';
-import { Int, ModeC, Timestamp, TimestampColumn, decode, decodeAll, nullable, oneOf, rowName } from './decode';
+import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const EventTypes = t.readonlyArray(oneOf(EVENT_TYPES, 'EventType'));
-const Secrets = t.readonlyArray(t.type({ sealed: t.string, createdAt: Timestamp, retiresAt: nullable(Timestamp) }, 'WebhookSecret'));
-
-const EndpointRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  url: t.string,
-  events: EventTypes,
-  description: nullable(t.string),
-  enabled: t.boolean,
-  disabled_reason: nullable(t.string),
-  disabled_at: nullable(TimestampColumn),
-  secrets: Secrets,
-  consecutive_final_failures: Int,
-  failing_since: nullable(TimestampColumn),
-  created_at: TimestampColumn,
-  updated_at: TimestampColumn,
-  version: Int,
-});
+const EndpointRow = endpointRow(columnCodecs);
 
 /** What `insert` and `update` accept: the port's type, checked so that it reads back the same. */
 const NewEndpoint = t.type({
@@ -37,12 +19,12 @@ const NewEndpoint = t.type({
   orgId: t.string,
   mode: ModeC,
   url: t.string,
-  events: EventTypes,
+  events: EventTypesC,
   description: nullable(t.string),
   enabled: t.boolean,
   disabledReason: nullable(t.string),
   disabledAt: nullable(Timestamp),
-  secrets: Secrets,
+  secrets: SecretsC,
   consecutiveFinalFailures: Int,
   failingSince: nullable(Timestamp),
   createdAt: Timestamp,
@@ -54,28 +36,9 @@ const COLUMNS =
   'id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets, consecutive_final_failures, failing_since, created_at, updated_at, version';
 const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: COLUMNS };
 
-const toEndpoint = (r: t.TypeOf<typeof EndpointRow>): WebhookEndpoint => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  url: r.url,
-  events: r.events,
-  description: r.description,
-  enabled: r.enabled,
-  disabledReason: r.disabled_reason,
-  disabledAt: r.disabled_at,
-  secrets: r.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt })),
-  consecutiveFinalFailures: r.consecutive_final_failures,
-  failingSince: r.failing_since,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  version: r.version,
-});
+const decodeRow = rowDecoder(EndpointRow, 'webhook_endpoints', toEndpoint);
 
-const decodeRow = (row: unknown) => pipe(decode(EndpointRow, rowName('webhook_endpoints', row))(row), E.map(toEndpoint));
-
-// Only the secret's own fields: whatever else an object carries is not the port's to store.
-const secretsJson = (e: WebhookEndpoint) => JSON.stringify(e.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt })));
+const secretsJson = (e: WebhookEndpoint) => JSON.stringify(e.secrets.map(ownSecretFields));
 
 /**
  * The enabled endpoints of a tenant subscribed to a type ($3), oldest first: the tenant's range of the

@@ -1,43 +1,20 @@
-import type { ApiKey, ApiKeyStore, GrantedScope } from '@esig/core';
-import { API_SCOPES, concurrentModification } from '@esig/core';
+import type { ApiKey, ApiKeyStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { apiKeyRow, toApiKey } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { Int, Timestamp, columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const GrantedScopeC = oneOf<GrantedScope>([...API_SCOPES, '*'], 'GrantedScope');
-
-const ApiKeyRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  name: t.string,
-  prefix: t.string,
-  secret_hash: t.string,
-  scopes: JsonText(t.readonlyArray(GrantedScopeC)),
-  created_at: Timestamp,
-  revoked_at: nullable(Timestamp),
-});
+const ApiKeyRow = apiKeyRow(columnCodecs);
 
 const COLUMNS = 'id, org_id, mode, name, prefix, secret_hash, scopes, created_at, revoked_at';
 const TABLE: KeysetTable = { table: 'api_keys', columns: COLUMNS };
-
-const toApiKey = (r: t.TypeOf<typeof ApiKeyRow>): ApiKey => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  name: r.name,
-  prefix: r.prefix,
-  secretHash: r.secret_hash,
-  scopes: r.scopes,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
 
 const toRow = (k: ApiKey) => ({
   id: k.id,
@@ -51,7 +28,7 @@ const toRow = (k: ApiKey) => ({
   revoked_at: k.revokedAt,
 });
 
-const decodeRow = (row: unknown) => pipe(decode(ApiKeyRow, rowName('api_keys', row))(row), E.map(toApiKey));
+const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
 
 const CountRow = t.type({ n: Int });
 

@@ -1,48 +1,22 @@
 import type { ApiLogEntry, ApiLogStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
+import { apiLogRow, toApiLogEntry } from '@esig/store-sql';
 import * as A from 'fp-ts/Array';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const LogRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  kind: oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind'),
-  method: t.string,
-  target: t.string,
-  status: nullable(Int),
-  outcome: t.string,
-  duration_ms: Int,
-  key_id: nullable(t.string),
-  created_at: Timestamp,
-});
+const LogRow = apiLogRow(columnCodecs);
 
 const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at';
 const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: 'kind' };
 
-const toEntry = (r: t.TypeOf<typeof LogRow>): ApiLogEntry => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  kind: r.kind,
-  method: r.method,
-  target: r.target,
-  status: r.status,
-  outcome: r.outcome,
-  durationMs: r.duration_ms,
-  keyId: r.key_id,
-  createdAt: r.created_at,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(LogRow, rowName('api_log', row))(row), E.map(toEntry));
+const decodeRow = rowDecoder(LogRow, 'api_log', toApiLogEntry);
 
 const toRow = (e: ApiLogEntry) => {
   const row = {

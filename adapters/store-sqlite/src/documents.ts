@@ -1,5 +1,6 @@
 import type { Document, DocumentStore, Tenant } from '@esig/core';
-import { DOCUMENT_STATUSES, concurrentModification } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { DocumentStatusC, documentRow, toDocument } from '@esig/store-sql';
 import * as A from 'fp-ts/Array';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
@@ -7,43 +8,16 @@ import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
-
-const DocumentRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  name: t.string,
-  status: DocumentStatusC,
-  page_count: Int,
-  size_bytes: Int,
-  sha256: t.string,
-  signature_request_id: nullable(t.string),
-  created_at: Timestamp,
-});
-type DocumentRow = t.TypeOf<typeof DocumentRow>;
+const DocumentRow = documentRow(columnCodecs);
 
 const COLUMNS = 'id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at';
 const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
 
-const toDocument = (r: DocumentRow): Document => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  name: r.name,
-  status: r.status,
-  pageCount: r.page_count,
-  sizeBytes: r.size_bytes,
-  sha256: r.sha256,
-  signatureRequestId: r.signature_request_id,
-  createdAt: r.created_at,
-});
-
-const toRow = (d: Document): DocumentRow => ({
+const toRow = (d: Document): t.TypeOf<typeof DocumentRow> => ({
   id: d.id,
   org_id: d.orgId,
   mode: d.mode,
@@ -56,8 +30,7 @@ const toRow = (d: Document): DocumentRow => ({
   created_at: d.createdAt,
 });
 
-const decodeRow = (row: unknown) =>
-  pipe(decode(DocumentRow, rowName('documents', row))(row), E.map(toDocument));
+const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 
 /** The DocumentStore over one SQLite connection (the read connection, or a transaction's). */
 export const sqliteDocuments = (conn: Conn): DocumentStore => ({

@@ -1,39 +1,21 @@
-import type { DomainEvent, EventOutbox } from '@esig/core';
-import { EVENT_TYPES, concurrentModification } from '@esig/core';
+import type { EventOutbox } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { eventRow, toEvent } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const EventRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  type: oneOf(EVENT_TYPES, 'EventType'),
-  created_at: Timestamp,
-  data: JsonText(t.UnknownRecord),
-  redelivery_of: nullable(t.string),
-});
+const EventRow = eventRow(columnCodecs);
 
 const COLUMNS = 'id, org_id, mode, type, created_at, data, redelivery_of';
 const TABLE: KeysetTable = { table: 'events', columns: COLUMNS, filterColumn: 'type' };
 
-const toEvent = (r: t.TypeOf<typeof EventRow>): DomainEvent => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  type: r.type,
-  createdAt: r.created_at,
-  data: r.data,
-  redeliveryOf: r.redelivery_of,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(EventRow, rowName('events', row))(row), E.map(toEvent));
+const decodeRow = rowDecoder(EventRow, 'events', toEvent);
 
 /**
  * The EventOutbox. New events have `dispatched_at` NULL, which puts them in the webhook dispatcher's

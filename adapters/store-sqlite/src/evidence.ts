@@ -1,43 +1,19 @@
-import type { EvidenceEntry, EvidenceStore } from '@esig/core';
-import { EVIDENCE_ACTIONS, concurrentModification } from '@esig/core';
+import type { EvidenceStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { evidenceRow, toEvidenceEntry } from '@esig/store-sql';
 import * as A from 'fp-ts/Array';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { columnCodecs, decode, rowDecoder } from './decode';
 
-const EvidenceRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  request_id: t.string,
-  recipient_id: nullable(t.string),
-  action: oneOf(EVIDENCE_ACTIONS, 'EvidenceAction'),
-  at: Timestamp,
-  ip: nullable(t.string),
-  user_agent: nullable(t.string),
-  details: JsonText(t.record(t.string, t.string)),
-});
+const EvidenceRow = evidenceRow(columnCodecs);
 
 const COLUMNS = 'id, org_id, mode, request_id, recipient_id, action, at, ip, user_agent, details';
 
-const toEntry = (r: t.TypeOf<typeof EvidenceRow>): EvidenceEntry => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  requestId: r.request_id,
-  recipientId: r.recipient_id,
-  action: r.action,
-  at: r.at,
-  ip: r.ip,
-  userAgent: r.user_agent,
-  details: r.details,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(EvidenceRow, rowName('evidence', row))(row), E.map(toEntry));
+const decodeRow = rowDecoder(EvidenceRow, 'evidence', toEvidenceEntry);
 
 /** The EvidenceStore: an append-only table, read one request at a time through (org_id, mode, request_id, at, id). */
 export const sqliteEvidence = (conn: Conn): EvidenceStore => ({

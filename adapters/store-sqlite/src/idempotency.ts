@@ -1,40 +1,17 @@
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
 import { concurrentModification } from '@esig/core';
+import { StoredResponseC, idempotencyRow, toIdempotencyRecord } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf } from './decode';
+import { Timestamp, columnCodecs, decode } from './decode';
 
-const StoredResponseC = t.type({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
-
-const IdempotencyRow = t.type({
-  org_id: t.string,
-  mode: ModeC,
-  key: t.string,
-  fingerprint: t.string,
-  state: oneOf(['in_progress', 'completed'] as const, 'IdempotencyState'),
-  response: nullable(JsonText(StoredResponseC)),
-  created_at: Timestamp,
-  locked_until: Timestamp,
-  expires_at: Timestamp,
-});
+const IdempotencyRow = idempotencyRow(columnCodecs);
 
 const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
 const VALUES = '@org_id, @mode, @key, @fingerprint, @state, @response, @created_at, @locked_until, @expires_at';
-
-const toRecord = (r: t.TypeOf<typeof IdempotencyRow>): IdempotencyRecord => ({
-  tenant: { orgId: r.org_id, mode: r.mode },
-  key: r.key,
-  fingerprint: r.fingerprint,
-  state: r.state,
-  response: r.response,
-  createdAt: r.created_at,
-  lockedUntil: r.locked_until,
-  expiresAt: r.expires_at,
-});
 
 /** The row for a record, checked with the codec that reads it back. */
 const toRow = (rec: IdempotencyRecord) => {
@@ -66,7 +43,7 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
     pipe(
       attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?`).get(tenant.orgId, tenant.mode, key)),
       TE.chainEitherK((row) =>
-        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toRecord)),
+        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toIdempotencyRecord)),
       ),
     ),
 

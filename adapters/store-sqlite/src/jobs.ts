@@ -1,5 +1,6 @@
 import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
-import { JOB_KINDS, concurrentModification, storeFailure } from '@esig/core';
+import { concurrentModification, storeFailure } from '@esig/core';
+import { JobKindC, jobRow, toJob } from '@esig/store-sql';
 import * as A from 'fp-ts/Array';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
@@ -7,38 +8,12 @@ import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
 import { placeholders } from './documents';
 
-const JobKindC = oneOf(JOB_KINDS, 'JobKind');
-
-const JobRow = t.type({
-  id: t.string,
-  kind: JobKindC,
-  org_id: t.string,
-  mode: ModeC,
-  payload: JsonText(t.record(t.string, t.string)),
-  run_at: Timestamp,
-  attempts: Int,
-  dedupe_key: nullable(t.string),
-  created_at: Timestamp,
-  last_error: nullable(t.string),
-});
+const JobRow = jobRow(columnCodecs);
 
 const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
-
-const toJob = (r: t.TypeOf<typeof JobRow>): Job => ({
-  id: r.id,
-  kind: r.kind,
-  orgId: r.org_id,
-  mode: r.mode,
-  payload: r.payload,
-  runAt: r.run_at,
-  attempts: r.attempts,
-  dedupeKey: r.dedupe_key,
-  createdAt: r.created_at,
-  lastError: r.last_error,
-});
 
 const toRow = (j: NewJob) => ({
   id: j.id,
@@ -53,7 +28,7 @@ const toRow = (j: NewJob) => ({
   last_error: null,
 });
 
-const decodeRow = (row: unknown) => pipe(decode(JobRow, rowName('jobs', row))(row), E.map(toJob));
+const decodeRow = rowDecoder(JobRow, 'jobs', toJob);
 
 const NextRow = t.type({ next: nullable(Timestamp) });
 

@@ -1,19 +1,9 @@
-import type { KeysetPage, KeysetQuery, StoreError, StoreResult, Tenant } from '@esig/core';
-import { storeFailure } from '@esig/core';
-import * as A from 'fp-ts/Array';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import type { KeysetTable } from '@esig/store-sql';
+import { keysetLists, singleFilterColumns } from '@esig/store-sql';
 import type { Conn } from './connection';
 import { attempt } from './connection';
 
-/** What a paged list reads: a tenant-owned table with `created_at` and `id`, and its optional filter column. */
-export interface KeysetTable {
-  readonly table: string;
-  readonly columns: string;
-  /** Column compared for equality with the filter value, when the list has a filter. */
-  readonly filterColumn?: string;
-}
+export type { KeysetTable } from '@esig/store-sql';
 
 /**
  * The SQL of one page, with an equality test for each of `filterColumns` (parameters in that order after
@@ -34,54 +24,8 @@ export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColu
 
 /** The SQL of one page of a list with at most one filter, `spec.filterColumn`. */
 export const keysetSql = (spec: KeysetTable, order: 'asc' | 'desc', filtered: boolean, positioned: boolean): string =>
-  keysetSqlBy(spec, order, filtered && spec.filterColumn !== undefined ? [spec.filterColumn] : [], positioned);
+  keysetSqlBy(spec, order, singleFilterColumns(spec, filtered), positioned);
 
-/**
- * Reads one keyset page, keeping the rows whose columns equal the given `filters` (column, value).
- * Fetches `limit + 1` rows: the extra row only tells whether another page exists, which saves a second
- * query and is exact even while rows are being inserted.
- */
-export const listKeysetBy = <F, R>(
-  conn: Conn,
-  spec: KeysetTable,
-  tenant: Tenant,
-  query: KeysetQuery<F>,
-  filters: ReadonlyArray<readonly [column: string, value: string]>,
-  decodeRow: (row: unknown) => E.Either<StoreError, R>,
-): StoreResult<KeysetPage<R>> => {
-  if (!Number.isSafeInteger(query.limit) || query.limit < 1)
-    return TE.left(storeFailure(new RangeError(`page limit must be a positive integer, got ${query.limit}`)));
-  const sql = keysetSqlBy(
-    spec,
-    query.order,
-    filters.map(([column]) => column),
-    query.after !== null,
-  );
-  const params: unknown[] = [
-    tenant.orgId,
-    tenant.mode,
-    ...filters.map(([, value]) => value),
-    ...(query.after !== null ? [query.after.createdAt, query.after.id] : []),
-    query.limit + 1,
-  ];
-  return pipe(
-    attempt(conn, (c) => c.prepare(sql).all(...params)),
-    TE.chainEitherK((rows) =>
-      pipe(
-        A.traverse(E.Applicative)(decodeRow)(rows.slice(0, query.limit)),
-        E.map((items): KeysetPage<R> => ({ items, hasMore: rows.length > query.limit })),
-      ),
-    ),
-  );
-};
+const readRows = (conn: Conn, sql: string, params: readonly unknown[]) => attempt(conn, (c): readonly unknown[] => c.prepare(sql).all(...params));
 
-/** Reads one keyset page of a list with at most one filter, `spec.filterColumn`, applied when `filterValue` is given. */
-export const listKeyset = <F, R>(
-  conn: Conn,
-  spec: KeysetTable,
-  tenant: Tenant,
-  query: KeysetQuery<F>,
-  filterValue: string | undefined,
-  decodeRow: (row: unknown) => E.Either<StoreError, R>,
-): StoreResult<KeysetPage<R>> =>
-  listKeysetBy(conn, spec, tenant, query, filterValue !== undefined && spec.filterColumn !== undefined ? [[spec.filterColumn, filterValue]] : [], decodeRow);
+export const { listKeysetBy, listKeyset } = keysetLists(keysetSqlBy, readRows);

@@ -1,5 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import type { Migration } from '@esig/store-sql';
+import { loadMigrationsFrom, refuseTooNew } from '@esig/store-sql';
 import type Database from 'better-sqlite3';
 
 /**
@@ -8,47 +8,14 @@ import type Database from 'better-sqlite3';
  */
 export const LATEST_SCHEMA_VERSION = 3;
 
-/**
- * The database was migrated by newer code than this. Running on it could misread or corrupt rows the
- * newer code wrote, so the process must refuse to start (roll the code forward, or restore a backup).
- */
-export class SchemaTooNewError extends Error {
-  override readonly name = 'SchemaTooNewError';
-  constructor(
-    readonly databaseVersion: number,
-    readonly codeVersion: number,
-  ) {
-    super(`The database schema is at version ${databaseVersion}, newer than this code's ${codeVersion}; refusing to use it.`);
-  }
-}
-
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
-
-const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+export { SchemaTooNewError } from '@esig/store-sql';
+export type { Migration } from '@esig/store-sql';
 
 // Resolved from this module rather than the working directory, so the CLI works from any folder.
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 
 /** Reads `migrations/NNNN_name.sql`, checking that they run 1, 2, … up to LATEST_SCHEMA_VERSION. */
-export const loadMigrations = (dir: URL = MIGRATIONS_DIR): readonly Migration[] => {
-  const path = fileURLToPath(dir);
-  const migrations = readdirSync(path)
-    .flatMap((file) => {
-      const m = FILE.exec(file);
-      return m === null ? [] : [{ version: Number(m[1]), name: m[2]!, sql: readFileSync(new URL(file, dir), 'utf8') }];
-    })
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`Migrations in ${path} must be numbered 1, 2, … without gaps; found ${m.version} at position ${i + 1}.`);
-  });
-  if (migrations.length !== LATEST_SCHEMA_VERSION)
-    throw new Error(`${path} holds ${migrations.length} migrations but LATEST_SCHEMA_VERSION is ${LATEST_SCHEMA_VERSION}.`);
-  return migrations;
-};
+export const loadMigrations = (dir: URL = MIGRATIONS_DIR): readonly Migration[] => loadMigrationsFrom(dir, LATEST_SCHEMA_VERSION);
 
 const hasMigrationsTable = (db: Database.Database): boolean =>
   db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
@@ -64,7 +31,7 @@ export const schemaVersion = (db: Database.Database): number => {
 /** Throws SchemaTooNewError when the database is ahead of this code. */
 export const assertNotTooNew = (db: Database.Database): void => {
   const v = schemaVersion(db);
-  if (v > LATEST_SCHEMA_VERSION) throw new SchemaTooNewError(v, LATEST_SCHEMA_VERSION);
+  refuseTooNew(v, LATEST_SCHEMA_VERSION);
 };
 
 /**

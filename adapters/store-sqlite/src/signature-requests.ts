@@ -1,25 +1,22 @@
-import type { SignatureRequest, SignatureRequestStore, StoreError } from '@esig/core';
+import type { SignatureRequest, SignatureRequestStore } from '@esig/core';
 import {
   AUTHENTICATION_METHODS,
   FIELD_TYPES,
   RECIPIENT_ROLES,
   RECIPIENT_STATUSES,
-  REQUEST_STATUSES,
   SIGNING_ORDERS,
   concurrentModification,
-  storeFailure,
 } from '@esig/core';
+import { RequestStatusC, consistentRequest, requestRow } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Int, JsonText, ModeC, RowDecodeError, Timestamp, decode, nullable, oneOf, rowName, withDefault } from './decode';
+import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, oneOf, rowName, withDefault } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
-
-const RequestStatusC = oneOf(REQUEST_STATUSES, 'RequestStatus');
 
 const RecipientC = t.type({
   id: t.string,
@@ -83,49 +80,12 @@ const SignatureRequestC = t.type(
   'SignatureRequest',
 );
 
-const RequestRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  status: RequestStatusC,
-  created_at: Timestamp,
-  version: Int,
-  data: JsonText(SignatureRequestC),
-});
-type RequestRow = t.TypeOf<typeof RequestRow>;
+const RequestRow = requestRow(columnCodecs, SignatureRequestC);
 
 const COLUMNS = 'id, org_id, mode, status, created_at, version, data';
 const TABLE: KeysetTable = { table: 'signature_requests', columns: COLUMNS, filterColumn: 'status' };
 
-/**
- * The columns copied out of `data` must agree with it; a disagreement means the row was edited by hand
- * or half-migrated, and serving either value would be a guess.
- */
-const consistent = (r: RequestRow): E.Either<StoreError, SignatureRequest> => {
-  const d = r.data;
-  const clashes = (
-    [
-      ['id', r.id, d.id],
-      ['org_id', r.org_id, d.orgId],
-      ['mode', r.mode, d.mode],
-      ['status', r.status, d.status],
-      ['created_at', r.created_at, d.createdAt],
-      ['version', r.version, d.version],
-    ] as const
-  ).filter(([, column, inData]) => column !== inData);
-  return clashes.length === 0
-    ? E.right(d)
-    : E.left(
-        storeFailure(
-          new RowDecodeError(
-            `signature_requests row ${r.id}`,
-            clashes.map(([name, column, inData]) => `column ${name} is ${String(column)} but data says ${String(inData)}`),
-          ),
-        ),
-      );
-};
-
-const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_requests', row))(row), E.chain(consistent));
+const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_requests', row))(row), E.chain(consistentRequest));
 
 /** The row written for an aggregate, validated with the same codec that reads it back. */
 const toRow = (req: SignatureRequest) =>

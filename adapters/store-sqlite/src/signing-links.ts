@@ -1,34 +1,16 @@
-import type { SigningLink, SigningLinkStore } from '@esig/core';
+import type { SigningLinkStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
+import { signingLinkRow, toSigningLink } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { ModeC, Timestamp, decode, nullable } from './decode';
+import { columnCodecs, decode } from './decode';
 
-const SigningLinkRow = t.type({
-  token_hash: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  request_id: t.string,
-  recipient_id: t.string,
-  created_at: Timestamp,
-  expires_at: nullable(Timestamp),
-});
+const SigningLinkRow = signingLinkRow(columnCodecs);
 
 const COLUMNS = 'token_hash, org_id, mode, request_id, recipient_id, created_at, expires_at';
-
-const toLink = (r: t.TypeOf<typeof SigningLinkRow>): SigningLink => ({
-  tokenHash: r.token_hash,
-  orgId: r.org_id,
-  mode: r.mode,
-  requestId: r.request_id,
-  recipientId: r.recipient_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-});
 
 /**
  * The SigningLinkStore. `findByTokenHash` is deliberately not filtered by tenant: the token is the
@@ -69,7 +51,7 @@ export const sqliteSigningLinks = (conn: Conn): SigningLinkStore => ({
           ? E.right(null)
           : pipe(
               decode(SigningLinkRow, `signing_links row for ${recipientOf(row)}`)(row),
-              E.map(toLink),
+              E.map(toSigningLink),
             ),
       ),
     ),

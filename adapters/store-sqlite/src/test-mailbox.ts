@@ -1,43 +1,20 @@
-import type { StoredMail, TestMailboxStore } from '@esig/core';
+import type { TestMailboxStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import { mailRow, toMail } from '@esig/store-sql';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { ModeC, Timestamp, decode, rowName } from './decode';
+import { columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const MailRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  to_address: t.string,
-  subject: t.string,
-  text: t.string,
-  html: t.string,
-  message_id: t.string,
-  created_at: Timestamp,
-});
+const MailRow = mailRow(columnCodecs);
 
 const COLUMNS = 'id, org_id, mode, to_address, subject, text, html, message_id, created_at';
 const TABLE: KeysetTable = { table: 'test_mailbox', columns: COLUMNS, filterColumn: 'to_address' };
 
-const toMail = (r: t.TypeOf<typeof MailRow>): StoredMail => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  to: r.to_address,
-  subject: r.subject,
-  text: r.text,
-  html: r.html,
-  messageId: r.message_id,
-  createdAt: r.created_at,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(MailRow, rowName('test_mailbox', row))(row), E.map(toMail));
+const decodeRow = rowDecoder(MailRow, 'test_mailbox', toMail);
 
 /** The TestMailboxStore: captured mail, paged by (created_at, id) and filterable by exact recipient address. */
 export const sqliteTestMailbox = (conn: Conn): TestMailboxStore => ({

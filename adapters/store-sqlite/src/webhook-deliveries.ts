@@ -1,53 +1,21 @@
-import type { DeliveryAttempt, WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
-import { DELIVERY_STATUSES, concurrentModification } from '@esig/core';
+import type { WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { attemptFilters, attemptRow, deliveryRow, toAttempt, toDelivery } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Flag, Int, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { Timestamp, columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeysetBy } from './keyset';
 
-const DeliveryRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  endpoint_id: t.string,
-  event_id: t.string,
-  event_type: t.string,
-  body: t.string,
-  status: oneOf(DELIVERY_STATUSES, 'DeliveryStatus'),
-  attempts: Int,
-  next_attempt_at: nullable(Timestamp),
-  last_attempt_at: nullable(Timestamp),
-  last_outcome: nullable(t.string),
-  created_at: Timestamp,
-  version: Int,
-});
+const DeliveryRow = deliveryRow(columnCodecs);
 
 const DELIVERY_COLUMNS =
   'id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, last_attempt_at, last_outcome, created_at, version';
 
-const toDelivery = (r: t.TypeOf<typeof DeliveryRow>): WebhookDelivery => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  endpointId: r.endpoint_id,
-  eventId: r.event_id,
-  eventType: r.event_type,
-  body: r.body,
-  status: r.status,
-  attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at,
-  lastAttemptAt: r.last_attempt_at,
-  lastOutcome: r.last_outcome,
-  createdAt: r.created_at,
-  version: r.version,
-});
-
-const decodeDelivery = (row: unknown) => pipe(decode(DeliveryRow, rowName('webhook_deliveries', row))(row), E.map(toDelivery));
+const decodeDelivery = rowDecoder(DeliveryRow, 'webhook_deliveries', toDelivery);
 
 const toDeliveryRow = (d: WebhookDelivery) => {
   const row = {
@@ -72,42 +40,12 @@ const toDeliveryRow = (d: WebhookDelivery) => {
   );
 };
 
-const AttemptRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  delivery_id: t.string,
-  endpoint_id: t.string,
-  event_id: t.string,
-  event_type: t.string,
-  attempt: Int,
-  outcome: t.string,
-  succeeded: Flag,
-  duration_ms: Int,
-  response_body: t.string,
-  created_at: Timestamp,
-});
+const AttemptRow = attemptRow(columnCodecs);
 
 const ATTEMPT_COLUMNS = 'id, org_id, mode, delivery_id, endpoint_id, event_id, event_type, attempt, outcome, succeeded, duration_ms, response_body, created_at';
 const ATTEMPTS: KeysetTable = { table: 'webhook_attempts', columns: ATTEMPT_COLUMNS };
 
-const toAttempt = (r: t.TypeOf<typeof AttemptRow>): DeliveryAttempt => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  deliveryId: r.delivery_id,
-  endpointId: r.endpoint_id,
-  eventId: r.event_id,
-  eventType: r.event_type,
-  attempt: r.attempt,
-  outcome: r.outcome,
-  succeeded: r.succeeded,
-  durationMs: r.duration_ms,
-  responseBody: r.response_body,
-  createdAt: r.created_at,
-});
-
-const decodeAttempt = (row: unknown) => pipe(decode(AttemptRow, rowName('webhook_attempts', row))(row), E.map(toAttempt));
+const decodeAttempt = rowDecoder(AttemptRow, 'webhook_attempts', toAttempt);
 
 /**
  * Cancels an endpoint's waiting deliveries (time, org, mode, endpoint) through the index of pending ones.
@@ -208,16 +146,5 @@ export const sqliteWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     );
   },
 
-  listAttempts: (tenant, query) =>
-    listKeysetBy(
-      conn,
-      ATTEMPTS,
-      tenant,
-      query,
-      [
-        ...(query.filter.endpointId !== undefined ? [['endpoint_id', query.filter.endpointId] as const] : []),
-        ...(query.filter.eventId !== undefined ? [['event_id', query.filter.eventId] as const] : []),
-      ],
-      decodeAttempt,
-    ),
+  listAttempts: (tenant, query) => listKeysetBy(conn, ATTEMPTS, tenant, query, attemptFilters(query.filter), decodeAttempt),
 });

@@ -1,59 +1,23 @@
 import type { WebhookEndpoint, WebhookEndpointStore } from '@esig/core';
-import { EVENT_TYPES, concurrentModification } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { endpointRow, ownSecretFields, toEndpoint } from '@esig/store-sql';
 import * as A from 'fp-ts/Array';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
-import { Flag, Int, JsonText, ModeC, Timestamp, decode, nullable, oneOf, rowName } from './decode';
+import { columnCodecs, decode, rowDecoder } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const SecretC = t.type({ sealed: t.string, createdAt: Timestamp, retiresAt: nullable(Timestamp) }, 'WebhookSecret');
-
-const EndpointRow = t.type({
-  id: t.string,
-  org_id: t.string,
-  mode: ModeC,
-  url: t.string,
-  events: JsonText(t.readonlyArray(oneOf(EVENT_TYPES, 'EventType'))),
-  description: nullable(t.string),
-  enabled: Flag,
-  disabled_reason: nullable(t.string),
-  disabled_at: nullable(Timestamp),
-  secrets: JsonText(t.readonlyArray(SecretC)),
-  consecutive_final_failures: Int,
-  failing_since: nullable(Timestamp),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  version: Int,
-});
+const EndpointRow = endpointRow(columnCodecs);
 
 const COLUMNS =
   'id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets, consecutive_final_failures, failing_since, created_at, updated_at, version';
 const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: COLUMNS };
 
-const toEndpoint = (r: t.TypeOf<typeof EndpointRow>): WebhookEndpoint => ({
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  url: r.url,
-  events: r.events,
-  description: r.description,
-  enabled: r.enabled,
-  disabledReason: r.disabled_reason,
-  disabledAt: r.disabled_at,
-  secrets: r.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt })),
-  consecutiveFinalFailures: r.consecutive_final_failures,
-  failingSince: r.failing_since,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  version: r.version,
-});
-
-const decodeRow = (row: unknown) => pipe(decode(EndpointRow, rowName('webhook_endpoints', row))(row), E.map(toEndpoint));
+const decodeRow = rowDecoder(EndpointRow, 'webhook_endpoints', toEndpoint);
 
 /** The row written for an endpoint, checked with the codec that reads it back. */
 const toRow = (e: WebhookEndpoint) => {
@@ -67,8 +31,7 @@ const toRow = (e: WebhookEndpoint) => {
     enabled: e.enabled ? 1 : 0,
     disabled_reason: e.disabledReason,
     disabled_at: e.disabledAt,
-    // Only the secret's own fields: whatever else an object carries is not the port's to store.
-    secrets: JSON.stringify(e.secrets.map((s) => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt }))),
+    secrets: JSON.stringify(e.secrets.map(ownSecretFields)),
     consecutive_final_failures: e.consecutiveFinalFailures,
     failing_since: e.failingSince,
     created_at: e.createdAt,

@@ -1,0 +1,35 @@
+import type { ApiLogEntry } from '@esig/core';
+import * as t from 'io-ts';
+import type { ColumnCodecs } from '../columns';
+import { Int, ModeC, nullable, oneOf } from '../decode';
+
+export const ApiLogKindC = oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind');
+
+export const apiLogRow = (c: ColumnCodecs) =>
+  t.type({
+    id: t.string,
+    org_id: t.string,
+    mode: ModeC,
+    kind: ApiLogKindC,
+    method: t.string,
+    target: t.string,
+    status: nullable(Int),
+    outcome: t.string,
+    duration_ms: Int,
+    key_id: nullable(t.string),
+    created_at: c.timestamp,
+  });
+
+export const toApiLogEntry = (r: t.TypeOf<ReturnType<typeof apiLogRow>>): ApiLogEntry => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  kind: r.kind,
+  method: r.method,
+  target: r.target,
+  status: r.status,
+  outcome: r.outcome,
+  durationMs: r.duration_ms,
+  keyId: r.key_id,
+  createdAt: r.created_at,
+});

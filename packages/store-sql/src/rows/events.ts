@@ -1,0 +1,28 @@
+import type { DomainEvent } from '@esig/core';
+import { EVENT_TYPES } from '@esig/core';
+import * as t from 'io-ts';
+import type { ColumnCodecs } from '../columns';
+import { ModeC, nullable, oneOf } from '../decode';
+
+export const EventTypeC = oneOf(EVENT_TYPES, 'EventType');
+
+export const eventRow = (c: ColumnCodecs) =>
+  t.type({
+    id: t.string,
+    org_id: t.string,
+    mode: ModeC,
+    type: EventTypeC,
+    created_at: c.timestamp,
+    data: c.json(t.UnknownRecord),
+    redelivery_of: nullable(t.string),
+  });
+
+export const toEvent = (r: t.TypeOf<ReturnType<typeof eventRow>>): DomainEvent => ({
+  id: r.id,
+  orgId: r.org_id,
+  mode: r.mode,
+  type: r.type,
+  createdAt: r.created_at,
+  data: r.data,
+  redeliveryOf: r.redelivery_of,
+});

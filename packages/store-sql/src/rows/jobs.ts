@@ -1,0 +1,35 @@
+import type { Job } from '@esig/core';
+import { JOB_KINDS } from '@esig/core';
+import * as t from 'io-ts';
+import type { ColumnCodecs } from '../columns';
+import { Int, ModeC, nullable, oneOf } from '../decode';
+
+export const JobKindC = oneOf(JOB_KINDS, 'JobKind');
+export const JobPayloadC = t.readonly(t.record(t.string, t.string));
+
+export const jobRow = (c: ColumnCodecs) =>
+  t.type({
+    id: t.string,
+    kind: JobKindC,
+    org_id: t.string,
+    mode: ModeC,
+    payload: c.json(JobPayloadC),
+    run_at: c.timestamp,
+    attempts: Int,
+    dedupe_key: nullable(t.string),
+    created_at: c.timestamp,
+    last_error: nullable(t.string),
+  });
+
+export const toJob = (r: t.TypeOf<ReturnType<typeof jobRow>>): Job => ({
+  id: r.id,
+  kind: r.kind,
+  orgId: r.org_id,
+  mode: r.mode,
+  payload: r.payload,
+  runAt: r.run_at,
+  attempts: r.attempts,
+  dedupeKey: r.dedupe_key,
+  createdAt: r.created_at,
+  lastError: r.last_error,
+});

@@ -1,0 +1,96 @@
+import * as E from 'fp-ts/Either';
+import * as t from 'io-ts';
+import { describe, expect, it } from 'vitest';
+import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName } from '../src/index';
+
+const Row = t.type({ id: t.string, status: oneOf(['draft', 'sent'] as const, 'Status'), n: Int, at: nullable(Timestamp), mode: ModeC });
+const good = { id: 'doc_1', status: 'draft', n: 3, at: '2026-11-23T08:00:00.000Z', mode: 'test' };
+
+const problemsOf = (r: E.Either<unknown, unknown>): RowDecodeError => {
+  if (E.isRight(r)) throw new Error('expected a decode failure');
+  const cause = (r.left as { _tag: string; cause: unknown }).cause;
+  expect((r.left as { _tag: string })._tag).toBe('StoreFailure');
+  expect(cause).toBeInstanceOf(RowDecodeError);
+  return cause as RowDecodeError;
+};
+
+describe('decode', () => {
+  it('passes a well-formed row through', () => {
+    expect(decode(Row, 'documents row doc_1')(good)).toEqual(E.right(good));
+  });
+
+  it('names the row and every bad field with what was expected and what was found', () => {
+    const err = problemsOf(decode(Row, 'documents row doc_1')({ ...good, status: 'lost', n: 1.5, at: '2026-11-23T08:00:00Z' }));
+    expect(err.name).toBe('RowDecodeError');
+    expect(err.what).toBe('documents row doc_1');
+    expect(err.problems).toEqual([
+      'status: expected Status, got "lost"',
+      'n: expected Int, got 1.5',
+      // A union reports each member it tried, keyed by the member's position.
+      'at.0: expected Timestamp, got "2026-11-23T08:00:00Z"',
+      'at.1: expected null, got "2026-11-23T08:00:00Z"',
+    ]);
+    expect(err.message).toBe(`Undecodable documents row doc_1: ${err.problems.join('; ')}`);
+  });
+
+  it('reports a non-object as the row itself, bytes by size and long values shortened', () => {
+    expect(problemsOf(decode(Row, 'x')(42)).problems).toEqual(['(row): expected { id: string, status: Status, n: Int, at: (Timestamp | null), mode: Mode }, got 42']);
+    const bytes = problemsOf(decode(t.type({ body: t.string }), 'x')({ body: new Uint8Array(300) }));
+    expect(bytes.problems).toEqual(['body: expected string, got <300 bytes>']);
+    const long = problemsOf(decode(t.type({ s: t.number }), 'x')({ s: 'a'.repeat(200) })).problems[0]!;
+    expect(long).toBe(`s: expected number, got "${'a'.repeat(76)}...`);
+  });
+
+  it('keeps a custom codec message and survives values JSON cannot print', () => {
+    const Odd = new t.Type<number, number, unknown>('Odd', t.number.is, (u, c) => t.failure(u, c, 'not odd'), t.identity);
+    expect(problemsOf(decode(t.type({ v: Odd }), 'x')({ v: 2 })).problems).toEqual(['v: expected Odd, got 2 (not odd)']);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(problemsOf(decode(t.type({ v: t.string }), 'x')({ v: cyclic })).problems).toEqual(['v: expected string, got object']);
+    expect(problemsOf(decode(t.type({ v: t.string }), 'x')({ v: 10n })).problems).toEqual(['v: expected string, got bigint']);
+  });
+});
+
+describe('codecs', () => {
+  it('Timestamp takes only the toISOString spelling of a real instant', () => {
+    expect(Timestamp.is('2026-11-23T08:00:00.000Z')).toBe(true);
+    for (const s of ['2026-11-23T08:00:00Z', '2026-11-23T08:00:00.000+00:00', '2026-13-23T08:00:00.000Z', '2026-11-23 08:00:00.000Z'])
+      expect(Timestamp.is(s), s).toBe(false);
+  });
+
+  it('Int refuses fractions and unsafe magnitudes', () => {
+    expect(Int.is(7)).toBe(true);
+    expect(Int.is(0.5)).toBe(false);
+    expect(Int.is(2 ** 53)).toBe(false);
+    expect(Int.is('7')).toBe(false);
+  });
+
+  it('ModeC and oneOf accept only the listed strings', () => {
+    expect(ModeC.is('live')).toBe(true);
+    expect(ModeC.is('prod')).toBe(false);
+    expect(oneOf(['a'] as const, 'A').is(1)).toBe(false);
+  });
+});
+
+describe('decodeAll', () => {
+  const byId = (u: unknown) => decode(t.type({ id: t.string }), rowName('documents', u))(u);
+
+  it('decodes every row in order', () => {
+    expect(decodeAll(byId)([{ id: 'a' }, { id: 'b' }])).toEqual(E.right([{ id: 'a' }, { id: 'b' }]));
+  });
+
+  it('fails with the first undecodable row', () => {
+    const err = problemsOf(decodeAll(byId)([{ id: 'a' }, { id: 5 }, { id: 6 }]));
+    expect(err.what).toBe('documents row');
+    expect(err.problems).toEqual(['id: expected string, got 5']);
+  });
+});
+
+describe('rowName', () => {
+  it('names the row by its key when that is a string, and by the table alone otherwise', () => {
+    expect(rowName('documents', { id: 'doc_1' })).toBe('documents row doc_1');
+    expect(rowName('idempotency', { key: 'k1' }, 'key')).toBe('idempotency row k1');
+    expect(rowName('documents', { id: 1 })).toBe('documents row');
+    expect(rowName('documents', null)).toBe('documents row');
+  });
+});
