@@ -34,10 +34,22 @@ export const poolConn = (pool: pg.Pool): Conn => ({
  * A transaction's client. Once the transaction has ended the client is back in the pool, serving someone
  * else: stores that escaped `work` (kept in a closure, used by a timer) fail instead of writing there.
  */
-const txConn = (client: pg.PoolClient, scope: TxScope): Conn => ({
-  query: (text, values) => client.query(text, [...values]),
-  unusable: () => (scope.active ? null : new Error('This transaction has ended; its stores can no longer be used.')),
-});
+const txConn = (client: pg.PoolClient, scope: TxScope): Conn => {
+  // A connection runs one statement at a time. Work may start several at once (independent reads combined
+  // in parallel); they queue here, in call order, rather than in the driver, which deprecates that.
+  let tail: Promise<unknown> = Promise.resolve();
+  return {
+    query: (text, values) => {
+      // Checked again when its turn comes: the transaction may have ended while it waited.
+      const next = tail.then(() => (scope.active ? client.query(text, [...values]) : Promise.reject(ended())));
+      tail = next.catch(() => undefined);
+      return next;
+    },
+    unusable: () => (scope.active ? null : ended()),
+  };
+};
+
+const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
 
 /**
  * The UnitOfWork over a pool. Each transaction takes a client of its own: `BEGIN` (READ COMMITTED), `work`

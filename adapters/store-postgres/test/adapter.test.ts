@@ -159,6 +159,31 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
     });
 
+    it('statements a transaction starts at once run one after another on its connection, each answered, without the driver queueing them', async () => {
+      await fresh();
+      const docs = Array.from({ length: 8 }, () => makeDocument(TENANT_A));
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => void warnings.push(w.message);
+      process.on('warning', onWarning);
+      try {
+        const found = await ok(
+          s.uow.transaction((tx) =>
+            pipe(
+              // Inserts and reads started together (ApplyPar): eight writes, then eight reads, all at once.
+              TE.sequenceArray(docs.map((d) => tx.documents.insert(d))),
+              TE.chain(() => TE.sequenceArray(docs.map((d) => tx.documents.findById(TENANT_A, d.id)))),
+            ),
+          ),
+        );
+        expect(found.map((d) => d?.id)).toEqual(docs.map((d) => d.id));
+      } finally {
+        await pause(10);
+        process.off('warning', onWarning);
+      }
+      expect(warnings.filter((m) => m.includes('already executing'))).toEqual([]);
+      for (const d of docs) expect(await ok(s.stores.documents.findById(TENANT_A, d.id))).not.toBeNull();
+    });
+
     it('work that ignores a failed statement and returns Right commits nothing and fails', async () => {
       await fresh();
       const doc = makeDocument(TENANT_A);
