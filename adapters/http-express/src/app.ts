@@ -6,14 +6,16 @@ import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import type { DomainError, Principal, StoredResponse } from '@esig/core';
 import { authenticate, canonicalJson, execute, executeIdempotently, fingerprintSource, isValidIdempotencyKey, validationFailed } from '@esig/core';
-import { decode } from './decode';
+import { decode, decodeEach } from './decode';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps';
 import { buildOpenApi } from './openapi';
 import type { ApiError } from './problem';
 import { isStorable, statusOf, toProblem } from './problem';
 import type { Route, Upload, WriteOp } from './route';
+import { SIGNING_BASE, toExpressPath } from './route';
 import { buildRoutes } from './routes';
-import { createSignerRouter } from './signer-routes';
+import { sendProblem, sendReply } from './send';
+import { buildSignerRoutes, createSignerRouter } from './signer-routes';
 import { createLogBuffer } from './log-buffer';
 import { mountSigningPage } from './signing-page';
 
@@ -28,18 +30,12 @@ const locals = (res: Response): Locals => res.locals as Locals;
 const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
-const sendProblem = (res: Response, e: ApiError) => {
-  res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, locals(res).requestId)));
-};
-
 /** Turns a rejected Either into a problem response; Right values go to `onRight`. */
 const respond = async <A>(res: Response, te: TE.TaskEither<ApiError, A>, onRight: (a: A) => void) => {
   const r = await te();
   if (E.isLeft(r)) sendProblem(res, r.left);
   else onRight(r.right);
 };
-
-const toExpressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
 /**
  * The esig REST API as an Express application. Every write route (POST/PATCH/DELETE) runs through the same
@@ -52,10 +48,11 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
   app.set('etag', false);
 
   const routes = buildRoutes(deps);
+  const signerRoutes = buildSignerRoutes(deps, opts);
   const logs = createLogBuffer(deps.uow, deps.logger);
   // The composition root flushes the request log on shutdown.
   app.locals.flushLogs = () => logs.flush(true);
-  const openApi = JSON.stringify(buildOpenApi(routes, opts.publicUrl));
+  const openApi = JSON.stringify(buildOpenApi(routes, signerRoutes, opts.publicUrl));
   const auth = authenticate(deps);
 
   // 1. Request id and headers every response carries.
@@ -119,7 +116,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
   });
   app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
-  app.use('/api/v1/signing', createSignerRouter(deps, opts));
+  app.use(SIGNING_BASE, createSignerRouter(signerRoutes));
 
   const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
   const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
@@ -161,14 +158,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     const upload = uploadOf(req);
     const ctx = { principal, ...decoded.right, upload, accept: req.get('accept') };
 
-    if (route.kind === 'read') {
-      return respond(res, route.handle(ctx), (reply) => {
-        if (reply.kind === 'json') return void res.status(reply.status).json(reply.body);
-        res.status(reply.status).type(reply.contentType);
-        if (reply.filename) res.setHeader('Content-Disposition', `inline; filename="${reply.filename.replace(/[^\x20-\x7e]|"/g, '_')}"`);
-        res.end(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
-      });
-    }
+    if (route.kind === 'read') return respond(res, route.handle(ctx), (reply) => sendReply(res, reply));
 
     const key = req.header('Idempotency-Key');
     if (key !== undefined && !isValidIdempotencyKey(key))
@@ -225,16 +215,6 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
 };
 
 const malformedAuthorization = (): DomainError => ({ _tag: 'Unauthenticated', detail: 'Use Authorization: Bearer <API key>.' });
-
-const decodeEach = (codecs: Record<string, import('io-ts').Mixed>, values: Record<string, string>) => {
-  const out: Record<string, unknown> = {};
-  for (const [k, codec] of Object.entries(codecs)) {
-    const r = decode(codec, values[k], k);
-    if (E.isLeft(r)) return r;
-    out[k] = r.right;
-  }
-  return E.right(out);
-};
 
 const uploadOf = (req: Request): Upload | null => {
   const file = (req as Request & { file?: { buffer: Buffer } }).file;

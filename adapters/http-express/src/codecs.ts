@@ -10,7 +10,7 @@ import {
   REQUEST_STATUSES,
   SIGNING_ORDERS,
 } from '@esig/core';
-import { arrayOf, dateTime, id, intFromQuery, nullable, num, object, oneOf, str } from './schema';
+import { arrayOf, dateTime, dictOf, id, intFromQuery, nullable, num, object, oneOf, str } from './schema';
 
 // ---- Requests -------------------------------------------------------------------------------------
 
@@ -88,7 +88,7 @@ export const SigningToken = str({ min: 43, max: 128, pattern: /^[A-Za-z0-9]+$/, 
 
 export const SignBody = object(
   {
-    values: t.record(str({ min: 1, max: 40 }), t.union([str({ max: 2000 }), t.boolean])),
+    values: dictOf(str({ min: 1, max: 40 }), t.union([str({ max: 2000 }), t.boolean]), { max: 10_000, name: 'FieldValues' }),
     signature: object(
       {
         kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'),
@@ -104,6 +104,8 @@ export const SignBody = object(
 );
 export const DeclineBody = object({ reason: str({ min: 1, max: 1000 }) }, {}, 'Decline');
 export const AuthenticateBody = object({ code: str({ min: 1, max: 64 }) }, {}, 'Authenticate');
+/** Any document id is taken as given: one that is not among the link's documents is `404`, never `400`. */
+export const SigningDocumentId = t.string;
 
 // ---- Responses (the API's representations; presenters are typed against these) --------------------
 
@@ -156,6 +158,45 @@ export const FieldResource = t.type(
   },
   'Field',
 );
+
+/** What a signer sees (docs/signer-api.md): only this recipient, and no document before identification. */
+export const SignerViewResource = t.type(
+  {
+    request: t.type(
+      {
+        id: RequestId,
+        title: t.string,
+        message: nullable(t.string),
+        status: oneOf(REQUEST_STATUSES, 'RequestStatus'),
+        testMode: t.boolean,
+        signingOrder: oneOf(SIGNING_ORDERS, 'SigningOrder'),
+        expiresAt: nullableTime,
+      },
+      'SignerViewRequest',
+    ),
+    recipient: t.type(
+      {
+        id: RecipientId,
+        firstName: t.string,
+        lastName: t.string,
+        email: t.string,
+        role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
+        status: oneOf(RECIPIENT_STATUSES, 'RecipientStatus'),
+        authentication: oneOf(AUTHENTICATION_METHODS, 'AuthenticationMethod'),
+        authenticated: t.boolean,
+        locked: t.boolean,
+        yourTurn: t.boolean,
+      },
+      'SignerViewRecipient',
+    ),
+    documents: t.array(t.type({ id: DocumentId, name: t.string, pageCount: num({ integer: true }) }, 'SignerViewDocument')),
+    fields: t.array(FieldResource),
+    finishedDocumentAvailable: t.boolean,
+  },
+  'SignerView',
+);
+
+export const OtpSentResource = t.type({ sentTo: t.string }, 'OtpSent');
 
 export const SignatureRequestResource = t.type(
   {
@@ -302,3 +343,5 @@ export type SignatureRequestResource = t.TypeOf<typeof SignatureRequestResource>
 export type ApiKeyResource = t.TypeOf<typeof ApiKeyResource>;
 export type EventResource = t.TypeOf<typeof EventResource>;
 export type Problem = t.TypeOf<typeof Problem>;
+export type SignerViewResource = t.TypeOf<typeof SignerViewResource>;
+export type OtpSentResource = t.TypeOf<typeof OtpSentResource>;

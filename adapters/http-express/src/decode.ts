@@ -33,3 +33,14 @@ const isBranching = (type: unknown) => {
 /** Keys of a context, without the branch indexes that unions and intersections insert. */
 const pathOf = (context: t.Context): string[] =>
   context.filter((entry, i) => i > 0 && !isBranching(context[i - 1]!.type)).map((entry) => entry.key);
+
+/** Decodes each path parameter with its codec; the first failure names the parameter. */
+export const decodeEach = (codecs: Record<string, t.Mixed>, values: Record<string, string>): E.Either<ValidationFailed, Record<string, unknown>> => {
+  const out: Record<string, unknown> = {};
+  for (const [k, codec] of Object.entries(codecs)) {
+    const r = decode(codec, values[k], k);
+    if (E.isLeft(r)) return r;
+    out[k] = r.right;
+  }
+  return E.right(out);
+};

@@ -1,6 +1,6 @@
 import type * as TE from 'fp-ts/TaskEither';
 import type * as t from 'io-ts';
-import type { ApiScope, Command, DomainError, Principal } from '@esig/core';
+import type { ApiScope, ClientInfo, Command, DomainError, Principal } from '@esig/core';
 
 /** What a read handler answers: JSON, or bytes (PDFs). */
 export type Reply =
@@ -29,6 +29,17 @@ export interface RouteContext<P, Q, B> {
   readonly accept: string | undefined;
 }
 
+/** The success answer of a route: JSON described by a codec, or bytes of a content type. */
+export interface ResponseSpec {
+  readonly status: number;
+  readonly codec?: t.Mixed;
+  readonly contentType?: string;
+  readonly description: string;
+}
+
+export const json = (status: number) => (body: unknown): Reply => ({ kind: 'json', status, body });
+export const pdf = (bytes: Uint8Array, filename: string): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename });
+
 type Decoded<C> = C extends t.Mixed ? t.TypeOf<C> : undefined;
 type ParamsOf<P> = { [K in keyof P]: Decoded<P[K]> };
 
@@ -46,7 +57,7 @@ interface RouteBase<P extends Record<string, t.Mixed>, Q extends t.Mixed | undef
   readonly body?: B | 'pdf';
   /** Whether a missing body counts as `{}` (action routes like send and cancel). */
   readonly emptyBodyAllowed?: boolean;
-  readonly response: { readonly status: number; readonly codec?: t.Mixed; readonly contentType?: string; readonly description: string };
+  readonly response: ResponseSpec;
 }
 
 export interface ReadRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed | undefined, B extends t.Mixed | undefined> extends RouteBase<P, Q, B> {
@@ -71,4 +82,48 @@ export const write = <P extends Record<string, t.Mixed> = {}, Q extends t.Mixed 
   r: Omit<WriteRoute<P, Q, B>, 'kind'>,
 ): Route => ({ ...r, kind: 'write' }) as Route;
 
+/** `/a/{id}` → `/a/:id`. */
+export const toExpressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
+
 export const op = <A>(command: Command<A>, status: number, present: (a: A) => unknown): WriteOp<A> => ({ command, status, present });
+
+// ---- The signer API ----------------------------------------------------------------------------------
+
+/** Where the signer API is mounted. */
+export const SIGNING_BASE = '/api/v1/signing';
+/** The path every signer route starts with; `{token}` is the signing link's token, the route's only credential. */
+export const SIGNING_PATH = `${SIGNING_BASE}/{token}`;
+
+export interface SignerContext<P, B> {
+  /** The link's token, of the right shape (whether it names a link is the use case's to say). */
+  readonly token: string;
+  readonly params: P;
+  readonly body: B;
+  /** Time, address and user agent go into the request's evidence trail. */
+  readonly client: ClientInfo;
+}
+
+/**
+ * A route of the signer API: no API key, no idempotency pipeline; the use case runs as the recipient the token
+ * names. Its codecs validate the input and describe it in the OpenAPI document, as for `Route`.
+ */
+export interface SignerRoute<P extends Record<string, t.Mixed>, B extends t.Mixed | undefined> {
+  readonly method: 'get' | 'post';
+  /** OpenAPI-style path under `SIGNING_PATH`, e.g. `/api/v1/signing/{token}/sign`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  /** Path parameters besides `{token}`. */
+  readonly params?: P;
+  /** A JSON body codec; a missing body counts as `{}`. */
+  readonly body?: B;
+  readonly response: ResponseSpec;
+  /** Rejections particular to this route, by status, beyond those every signer route may answer. */
+  readonly errors?: Readonly<Record<string, string>>;
+  readonly handle: (ctx: SignerContext<ParamsOf<P>, Decoded<B>>) => TE.TaskEither<DomainError, Reply>;
+}
+
+export type AnySignerRoute = SignerRoute<any, any>;
+
+export const signer = <P extends Record<string, t.Mixed> = {}, B extends t.Mixed | undefined = undefined>(r: SignerRoute<P, B>): AnySignerRoute =>
+  r as AnySignerRoute;

@@ -5,10 +5,8 @@ import { validationFailed } from '@esig/core';
 import * as c from './codecs';
 import type { EsigHttpDeps } from './deps';
 import { presentApiKey, presentAttempt, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters';
-import type { Reply, Route } from './route';
-import { op, read, write } from './route';
-
-const json = (status: number) => (body: unknown): Reply => ({ kind: 'json', status, body });
+import type { Route } from './route';
+import { json, op, pdf, read, write } from './route';
 
 const listDesc = (what: string) => `A list envelope of ${what}: exactly \`data\` and \`pageInfo\`.`;
 
@@ -55,7 +53,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     handle: ({ principal, params }) =>
       pipe(
         core.getDocumentContent(d)(principal, params.documentId),
-        TE.map(({ document, bytes }): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename: document.name })),
+        TE.map(({ document, bytes }) => pdf(bytes, document.name)),
       ),
   }),
 
@@ -118,7 +116,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     handle: ({ principal, params }) =>
       pipe(
         core.getFinishedDocument(d)(principal, params.requestId),
-        TE.map(({ request, bytes }): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename: `${request.title}.pdf` })),
+        TE.map(({ request, bytes }) => pdf(bytes, `${request.title}.pdf`)),
       ),
   }),
   read({
@@ -130,7 +128,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
         ? pipe(core.getCertificateData(d)(principal, params.requestId), TE.map(json(200)))
         : pipe(
             core.getCertificatePdf(d)(principal, params.requestId),
-            TE.map(({ request, bytes }): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename: `${request.certificateId}.pdf` })),
+            TE.map(({ request, bytes }) => pdf(bytes, `${request.certificateId}.pdf`)),
           ),
   }),
 

@@ -149,6 +149,43 @@ export const arrayOf = <C extends t.Mixed>(item: C, opts: { min?: number; max?: 
 };
 const arrays = new WeakMap<t.Mixed, { item: t.Mixed; min: number; max: number }>();
 
+/**
+ * A JSON object used as a map: every key must satisfy `key` and every value `value`, at most `max` entries.
+ * Unlike `t.record` with a refined domain, which drops the keys its domain refuses (and leaves their values
+ * unchecked), a bad key here is refused with its reason, like any other bad input.
+ */
+export const dictOf = <V extends t.Mixed>(key: t.Type<string, string, unknown>, value: V, opts: { max?: number; name?: string } = {}) => {
+  const { max = 1000 } = opts;
+  const codec = new t.Type<Record<string, t.TypeOf<V>>, Record<string, t.OutputOf<V>>, unknown>(
+    opts.name ?? `Map<${key.name}, ${value.name}>`,
+    (u): u is Record<string, t.TypeOf<V>> =>
+      typeof u === 'object' && u !== null && !Array.isArray(u) && Object.entries(u).every(([k, v]) => key.is(k) && value.is(v)),
+    (u, c) => {
+      if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, 'must be an object');
+      const entries = Object.entries(u);
+      if (entries.length > max) return t.failure(u, c, `must have at most ${max} entries`);
+      const errors: t.ValidationError[] = [];
+      const out: Record<string, t.TypeOf<V>> = {};
+      for (const [k, v] of entries) {
+        const at: t.Context = [...c, { key: k, type: value, actual: v }];
+        const kr = key.validate(k, at);
+        if (E.isLeft(kr)) {
+          errors.push(...kr.left.map((e) => ({ ...e, value: k, message: `is not an accepted key: ${e.message ?? 'invalid'}` })));
+          continue;
+        }
+        const vr = value.validate(v, at);
+        if (E.isLeft(vr)) errors.push(...vr.left);
+        else out[k] = vr.right;
+      }
+      return errors.length > 0 ? t.failures(errors) : t.success(out);
+    },
+    (a) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, value.encode(v)])),
+  );
+  dicts.set(codec, { key, value, max });
+  return codec;
+};
+const dicts = new WeakMap<t.Mixed, { key: t.Mixed; value: t.Mixed; max: number }>();
+
 /** The JSON Schema of a codec, following io-ts's own structure where no annotation exists. */
 export const toJsonSchema = (codec: t.Mixed, named: ReadonlyMap<t.Mixed, string> = new Map()): JsonSchema => {
   const ref = named.get(codec);
@@ -161,9 +198,11 @@ export const toJsonSchema = (codec: t.Mixed, named: ReadonlyMap<t.Mixed, string>
     for (const [k, v] of Object.entries({ ...obj.required, ...obj.optional })) properties[k] = toJsonSchema(v, named);
     return { type: 'object', properties, required: Object.keys(obj.required), additionalProperties: false };
   }
+  const dict = dicts.get(codec);
+  if (dict) return { type: 'object', propertyNames: toJsonSchema(dict.key, named), additionalProperties: toJsonSchema(dict.value, named), maxProperties: dict.max };
   const arr = arrays.get(codec);
   if (arr) return { type: 'array', items: toJsonSchema(arr.item, named), ...(arr.min > 0 ? { minItems: arr.min } : {}), maxItems: arr.max };
-  const c = codec as unknown as { _tag?: string; types?: t.Mixed[]; props?: Props; type?: t.Mixed; value?: unknown; keys?: object; codomain?: t.Mixed };
+  const c = codec as unknown as { _tag?: string; types?: t.Mixed[]; props?: Props; type?: t.Mixed; value?: unknown; keys?: object; domain?: t.Mixed; codomain?: t.Mixed };
   switch (c._tag) {
     case 'StringType': return { type: 'string' };
     case 'NumberType': return { type: 'number' };
@@ -177,7 +216,10 @@ export const toJsonSchema = (codec: t.Mixed, named: ReadonlyMap<t.Mixed, string>
     case 'IntersectionType': return { allOf: c.types!.map((x) => toJsonSchema(x, named)) };
     case 'ArrayType':
     case 'ReadonlyArrayType': return { type: 'array', items: toJsonSchema(c.type!, named) };
-    case 'DictionaryType': return { type: 'object', additionalProperties: toJsonSchema(c.codomain!, named) };
+    case 'DictionaryType':
+      // A refined domain would silently drop keys it refuses: maps of constrained keys use dictOf.
+      if ((c.domain as { _tag?: string } | undefined)?._tag !== 'StringType') throw new Error(`Use dictOf for ${codec.name}: t.record drops the keys its domain refuses`);
+      return { type: 'object', additionalProperties: toJsonSchema(c.codomain!, named) };
     case 'InterfaceType':
     case 'ExactType':
     case 'PartialType': {

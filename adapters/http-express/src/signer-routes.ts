@@ -1,19 +1,21 @@
 import * as E from 'fp-ts/Either';
-import type * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
 import express from 'express';
-import type { Request, Response } from 'express';
-import type { ClientInfo, DomainError, SignerView } from '@esig/core';
+import type { Request, RequestHandler, Response } from 'express';
+import type { ClientInfo, SignerView } from '@esig/core';
 import { authenticateSigner, declineAsRecipient, getSigningDocument, getSigningFinishedDocument, openSigningLink, requestSignerOtp, signAsRecipient, viewAgreement } from '@esig/core';
-import type * as t from 'io-ts';
 import * as c from './codecs';
-import { decode } from './decode';
+import type { OtpSentResource, SignerViewResource } from './codecs';
+import { decode, decodeEach } from './decode';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps';
-import type { ApiError } from './problem';
-import { statusOf, toProblem } from './problem';
 import { presentField } from './presenters';
+import type { AnySignerRoute } from './route';
+import { SIGNING_BASE, SIGNING_PATH, json, pdf, signer, toExpressPath } from './route';
+import { sendProblem, sendReply } from './send';
 
 /** The signer's view as JSON (docs/signer-api.md): only what this recipient may see. */
-export const presentSignerView = (v: SignerView) => ({
+export const presentSignerView = (v: SignerView): SignerViewResource => ({
   request: {
     id: v.request.id,
     title: v.request.title,
@@ -40,53 +42,97 @@ export const presentSignerView = (v: SignerView) => ({
   finishedDocumentAvailable: v.finishedDocumentAvailable,
 });
 
+const view = TE.map((v: SignerView) => json(200)(presentSignerView(v)));
+const sameAsGet = 'The signer’s view, as `GET` answers it.';
+
+/**
+ * The signer API, in one table like the public API's: the Express handlers and the OpenAPI document are both
+ * generated from it. Authenticated by the link's token alone, no API key; every call records time, IP
+ * address and user agent in the request's evidence trail.
+ */
+export const buildSignerRoutes = (deps: EsigHttpDeps, opts: EsigHttpOptions): readonly AnySignerRoute[] => [
+  signer({
+    method: 'get', path: SIGNING_PATH, operationId: 'openSigningLink',
+    summary: 'Resolve the link: the request, this recipient, their documents and fields. The first call records that the link was opened.',
+    response: { status: 200, codec: c.SignerViewResource, description: 'The signer’s view; `documents` and `fields` are empty until identification is passed.' },
+    handle: ({ token, client }) => pipe(openSigningLink(deps)(token, client), view),
+  }),
+  signer({
+    method: 'get', path: `${SIGNING_PATH}/documents/{documentId}`, operationId: 'getSigningDocument',
+    summary: 'One of the request’s documents as uploaded. 409 before identification.', params: { documentId: c.SigningDocumentId },
+    response: { status: 200, contentType: 'application/pdf', description: 'The original PDF.' },
+    handle: ({ token, params }) => pipe(getSigningDocument(deps)(token, params.documentId), TE.map((d) => pdf(d.bytes, d.name))),
+  }),
+  signer({
+    method: 'get', path: `${SIGNING_PATH}/document`, operationId: 'getSigningFinishedDocument',
+    summary: 'The finished PDF once the request is completed and sealed (`finishedDocumentAvailable`); 409 before.',
+    response: { status: 200, contentType: 'application/pdf', description: 'The finished PDF.' },
+    handle: ({ token }) => pipe(getSigningFinishedDocument(deps)(token), TE.map((d) => pdf(d.bytes, d.name))),
+  }),
+  signer({
+    method: 'post', path: `${SIGNING_PATH}/view`, operationId: 'viewAgreement',
+    summary: 'Record that the agreement itself was displayed.', body: c.EmptyBody,
+    response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
+    handle: ({ token, client }) => pipe(viewAgreement(deps)(token, client), view),
+  }),
+  signer({
+    method: 'post', path: `${SIGNING_PATH}/sign`, operationId: 'signAgreement',
+    summary: 'Sign: this recipient’s field values and the adopted signature (typed name, or a drawn PNG data URL).', body: c.SignBody,
+    response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
+    handle: ({ token, body, client }) => pipe(signAsRecipient(deps)(token, body, client), view),
+  }),
+  signer({
+    method: 'post', path: `${SIGNING_PATH}/decline`, operationId: 'declineAgreement',
+    summary: 'Decline, with a reason; the request becomes DECLINED.', body: c.DeclineBody,
+    response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
+    handle: ({ token, body, client }) => pipe(declineAsRecipient(deps)(token, body.reason, client), view),
+  }),
+  signer({
+    method: 'post', path: `${SIGNING_PATH}/otp`, operationId: 'requestSignerOtp',
+    summary: 'Mail a 6-digit code, valid for 10 minutes, to an `email_otp` recipient.', body: c.EmptyBody,
+    response: { status: 202, codec: c.OtpSentResource, description: 'The code is on its way, to the masked address shown.' },
+    errors: { '503': 'mail_unavailable: the code could not be mailed; ask again' },
+    handle: ({ token, client }) =>
+      pipe(requestSignerOtp({ ...deps, publicUrl: opts.publicUrl })(token, client), TE.map((r): OtpSentResource => r), TE.map(json(202))),
+  }),
+  signer({
+    method: 'post', path: `${SIGNING_PATH}/authenticate`, operationId: 'authenticateSigner',
+    summary: 'Pass identification with the mailed code or the sender-set access code; 5 failures lock it.', body: c.AuthenticateBody,
+    response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
+    handle: ({ token, body, client }) => pipe(authenticateSigner(deps)(token, body.code, client), view),
+  }),
+];
+
 const clientOf = (req: Request): ClientInfo => ({ ip: req.ip ?? null, userAgent: req.get('user-agent')?.slice(0, 512) ?? null });
 
 /**
- * The signer API under `/api/v1/signing/{token}`: authenticated by the link's token alone, no API key.
- * Every call records time, IP address and user agent in the request's evidence trail.
+ * The signer routes as Express handlers, to mount at `SIGNING_BASE`. An ill-formed token is an unknown link
+ * (`404`), never a validation error; routes with a body take JSON (a missing body counts as `{}`).
  */
-export const createSignerRouter = (deps: EsigHttpDeps, opts: EsigHttpOptions): express.Router => {
-  const router = express.Router({ mergeParams: true });
-  const json = express.json({ limit: 512 * 1024, strict: true, type: () => true });
+export const createSignerRouter = (routes: readonly AnySignerRoute[]): express.Router => {
+  const router = express.Router();
+  const jsonParser = express.json({ limit: 512 * 1024, strict: true, type: () => true });
 
-  const problem = (res: Response, e: ApiError) =>
-    void res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, String(res.locals.requestId))));
-
-  /** Decodes the token (and a body), runs the action, answers JSON or a problem. */
-  const action =
-    <B>(body: t.Type<B, unknown, unknown> | null, run: (token: string, body: B, client: ClientInfo) => TE.TaskEither<DomainError, unknown>, status = 200) =>
-    async (req: Request, res: Response) => {
-      const token = decode(c.SigningToken, req.params.token, 'token');
-      if (E.isLeft(token)) return problem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
-      if (body !== null && req.headers['content-type'] !== undefined && !req.is('application/json'))
-        return problem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
-      const decoded = body === null ? E.right(undefined as B) : decode(body, req.body ?? {});
-      if (E.isLeft(decoded)) return problem(res, decoded.left);
-      const r = await run(token.right, decoded.right, clientOf(req))();
-      if (E.isLeft(r)) return problem(res, r.left);
-      res.status(status).json(r.right);
-    };
-
-  const view = (te: TE.TaskEither<DomainError, SignerView>) => async () => E.map(presentSignerView)(await te());
-
-  const pdf = (get: (token: string, req: Request) => TE.TaskEither<DomainError, { name: string; bytes: Uint8Array }>) => async (req: Request, res: Response) => {
+  const handle = (route: AnySignerRoute) => async (req: Request, res: Response) => {
     const token = decode(c.SigningToken, req.params.token, 'token');
-    if (E.isLeft(token)) return problem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
-    const r = await get(token.right, req)();
-    if (E.isLeft(r)) return problem(res, r.left);
-    res.status(200).type('application/pdf');
-    res.setHeader('Content-Disposition', `inline; filename="${r.right.name.replace(/[^\x20-\x7e]|"/g, '_')}"`);
-    res.end(Buffer.from(r.right.bytes.buffer, r.right.bytes.byteOffset, r.right.bytes.byteLength));
+    if (E.isLeft(token)) return sendProblem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
+    if (route.body !== undefined && req.headers['content-type'] !== undefined && !req.is('application/json'))
+      return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+    const decoded = pipe(
+      E.Do,
+      E.apS('params', decodeEach(route.params ?? {}, req.params as Record<string, string>)),
+      E.apS('body', route.body === undefined ? E.right(undefined) : decode(route.body, req.body ?? {})),
+    );
+    if (E.isLeft(decoded)) return sendProblem(res, decoded.left);
+    const r = await route.handle({ token: token.right, ...decoded.right, client: clientOf(req) })();
+    if (E.isLeft(r)) return sendProblem(res, r.left);
+    sendReply(res, r.right);
   };
 
-  router.get('/:token', action(null, (token, _b, client) => view(openSigningLink(deps)(token, client))));
-  router.get('/:token/documents/:documentId', pdf((token, req) => getSigningDocument(deps)(token, String(req.params.documentId))));
-  router.get('/:token/document', pdf((token) => getSigningFinishedDocument(deps)(token)));
-  router.post('/:token/view', json, action(c.EmptyBody, (token, _b, client) => view(viewAgreement(deps)(token, client))));
-  router.post('/:token/sign', json, action(c.SignBody, (token, body, client) => view(signAsRecipient(deps)(token, body, client))));
-  router.post('/:token/decline', json, action(c.DeclineBody, (token, body, client) => view(declineAsRecipient(deps)(token, body.reason, client))));
-  router.post('/:token/otp', json, action(c.EmptyBody, (token, _b, client) => requestSignerOtp({ ...deps, publicUrl: opts.publicUrl })(token, client), 202));
-  router.post('/:token/authenticate', json, action(c.AuthenticateBody, (token, body, client) => view(authenticateSigner(deps)(token, body.code, client))));
+  for (const route of routes) {
+    const parsers: RequestHandler[] = route.body === undefined ? [] : [jsonParser];
+    if (!route.path.startsWith(`${SIGNING_BASE}/`)) throw new Error(`Signer route ${route.path} is not under ${SIGNING_BASE}`);
+    router[route.method](toExpressPath(route.path.slice(SIGNING_BASE.length)), ...parsers, handle(route));
+  }
   return router;
 };
