@@ -21,7 +21,7 @@ import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node
 import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib';
-import { measure, printTable, startProcess } from './lib';
+import { measure, printTable, startProcess, throwawayPostgres } from './lib';
 
 const { values } = parseArgs({
   options: {
@@ -159,21 +159,9 @@ try {
   const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 3_000 * duration);
   figures.push(...(await scenarios('SQLite', `sqlite:${join(dir, 'esig.db')}`, capacity)));
   if (values.db === 'postgres') {
-    const pg = (await import('pg')).default;
-    const name = `esig_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: values['postgres-url'] });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    dropDatabase = async () => {
-      const a = new pg.Client({ connectionString: values['postgres-url'] });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
-    };
-    const url = new URL(values['postgres-url']!);
-    url.pathname = `/${name}`;
-    figures.push(...(await scenarios('PostgreSQL', url.toString(), capacity)));
+    const db = await throwawayPostgres(values['postgres-url']!);
+    dropDatabase = db.drop;
+    figures.push(...(await scenarios('PostgreSQL', db.url, capacity)));
   }
   printTable(figures);
   const base = figures[0]!;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -59,4 +60,23 @@ export const startProcess = async (
       await exited;
     },
   };
+};
+
+/** A database of its own on the PostgreSQL server at `adminUrl` (a maintenance database's URL), and how to drop it. */
+export const throwawayPostgres = async (adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> => {
+  const pg = (await import('pg')).default;
+  const name = `esig_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 };

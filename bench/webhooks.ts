@@ -20,7 +20,7 @@ import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } f
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
-import { startProcess } from './lib';
+import { startProcess, throwawayPostgres } from './lib';
 
 const { values } = parseArgs({
   options: {
@@ -40,21 +40,9 @@ const masterKey = randomBytes(32);
 let databaseUrl = `sqlite:${join(dir, 'esig.db')}`;
 let dropDatabase = async () => undefined as void;
 if (values.db === 'postgres') {
-  const pg = (await import('pg')).default;
-  const name = `esig_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: values['postgres-url'] });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(values['postgres-url']!);
-  url.pathname = `/${name}`;
-  databaseUrl = url.toString();
-  dropDatabase = async () => {
-    const a = new pg.Client({ connectionString: values['postgres-url'] });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
-  };
+  const db = await throwawayPostgres(values['postgres-url']!);
+  databaseUrl = db.url;
+  dropDatabase = db.drop;
 } else if (values.db !== 'sqlite') {
   console.error('--db is sqlite or postgres');
   process.exit(2);
