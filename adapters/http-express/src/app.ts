@@ -5,7 +5,8 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import type { DomainError, Principal, StoredResponse } from '@esig/core';
-import { authenticate, canonicalJson, execute, executeIdempotently, fingerprintSource, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import { authenticate, canonicalJson, execute, executeIdempotently, fingerprintSource, hasScope, insufficientScope, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import { UploadForm } from './codecs';
 import { decode, decodeEach } from './decode';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps';
 import { buildOpenApi } from './openapi';
@@ -17,6 +18,7 @@ import { buildRoutes } from './routes';
 import { sendProblem, sendReply } from './send';
 import { buildSignerRoutes, createSignerRouter } from './signer-routes';
 import { createLogBuffer } from './log-buffer';
+import { loggedPath, setRoutePattern } from './log-path';
 import { mountSigningPage } from './signing-page';
 
 interface Locals {
@@ -29,6 +31,35 @@ const locals = (res: Response): Locals => res.locals as Locals;
 
 const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+/**
+ * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the
+ * connection closes after the answer instead of draining it.
+ */
+const rejectEarly = (req: Request, res: Response, e: ApiError) => {
+  if (hasBody(req) && !req.complete) res.setHeader('Connection', 'close');
+  sendProblem(res, e);
+};
+
+/**
+ * Bounds how long a body may take to arrive, so a client trickling bytes cannot hold a connection (and the
+ * buffered part of its body) for long: past `ms`, 408 and the connection is closed.
+ */
+export const bodyDeadline =
+  (ms: number) =>
+  (req: Request, res: Response, next: NextFunction): void => {
+    if (!hasBody(req) || req.complete) return next();
+    const timer = setTimeout(() => {
+      if (req.complete || res.headersSent) return;
+      res.setHeader('Connection', 'close');
+      sendProblem(res, { _tag: 'RequestTimeout', limitS: ms / 1000 });
+      res.once('finish', () => req.destroy());
+    }, ms);
+    const clear = () => clearTimeout(timer);
+    req.once('end', clear);
+    res.once('close', clear);
+    next();
+  };
 
 /** Turns a rejected Either into a problem response; Right values go to `onRight`. */
 const respond = async <A>(res: Response, te: TE.TaskEither<ApiError, A>, onRight: (a: A) => void) => {
@@ -54,6 +85,9 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
   app.locals.flushLogs = () => logs.flush(true);
   const openApi = JSON.stringify(buildOpenApi(routes, signerRoutes, opts.publicUrl));
   const auth = authenticate(deps);
+  // Behind an https public URL, browsers are told to use nothing else (RFC 6797).
+  const hsts = new URL(opts.publicUrl).protocol === 'https:' ? 'max-age=31536000' : null;
+  const deadline = bodyDeadline(opts.bodyTimeoutMs);
 
   // 1. Request id and headers every response carries.
   app.use((req, res, next) => {
@@ -62,11 +96,14 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     res.setHeader('X-Request-Id', requestId);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
+    if (hsts) res.setHeader('Strict-Transport-Security', hsts);
     const started = performance.now();
     res.on('finish', () => {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const p = locals(res).principal;
-      deps.logger.info({ requestId, method: req.method, path: req.path, status: res.statusCode, ms, keyId: p?.keyId }, 'request');
+      // The route's pattern, and the path with every signing token redacted: a token is a credential.
+      const { route, path } = loggedPath(req, res);
+      deps.logger.info({ requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p?.keyId }, 'request');
       // Only calls made with a key belong to a tenant's log.
       if (p)
         logs.add({
@@ -75,7 +112,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
           mode: p.tenant.mode,
           kind: 'api',
           method: req.method,
-          target: req.path,
+          target: path,
           status: res.statusCode,
           outcome: String(res.statusCode),
           durationMs: Math.round(ms),
@@ -90,7 +127,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
   app.use(async (req, res, next) => {
     const header = req.headers.authorization;
     if (header !== undefined) {
-      const m = /^Bearer ([^\s]+)$/.exec(header);
+      // The scheme is case-insensitive (RFC 9110 §11.1), one or more spaces before the credential.
+      const m = /^bearer +([^\s]+)$/i.exec(header);
       const r = m ? await auth(m[1]!)() : E.left(malformedAuthorization());
       if (E.isRight(r)) locals(res).principal = r.right;
       else locals(res).authError = r.left;
@@ -116,11 +154,31 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
   });
   app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
-  app.use(SIGNING_BASE, createSignerRouter(signerRoutes));
+  app.use(SIGNING_BASE, createSignerRouter(signerRoutes, deadline));
 
   const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
   const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
-  const multipart = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
+  const multer1 = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
+  // Any other fault of the multipart parser (no boundary, a truncated or garbled body) is the client's.
+  const multipart = (req: Request, res: Response, next: NextFunction) =>
+    multer1(req, res, (err?: unknown) => {
+      if (err === undefined || err === null) return next();
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('LIMIT_')) return next(err);
+      sendProblem(res, validationFailed([{ path: '(body)', message: 'is not a readable multipart/form-data body' }], 'The body is not a readable multipart/form-data body.'));
+    });
+
+  /**
+   * Authentication and the route's scope, decided from the headers alone: nothing of the body is read (or
+   * replayed from an idempotency record) for a caller who may not make this call.
+   */
+  const guard = (route: Route) => (req: Request, res: Response, next: NextFunction) => {
+    setRoutePattern(res, route.path);
+    const { principal, authError } = locals(res);
+    if (principal === null) return rejectEarly(req, res, authError ?? { _tag: 'Unauthenticated', detail: 'Send Authorization: Bearer <API key>.' });
+    if (!hasScope(principal.scopes, route.scope)) return rejectEarly(req, res, insufficientScope(route.scope));
+    next();
+  };
 
   for (const route of routes) {
     const bodyParsers =
@@ -128,25 +186,27 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
         ? []
         : route.body === 'pdf'
           ? [
+              deadline,
               (req: Request, res: Response, next: NextFunction) => {
                 if (req.is('application/pdf')) return rawPdf(req, res, next);
                 if (req.is('multipart/form-data')) return multipart(req, res, next);
-                sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
+                rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
               },
             ]
           : [
+              deadline,
               (req: Request, res: Response, next: NextFunction) => {
                 if (!hasBody(req)) return next();
-                if (!req.is('application/json')) return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+                if (!req.is('application/json')) return rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
                 jsonParser(req, res, next);
               },
             ];
-    app[route.method](toExpressPath(route.path), ...bodyParsers, (req: Request, res: Response) => handle(route, req, res));
+    app[route.method](toExpressPath(route.path), guard(route), ...bodyParsers, (req: Request, res: Response) => handle(route, req, res));
   }
 
   const handle = async (route: Route, req: Request, res: Response) => {
-    const { principal, authError } = locals(res);
-    if (principal === null) return sendProblem(res, authError ?? { _tag: 'Unauthenticated', detail: 'Send Authorization: Bearer <API key>.' });
+    // `guard` let only an authenticated caller with the route's scope this far.
+    const principal = locals(res).principal!;
 
     const decoded = pipe(
       E.Do,
@@ -156,6 +216,11 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     );
     if (E.isLeft(decoded)) return sendProblem(res, decoded.left);
     const upload = uploadOf(req);
+    if (upload !== null && upload.name !== undefined) {
+      // A multipart upload's text fields are input like any other.
+      const form = decode(UploadForm, { name: upload.name });
+      if (E.isLeft(form)) return sendProblem(res, form.left);
+    }
     const ctx = { principal, ...decoded.right, upload, accept: req.get('accept') };
 
     if (route.kind === 'read') return respond(res, route.handle(ctx), (reply) => sendReply(res, reply));
@@ -184,7 +249,9 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
         const stored = render(r, w);
         return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
       }
-      const fingerprint = deps.crypto.sha256Hex(fingerprintSource(req.method, req.path, bodyDigest(req, deps.crypto.sha256Hex)));
+      const fingerprint = deps.crypto.sha256Hex(
+        fingerprintSource({ credential: principal.keyId, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }),
+      );
       await respond(
         res,
         executeIdempotently(deps)({ tenant: principal.tenant, key, fingerprint }, w.command, (r) => render(r, w)),
@@ -199,6 +266,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
 
   // Faults from body parsers carry a `type`/`code`; anything else is a bug, logged and answered as 500.
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // The body stopped arriving after a rejection was answered (a read timeout): nothing more to say.
+    if (res.headersSent) return res.end();
     const e = err as { type?: string; code?: string; status?: number };
     if (e.type === 'entity.too.large' || e.code === 'LIMIT_FILE_SIZE')
       return sendProblem(res, { _tag: 'PayloadTooLarge', limitBytes: req.is('application/json') ? opts.maxJsonBytes : opts.maxUploadBytes });

@@ -10,7 +10,7 @@ import {
   REQUEST_STATUSES,
   SIGNING_ORDERS,
 } from '@esig/core';
-import { arrayOf, dateTime, dictOf, id, intFromQuery, nullable, num, object, oneOf, str } from './schema';
+import { arrayOf, dateTime, dictOf, emailAddress, id, intFromQuery, nullable, num, object, oneOf, str } from './schema';
 
 // ---- Requests -------------------------------------------------------------------------------------
 
@@ -28,6 +28,8 @@ function ListQuery_props() {
 }
 
 export const UploadQuery = object({}, { name: str({ min: 1, max: 255 }) }, 'UploadQuery');
+/** The text fields of a multipart upload (besides `file`). */
+export const UploadForm = object({}, { name: str({ min: 1, max: 255 }) }, 'UploadForm');
 
 export const CreateSignatureRequestBody = object(
   { title: str({ min: 1, max: 255 }), documentIds: arrayOf(DocumentId, { min: 1, max: 20 }) },
@@ -36,7 +38,7 @@ export const CreateSignatureRequestBody = object(
 );
 
 export const AddRecipientBody = object(
-  { email: str({ min: 3, max: 254, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/, format: 'email', description: 'must be an e-mail address' }), firstName: str({ min: 1, max: 100 }), lastName: str({ min: 1, max: 100 }) },
+  { email: emailAddress, firstName: str({ min: 1, max: 100 }), lastName: str({ min: 1, max: 100 }) },
   {
     role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
     order: num({ min: 1, max: 1000, integer: true }),
@@ -75,7 +77,8 @@ export const EndpointId = id('whe');
 export const DeliveryId = id('dlv');
 
 const eventTypes = arrayOf(oneOf(EVENT_TYPES, 'EventType'), { min: 1, max: EVENT_TYPES.length });
-const webhookUrl = str({ min: 9, max: 2048, format: 'uri', pattern: /^https:\/\//i, description: 'must be an https:// URL' });
+// No white space or control character anywhere: the WHATWG URL parser would silently drop some of them.
+const webhookUrl = str({ min: 9, max: 2048, format: 'uri', pattern: /^https:\/\/[^\x00-\x20\x7f-\x9f]+$/i, description: 'must be an https:// URL without spaces or control characters' });
 
 export const CreateWebhookEndpointBody = object({ url: webhookUrl, events: eventTypes }, { description: nullable(str({ max: 500 })) }, 'CreateWebhookEndpoint');
 export const UpdateWebhookEndpointBody = object({}, { url: webhookUrl, events: eventTypes, description: nullable(str({ max: 500 })), enabled: t.boolean }, 'UpdateWebhookEndpoint');

@@ -38,6 +38,8 @@ export interface EsigHttpOptions {
   readonly rateLimit: { readonly perKey: number; readonly perOrg: number };
   readonly maxUploadBytes: number;
   readonly maxJsonBytes: number;
+  /** How long a request body may take to arrive (408 after). */
+  readonly bodyTimeoutMs: number;
   /** Express's `trust proxy` setting, for the client address behind a load balancer. */
   readonly trustProxy: boolean | number | string;
 }
@@ -47,5 +49,6 @@ export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({
   rateLimit: { perKey: 600, perOrg: 1200 },
   maxUploadBytes: 25 * 1024 * 1024,
   maxJsonBytes: 1024 * 1024,
+  bodyTimeoutMs: 60_000,
   trustProxy: false,
 });

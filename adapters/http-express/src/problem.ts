@@ -7,6 +7,7 @@ export type HttpError =
   | { readonly _tag: 'PayloadTooLarge'; readonly limitBytes: number }
   | { readonly _tag: 'UnsupportedMediaType'; readonly expected: string }
   | { readonly _tag: 'RouteNotFound' }
+  | { readonly _tag: 'RequestTimeout'; readonly limitS: number }
   | { readonly _tag: 'Internal' };
 
 export type ApiError = DomainError | HttpError;
@@ -31,6 +32,7 @@ const TABLE: { readonly [K in ApiError['_tag']]: Mapping } = {
   ConcurrentModification: { status: 409, code: 'invalid_state', title: 'Invalid state' },
   IdempotencyInProgress: { status: 409, code: 'idempotency_in_progress', title: 'Idempotent request in progress' },
   IdempotencyKeyReused: { status: 422, code: 'idempotency_key_reused', title: 'Idempotency key reused' },
+  RequestTimeout: { status: 408, code: 'request_timeout', title: 'Request timeout' },
   PayloadTooLarge: { status: 413, code: 'payload_too_large', title: 'Payload too large' },
   UnsupportedMediaType: { status: 415, code: 'unsupported_media_type', title: 'Unsupported media type' },
   InvalidDocument: { status: 422, code: 'invalid_document', title: 'Invalid document' },
@@ -62,6 +64,8 @@ const detailOf = (e: ApiError): string => {
       return 'This Idempotency-Key was used with a different request.';
     case 'PayloadTooLarge':
       return `The body exceeds ${e.limitBytes} bytes.`;
+    case 'RequestTimeout':
+      return `The body did not arrive within ${e.limitS} s.`;
     case 'UnsupportedMediaType':
       return `Send ${e.expected}.`;
     case 'RateLimited':

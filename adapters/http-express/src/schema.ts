@@ -1,5 +1,6 @@
 import * as E from 'fp-ts/Either';
 import * as t from 'io-ts';
+import isEmail from 'validator/lib/isEmail.js';
 
 /** A JSON Schema fragment (OpenAPI 3.1 uses JSON Schema 2020-12). */
 export type JsonSchema = { readonly [k: string]: unknown };
@@ -36,6 +37,22 @@ export const str = (opts: { min?: number; max?: number; pattern?: RegExp; format
     ...(opts.format ? { format: opts.format } : {}),
   });
 };
+
+const EMAIL_RULES = { allow_display_name: false, require_tld: true, allow_ip_domain: false, allow_utf8_local_part: true, ignore_max_length: false } as const;
+
+/**
+ * One mailbox address (`ada@example.com`), checked by validator.js rather than a hand-written pattern: no
+ * display name, no list (`a,b@…`), no header injection, a domain with a TLD.
+ */
+export const emailAddress = annotate(
+  new t.Type<string, string, unknown>(
+    'email',
+    (u): u is string => typeof u === 'string' && isEmail(u, EMAIL_RULES),
+    (u, c) => (typeof u === 'string' && u.length <= 254 && isEmail(u, EMAIL_RULES) ? t.success(u) : t.failure(u, c, 'must be a single e-mail address')),
+    t.identity,
+  ),
+  { type: 'string', format: 'email', maxLength: 254 },
+);
 
 /** A finite number within bounds; `integer` refuses fractions. */
 export const num = (opts: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean } = {}) => {
@@ -76,16 +93,30 @@ export const intFromQuery = (min: number, max: number, dflt: number) =>
     { type: 'integer', minimum: min, maximum: max, default: dflt },
   );
 
-/** An ISO-8601 UTC timestamp, normalised to millisecond precision. */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Whether the fields of an ISO-8601 date-time name a real moment: `Date` silently moves 30 February to
+ * 2 March, and a date that is not on the calendar is a client's mistake, not an intent.
+ */
+const isRealDateTime = (m: RegExpExecArray): boolean => {
+  const [y, mo, d, h, mi, sec] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 59) return false;
+  const tz = m[7]!;
+  if (tz !== 'Z' && (Number(tz.slice(1, 3)) > 23 || Number(tz.slice(4, 6)) > 59)) return false;
+  return d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
+};
+
+/** An ISO-8601 date-time with a time zone, on the calendar, normalised to UTC with millisecond precision. */
 export const dateTime = annotate(
   new t.Type<string, string, unknown>(
     'date-time',
     (u): u is string => typeof u === 'string',
     (u, c) => {
-      if (typeof u !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(u))
-        return t.failure(u, c, 'must be an ISO 8601 date-time with a time zone');
-      const d = new Date(u);
-      return Number.isNaN(d.getTime()) ? t.failure(u, c, 'is not a valid date-time') : t.success(d.toISOString());
+      const m = typeof u === 'string' ? DATE_TIME.exec(u) : null;
+      if (m === null) return t.failure(u, c, 'must be an ISO 8601 date-time with a time zone');
+      const d = new Date(u as string);
+      return Number.isNaN(d.getTime()) || !isRealDateTime(m) ? t.failure(u, c, 'is not a valid date-time') : t.success(d.toISOString());
     },
     t.identity,
   ),
@@ -165,7 +196,9 @@ export const dictOf = <V extends t.Mixed>(key: t.Type<string, string, unknown>, 
       const entries = Object.entries(u);
       if (entries.length > max) return t.failure(u, c, `must have at most ${max} entries`);
       const errors: t.ValidationError[] = [];
-      const out: Record<string, t.TypeOf<V>> = {};
+      // No prototype: a key named `__proto__` is an own entry like any other (checked, and refused where
+      // unknown), never a way to set the map's prototype.
+      const out: Record<string, t.TypeOf<V>> = Object.create(null);
       for (const [k, v] of entries) {
         const at: t.Context = [...c, { key: k, type: value, actual: v }];
         const kr = key.validate(k, at);

@@ -3,8 +3,11 @@ import type { ApiError } from './problem';
 import { statusOf, toProblem } from './problem';
 import type { Reply } from './route';
 
-/** A rejection as problem+json, carrying the request's id. */
+/** A rejection as problem+json, carrying the request's id (and for a rate limit, when to come back). */
 export const sendProblem = (res: Response, e: ApiError): void => {
+  // A rejection decided while a body was still arriving (a read timeout) may already have been answered.
+  if (res.headersSent) return;
+  if (e._tag === 'RateLimited') res.setHeader('Retry-After', String(e.retryAfterS));
   res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, String(res.locals.requestId))));
 };
 

@@ -2,7 +2,7 @@ import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import express from 'express';
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ClientInfo, SignerView } from '@esig/core';
 import { authenticateSigner, declineAsRecipient, getSigningDocument, getSigningFinishedDocument, openSigningLink, requestSignerOtp, signAsRecipient, viewAgreement } from '@esig/core';
 import * as c from './codecs';
@@ -12,6 +12,7 @@ import type { EsigHttpDeps, EsigHttpOptions } from './deps';
 import { presentField } from './presenters';
 import type { AnySignerRoute } from './route';
 import { SIGNING_BASE, SIGNING_PATH, json, pdf, signer, toExpressPath } from './route';
+import { setRoutePattern } from './log-path';
 import { sendProblem, sendReply } from './send';
 
 /** The signer's view as JSON (docs/signer-api.md): only what this recipient may see. */
@@ -29,7 +30,7 @@ export const presentSignerView = (v: SignerView): SignerViewResource => ({
     id: v.recipient.id,
     firstName: v.recipient.firstName,
     lastName: v.recipient.lastName,
-    email: v.recipient.email,
+    email: v.email,
     role: v.recipient.role,
     status: v.recipient.status,
     authentication: v.recipient.authentication,
@@ -107,17 +108,25 @@ const clientOf = (req: Request): ClientInfo => ({ ip: req.ip ?? null, userAgent:
 
 /**
  * The signer routes as Express handlers, to mount at `SIGNING_BASE`. An ill-formed token is an unknown link
- * (`404`), never a validation error; routes with a body take JSON (a missing body counts as `{}`).
+ * (`404`), never a validation error, answered before any body is read; routes with a body take JSON (a
+ * missing body counts as `{}`), within `deadline`.
  */
-export const createSignerRouter = (routes: readonly AnySignerRoute[]): express.Router => {
+export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: RequestHandler): express.Router => {
   const router = express.Router();
   const jsonParser = express.json({ limit: 512 * 1024, strict: true, type: () => true });
 
-  const handle = (route: AnySignerRoute) => async (req: Request, res: Response) => {
+  const precheck = (route: AnySignerRoute) => (req: Request, res: Response, next: NextFunction) => {
+    setRoutePattern(res, route.path);
     const token = decode(c.SigningToken, req.params.token, 'token');
     if (E.isLeft(token)) return sendProblem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
     if (route.body !== undefined && req.headers['content-type'] !== undefined && !req.is('application/json'))
       return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+    next();
+  };
+
+  const handle = (route: AnySignerRoute) => async (req: Request, res: Response) => {
+    const token = decode(c.SigningToken, req.params.token, 'token');
+    if (E.isLeft(token)) return sendProblem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
     const decoded = pipe(
       E.Do,
       E.apS('params', decodeEach(route.params ?? {}, req.params as Record<string, string>)),
@@ -130,9 +139,9 @@ export const createSignerRouter = (routes: readonly AnySignerRoute[]): express.R
   };
 
   for (const route of routes) {
-    const parsers: RequestHandler[] = route.body === undefined ? [] : [jsonParser];
+    const parsers: RequestHandler[] = route.body === undefined ? [] : [deadline, jsonParser];
     if (!route.path.startsWith(`${SIGNING_BASE}/`)) throw new Error(`Signer route ${route.path} is not under ${SIGNING_BASE}`);
-    router[route.method](toExpressPath(route.path.slice(SIGNING_BASE.length)), ...parsers, handle(route));
+    router[route.method](toExpressPath(route.path.slice(SIGNING_BASE.length)), precheck(route), ...parsers, handle(route));
   }
   return router;
 };

@@ -52,6 +52,7 @@ export const mountSigningPage = (app: express.Express): void => {
   }
 
   app.get('/sign/:token', (_req, res) => {
+    res.locals.routePattern = '/sign/{token}';
     securityHeaders(res);
     res.setHeader('Cache-Control', 'no-store');
     res.status(200).type('text/html; charset=utf-8').send(html);

@@ -20,6 +20,7 @@ const recipient: Recipient = {
   authenticatedAt: null,
   otp: null,
   authFailures: 0,
+  otpSentAt: [],
   signature: null,
 };
 

@@ -1,13 +1,6 @@
 import type { SignatureRequest, SignatureRequestStore } from '@esig/core';
-import {
-  AUTHENTICATION_METHODS,
-  FIELD_TYPES,
-  RECIPIENT_ROLES,
-  RECIPIENT_STATUSES,
-  SIGNING_ORDERS,
-  concurrentModification,
-} from '@esig/core';
-import { RequestStatusC, consistentRequest, requestRow } from '@esig/store-sql';
+import { concurrentModification } from '@esig/core';
+import { SignatureRequestData, consistentRequest, requestRow } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
@@ -18,71 +11,7 @@ import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, oneOf, rowName }
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
-const RecipientC = t.type({
-  id: t.string,
-  email: t.string,
-  firstName: t.string,
-  lastName: t.string,
-  role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
-  order: Int,
-  authentication: oneOf(AUTHENTICATION_METHODS, 'AuthenticationMethod'),
-  accessCodeHash: nullable(t.string),
-  status: oneOf(RECIPIENT_STATUSES, 'RecipientStatus'),
-  signedAt: nullable(Timestamp),
-  declinedAt: nullable(Timestamp),
-  declineReason: nullable(t.string),
-  authenticatedAt: nullable(Timestamp),
-  otp: nullable(t.type({ codeHash: t.string, expiresAt: Timestamp })),
-  authFailures: Int,
-  signature: nullable(t.type({ kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'), value: t.string })),
-});
-
-// JSON has no NaN or Infinity: such a coordinate would be stored as null and never read back.
-const Finite = t.refinement(t.number, Number.isFinite, 'FiniteNumber');
-
-const FieldC = t.type({
-  id: t.string,
-  documentId: t.string,
-  recipientId: t.string,
-  type: oneOf(FIELD_TYPES, 'FieldType'),
-  page: Int,
-  x: Finite,
-  y: Finite,
-  width: Finite,
-  height: Finite,
-  required: t.boolean,
-  value: nullable(t.union([t.string, t.boolean])),
-});
-
-/** The whole aggregate as it is kept in the `data` column. */
-const SignatureRequestC = t.type(
-  {
-    id: t.string,
-    orgId: t.string,
-    mode: ModeC,
-    title: t.string,
-    message: nullable(t.string),
-    status: RequestStatusC,
-    documentIds: t.readonlyArray(t.string),
-    recipients: t.readonlyArray(RecipientC),
-    fields: t.readonlyArray(FieldC),
-    signingOrder: oneOf(SIGNING_ORDERS, 'SigningOrder'),
-    requestedSignatureLevel: t.literal('SES'),
-    expiresAt: nullable(Timestamp),
-    createdAt: Timestamp,
-    sentAt: nullable(Timestamp),
-    completedAt: nullable(Timestamp),
-    cancelledAt: nullable(Timestamp),
-    declinedAt: nullable(Timestamp),
-    expiredAt: nullable(Timestamp),
-    certificateId: nullable(t.string),
-    finishedSha256: nullable(t.string),
-    version: Int,
-  },
-  'SignatureRequest',
-);
-
-const RequestRow = requestRow(columnCodecs, SignatureRequestC);
+const RequestRow = requestRow(columnCodecs, SignatureRequestData);
 
 const COLUMNS = 'id, org_id, mode, status, created_at, version, data';
 const TABLE: KeysetTable = { table: 'signature_requests', columns: COLUMNS, filterColumn: 'status' };
@@ -92,7 +21,7 @@ const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_r
 /** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
 const toData = (req: SignatureRequest) =>
   pipe(
-    decode(SignatureRequestC, `new signature_requests data ${req.id}`)(req),
+    decode(SignatureRequestData, `new signature_requests data ${req.id}`)(req),
     E.map((data) => ({ data, json: JSON.stringify(data) })),
   );
 

@@ -468,6 +468,7 @@ describe.skipIf(!available)('postgres adapter', () => {
           authenticatedAt: at(20 + i),
           otp: { codeHash: 'h'.repeat(64), expiresAt: at(600) },
           authFailures: i + 1,
+          otpSentAt: [at(10), at(11 + i)],
           signature: i === 0 ? { kind: 'drawn', value: 'data:image/png;base64,iVBORw0KGgo=' } : { kind: 'typed', value: 'Bo Ek' },
         })),
       };

@@ -4,7 +4,7 @@ import * as E from 'fp-ts/Either';
 import * as t from 'io-ts';
 
 // The dialect-neutral codecs, re-exported so the stores take every codec from this one module.
-export { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName } from '@esig/store-sql';
+export { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName, withDefault } from '@esig/store-sql';
 
 /** Bytes from a BLOB column, as a plain Uint8Array view (the driver hands out Node Buffers). */
 export const Bytes = new t.Type<Uint8Array, Uint8Array, unknown>(
@@ -27,12 +27,6 @@ export const JsonText = <A>(inner: t.Type<A, unknown, unknown>, name = `JsonText
     (a) => JSON.stringify(inner.encode(a)),
   );
 
-/**
- * `codec`, or `fallback` when the value is absent: for a field added to stored JSON after rows were
- * written without it. A present but wrong value is still refused.
- */
-export const withDefault = <A, O>(codec: t.Type<A, O, unknown>, fallback: A): t.Type<A, O, unknown> =>
-  new t.Type<A, O, unknown>(codec.name, codec.is, (u, c) => (u === undefined ? t.success(fallback) : codec.validate(u, c)), codec.encode);
 
 /** A boolean kept as INTEGER 0 or 1 (SQLite has no boolean type); any other value is refused. */
 export const Flag = new t.Type<boolean, number, unknown>(

@@ -10,6 +10,8 @@ export interface ServerConfig {
   readonly masterKeyHex: string | null;
   readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly windowS: number };
   readonly maxUploadBytes: number;
+  /** How long a request body may take to arrive before 408 (ESIG_BODY_TIMEOUT_S). */
+  readonly bodyTimeoutMs: number;
   readonly trustProxy: boolean | number | string;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Apply pending migrations when a process opens the database (ESIG_AUTO_MIGRATE, default true). */
@@ -81,6 +83,7 @@ export const loadConfig = (env: Env): ServerConfig => {
       windowS: int(env, 'ESIG_RATE_LIMIT_WINDOW_S', 60),
     },
     maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
+    bodyTimeoutMs: int(env, 'ESIG_BODY_TIMEOUT_S', 60) * 1000,
     trustProxy: trust === undefined || trust === '' ? false : trust === 'true' ? true : /^\d+$/.test(trust) ? Number(trust) : trust,
     logLevel,
     autoMigrate: env.ESIG_AUTO_MIGRATE !== 'false',

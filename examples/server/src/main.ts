@@ -134,6 +134,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         ...defaultHttpOptions(config.publicUrl),
         rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg },
         maxUploadBytes: config.maxUploadBytes,
+        bodyTimeoutMs: config.bodyTimeoutMs,
         trustProxy: config.trustProxy,
       }),
     ),

@@ -31,7 +31,9 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     ...env,
   });
   const running = await startServer(config, () => undefined);
-  const key = running.bootstrap!.secret;
+  // SQLite prints a first-start key; on PostgreSQL the test makes its own, as an operator would with the CLI.
+  const first = running.bootstrap ?? (await createKey(running.container, { orgName: 'default', mode: 'test', scopes: ['*'], name: 'test key' }));
+  const key = first.secret;
 
   const call = async <T = any>(method: string, path: string, o: CallOptions = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -76,7 +78,7 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     url: running.url,
     key,
     dir,
-    orgId: running.bootstrap!.org.id,
+    orgId: first.org.id,
     call,
     uploadPdf,
     draftReady,

@@ -39,12 +39,25 @@ export const decideIdempotency = (
   return existing.lockedUntil > at ? { _tag: 'InProgress' } : { _tag: 'TakeOver' };
 };
 
+/** What a request's idempotency fingerprint is taken of. */
+export interface FingerprintInput {
+  /**
+   * The credential that made the call (an API key's id, or whatever identifies your caller). Part of the
+   * fingerprint, so a record answers only the credential that caused it: another credential of the same org
+   * repeating the key gets `Conflict`, never the stored response (which may hold a secret minted for the first).
+   */
+  readonly credential: string;
+  readonly method: string;
+  readonly path: string;
+  /** A digest of the body (and query), by meaning for JSON, by bytes otherwise. */
+  readonly bodyDigest: string;
+}
+
 /**
  * The canonical text a fingerprint is taken of. JSON bodies are compared by meaning (key order and
  * white space do not matter), other bodies by their digest.
  */
-export const fingerprintSource = (method: string, path: string, bodyDigest: string): string =>
-  `${method.toUpperCase()} ${path}\n${bodyDigest}`;
+export const fingerprintSource = (f: FingerprintInput): string => `${f.credential}\n${f.method.toUpperCase()} ${f.path}\n${f.bodyDigest}`;
 
 /** A JSON text with object keys sorted at every level, so equal values give equal text. */
 export const canonicalJson = (value: unknown): string => {

@@ -1,6 +1,6 @@
 import * as E from 'fp-ts/Either';
 import type { AdoptedSignature, Field, FieldValue, Recipient, RecipientStatus, RequestStatus, SignatureRequest } from './model/signature-request';
-import { MAX_AUTH_ATTEMPTS } from './model/signature-request';
+import { MAX_AUTH_ATTEMPTS, OTP_SEND_LIMIT, OTP_SEND_WINDOW_MS } from './model/signature-request';
 import { isTerminal } from './model/signature-request';
 
 /**
@@ -34,7 +34,9 @@ export type RequestCommand =
 
 export type TransitionError =
   | { readonly _tag: 'InvalidTransition'; readonly from: RequestStatus; readonly command: RequestCommand['type']; readonly detail: string }
-  | { readonly _tag: 'InvalidCommand'; readonly path: string; readonly detail: string };
+  | { readonly _tag: 'InvalidCommand'; readonly path: string; readonly detail: string }
+  /** Allowed, but not this soon: the command may be repeated after `retryAfterS` seconds. */
+  | { readonly _tag: 'TooSoon'; readonly retryAfterS: number; readonly detail: string };
 
 const invalidTransition = (r: SignatureRequest, command: RequestCommand['type'], detail: string): TransitionError => ({
   _tag: 'InvalidTransition',
@@ -204,11 +206,18 @@ export const transition = (
       const rec = found.right;
       if (rec.authentication === 'none') return E.left(invalidTransition(r, cmd.type, 'This recipient needs no identification.'));
       if (rec.authenticatedAt !== null) return E.left(invalidTransition(r, cmd.type, 'Identification was already passed.'));
-      if (rec.authFailures >= MAX_AUTH_ATTEMPTS) return E.left(invalidTransition(r, cmd.type, 'Too many failed attempts; identification is locked.'));
       if (cmd.type === 'IssueOtp') {
         if (rec.authentication !== 'email_otp') return E.left(invalidTransition(r, cmd.type, 'This recipient identifies with an access code.'));
-        return E.right(bump(withRecipient(r, { ...rec, otp: { codeHash: cmd.codeHash, expiresAt: cmd.expiresAt } })));
+        const recent = rec.otpSentAt.filter((t) => Date.parse(t) > now.getTime() - OTP_SEND_WINDOW_MS);
+        if (recent.length >= OTP_SEND_LIMIT) {
+          const retryAfterS = Math.max(1, Math.ceil((Date.parse(recent[0]!) + OTP_SEND_WINDOW_MS - now.getTime()) / 1000));
+          return E.left({ _tag: 'TooSoon', retryAfterS, detail: `At most ${OTP_SEND_LIMIT} codes are sent in ${OTP_SEND_WINDOW_MS / 60_000} minutes; ask again later.` });
+        }
+        // Only the real recipient can read the new code, so sending one lifts a lock-out: a guesser gains
+        // MAX_AUTH_ATTEMPTS tries per code, against a code it cannot see, at most OTP_SEND_LIMIT codes a window.
+        return E.right(bump(withRecipient(r, { ...rec, otp: { codeHash: cmd.codeHash, expiresAt: cmd.expiresAt }, authFailures: 0, otpSentAt: [...recent, at] })));
       }
+      if (rec.authFailures >= MAX_AUTH_ATTEMPTS) return E.left(invalidTransition(r, cmd.type, 'Too many failed attempts; identification is locked.'));
       if (cmd.type === 'FailAuthentication') return E.right(bump(withRecipient(r, { ...rec, authFailures: rec.authFailures + 1 })));
       return E.right(bump(withRecipient(r, { ...rec, authenticatedAt: at, otp: null })));
     }

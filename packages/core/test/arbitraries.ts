@@ -59,6 +59,7 @@ export const recipient = (
   authenticatedAt: status === 'SIGNED' && authentication !== 'none' ? iso(T0) : null,
   otp: null,
   authFailures: 0,
+  otpSentAt: [],
   signature: status === 'SIGNED' ? TYPED_SIGNATURE : null,
 });
 

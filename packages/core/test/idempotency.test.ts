@@ -11,12 +11,17 @@ import {
   canonicalJson,
   decideIdempotency,
   executeIdempotently,
+  fingerprintSource,
   invalidState,
   storeFailure,
 } from '@esig/core';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries';
 import type { Harness } from './support';
 import { harness, left, right } from './support';
+import { randomBytes } from 'node:crypto';
+import { createAesGcmSecretBox } from '@esig/runtime-node';
+
+const secrets = createAesGcmSecretBox(randomBytes(32));
 
 // ------------------------------------------------------------------ the pure rule
 
@@ -79,6 +84,20 @@ const reorder = (v: unknown, seed: number): unknown => {
   };
   return go(v);
 };
+
+describe('fingerprintSource', () => {
+  const part = fc.string({ minLength: 1, maxLength: 20 }).filter((x) => !x.includes('\n'));
+  const input = fc.record({ credential: part, method: fc.constantFrom('POST', 'PATCH', 'DELETE'), path: part, bodyDigest: fc.stringMatching(/^[0-9a-f]{64}$/) });
+  it('binds the fingerprint to the credential: inputs that differ anywhere give different sources', () => {
+    fc.assert(
+      fc.property(input, input, (a, b) => {
+        if (isDeepStrictEqual(a, b)) expect(fingerprintSource(a)).toBe(fingerprintSource(b));
+        else expect(fingerprintSource(a)).not.toBe(fingerprintSource(b));
+        expect(fingerprintSource({ ...a, credential: `${a.credential}x` })).not.toBe(fingerprintSource(a));
+      }),
+    );
+  });
+});
 
 describe('canonicalJson', () => {
   it('does not depend on key order', () => {
@@ -147,7 +166,7 @@ const render = (r: E.Either<DomainError, { id: string; body: unknown }>): Stored
 const setup = () => {
   const h = harness();
   const probe: Probe = { runs: 0, failNext: null };
-  const exec = executeIdempotently({ uow: h.uow, clock: h.clock });
+  const exec = executeIdempotently({ uow: h.uow, clock: h.clock, secrets });
   const call = (ctx: IdempotencyContext, body: unknown = { n: 1 }, r = render) => exec(ctx, writeDoc(h, probe, ctx.tenant, body), r);
   const docCount = async (tenant: Tenant = TENANT) =>
     (await right(h.stores.documents.list(tenant, { limit: 100, order: 'asc', after: null, filter: {} }))).items.length;
@@ -265,7 +284,7 @@ describe('executeIdempotently', () => {
           }),
         ),
     };
-    const exec = executeIdempotently({ uow: racyUow, clock: h.clock });
+    const exec = executeIdempotently({ uow: racyUow, clock: h.clock, secrets });
     const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
     expect(await left(exec(ctx, writeDoc(h, probe, TENANT, {}), render))).toEqual({ _tag: 'IdempotencyInProgress' });
     expect(probe.runs).toBe(0);
@@ -345,6 +364,24 @@ describe('executeIdempotently', () => {
     // Even another request may use the key now.
     expect(await right(call({ ...ctx, fingerprint: 'other' }, { v: 3 }))).toMatchObject({ replayed: false });
     expect(probe.runs).toBe(3);
+  });
+
+  it('stores the response sealed (a minted secret never rests in clear) and replays it opened', async () => {
+    const { h, call } = setup();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    const first = await right(call(ctx, { secret: 'esig_test_supersecretvalue000000000000' }));
+    const record = await right(h.stores.idempotency.find(TENANT, 'k'));
+    expect(record!.response!.body).not.toContain('supersecret');
+    expect(secrets.open(record!.response!.body)).toEqual(E.right(first.response.body));
+    expect(await right(call(ctx, { secret: 'esig_test_supersecretvalue000000000000' }))).toEqual({ ...first, replayed: true });
+  });
+
+  it('answers a store failure, not a foreign response, when a record was sealed under another key', async () => {
+    const { h, call } = setup();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+    await right(call(ctx));
+    const other = executeIdempotently({ uow: h.uow, clock: h.clock, secrets: createAesGcmSecretBox(randomBytes(32)) });
+    expect(await left(other(ctx, () => TE.right({ id: 'x', body: 1 }), render))).toMatchObject({ _tag: 'StoreFailure' });
   });
 
   it('keeps keys of different tenants apart', async () => {

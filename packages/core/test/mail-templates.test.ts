@@ -17,6 +17,7 @@ const recipient = (over: Partial<Recipient> = {}): Recipient => ({
   authenticatedAt: null,
   otp: null,
   authFailures: 0,
+  otpSentAt: [],
   signature: null,
   ...over,
 });

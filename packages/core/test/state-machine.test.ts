@@ -33,6 +33,9 @@ type Done = 'SIGNED' | 'DECLINED' | null;
 const PROGRESS: readonly RecipientStatus[] = ['PENDING', 'NOTIFIED', 'OPENED', 'VIEWED'];
 /** CONTRACT: five failed identification attempts, then the recipient is locked. */
 const LOCKED_AFTER = 5;
+/** At most 3 codes mailed to a recipient in 10 minutes. */
+const CODES_PER_WINDOW = 3;
+const CODE_WINDOW_MS = 10 * 60 * 1000;
 
 interface ModelRecipient {
   readonly id: string;
@@ -45,6 +48,8 @@ interface ModelRecipient {
   failures: number;
   /** Hash of the pending e-mailed code. */
   otp: string | null;
+  /** When codes were issued (ms). */
+  codesAt: number[];
   signature: AdoptedSignature | null;
 }
 
@@ -62,7 +67,7 @@ interface Model {
 }
 
 /** Situations the generators must reach for the identification and sealing rules to be tested at all. */
-const MILESTONES = [
+const IDENTIFICATION_MILESTONES = [
   'otp issued',
   'locked out',
   'identification refused when locked',
@@ -70,7 +75,8 @@ const MILESTONES = [
   'signed after identification',
   'sealed',
 ] as const;
-type Milestone = (typeof MILESTONES)[number];
+const CODE_MILESTONES = ['code refused as too soon', 'locked out', 'unlocked by a new code'] as const;
+type Milestone = (typeof IDENTIFICATION_MILESTONES)[number] | (typeof CODE_MILESTONES)[number];
 
 interface Real {
   req: SignatureRequest;
@@ -90,6 +96,7 @@ const modelRecipient = (x: SignatureRequest['recipients'][number]): ModelRecipie
   authenticated: false,
   failures: 0,
   otp: null,
+  codesAt: [],
   signature: null,
 });
 
@@ -271,8 +278,18 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
     case 'FailAuthentication':
     case 'Authenticate': {
       if (m.status !== 'SENT' || !rec || rec.role !== 'signer' || rec.done !== null) return reject;
-      if (!needsIdentification(rec) || rec.failures >= LOCKED_AFTER) return reject;
-      if (cmd.type === 'IssueOtp') return rec.auth === 'email_otp' ? bumped(() => (rec.otp = cmd.codeHash)) : reject;
+      if (!needsIdentification(rec)) return reject;
+      if (cmd.type === 'IssueOtp') {
+        // A new code, read only by the real recipient, lifts a lock-out; a recipient gets at most 3 a window.
+        const recent = rec.codesAt.filter((t) => t > now - CODE_WINDOW_MS);
+        if (rec.auth !== 'email_otp' || recent.length >= CODES_PER_WINDOW) return reject;
+        return bumped(() => {
+          rec.otp = cmd.codeHash;
+          rec.failures = 0;
+          rec.codesAt = [...recent, now];
+        });
+      }
+      if (rec.failures >= LOCKED_AFTER) return reject;
       if (cmd.type === 'FailAuthentication') return bumped(() => rec.failures++);
       return bumped(() => {
         rec.authenticated = true;
@@ -383,12 +400,14 @@ const checkStep = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either
   prev.recipients.forEach((before, i) => {
     const after = next.recipients[i]!;
     const target = 'recipientId' in cmd && cmd.recipientId === before.id;
-    expect(after.authFailures).toBeGreaterThanOrEqual(before.authFailures);
     expect(after.authFailures).toBeLessThanOrEqual(MAX_AUTH_ATTEMPTS);
-    if (after.authFailures !== before.authFailures) {
+    if (after.authFailures > before.authFailures) {
       expect(target && cmd.type === 'FailAuthentication').toBe(true);
       expect(after.authFailures).toBe(before.authFailures + 1);
     }
+    // Only a new code resets the count (and so lifts a lock-out).
+    if (after.authFailures < before.authFailures) expect([target && cmd.type, after.authFailures]).toEqual(['IssueOtp', 0]);
+    expect(after.otpSentAt.length).toBeLessThanOrEqual(3);
     if (before.authenticatedAt !== null) expect(after.authenticatedAt).toBe(before.authenticatedAt);
     else if (after.authenticatedAt !== null) {
       expect(target && cmd.type === 'Authenticate').toBe(true);
@@ -427,16 +446,23 @@ class Step implements fc.Command<Model, Real> {
     const target = 'recipientId' in cmd ? m.recipients.find((x) => x.id === cmd.recipientId) : undefined;
     if (cmd.type === 'Sign' && m.status === 'SENT' && target?.done === null && needsIdentification(target) && dueIn(m).includes(target))
       r.milestones.add('sign refused before identification');
-    const identification = cmd.type === 'IssueOtp' || cmd.type === 'FailAuthentication' || cmd.type === 'Authenticate';
+    const identification = cmd.type === 'FailAuthentication' || cmd.type === 'Authenticate';
     if (identification && m.status === 'SENT' && target?.done === null && target.failures >= LOCKED_AFTER)
       r.milestones.add('identification refused when locked');
+    const wasLocked = target !== undefined && target.failures >= LOCKED_AFTER;
     const verdict = decide(m, cmd, r.now);
+    if (cmd.type === 'IssueOtp' && E.isLeft(result) && result.left._tag === 'TooSoon') {
+      r.milestones.add('code refused as too soon');
+      expect(result.left.retryAfterS).toBeGreaterThan(0);
+      expect(result.left.retryAfterS).toBeLessThanOrEqual(600);
+    }
     expect(E.isRight(result), `model and state machine disagree on ${cmd.type} from ${prev.status}`).toBe(verdict.accept);
     if (E.isLeft(result)) return;
     verdict.apply();
     r.req = result.right;
     r.seen.add(r.req.status);
     if (cmd.type === 'IssueOtp') r.milestones.add('otp issued');
+    if (cmd.type === 'IssueOtp' && wasLocked) r.milestones.add('unlocked by a new code');
     if (target && target.failures >= LOCKED_AFTER) r.milestones.add('locked out');
     if (cmd.type === 'Sign' && target?.auth !== 'none') r.milestones.add('signed after identification');
     if (cmd.type === 'Seal') r.milestones.add('sealed');
@@ -474,6 +500,22 @@ class Step implements fc.Command<Model, Real> {
 const stepArb = fc.tuple(commandSpecArb, stepDelayArb).map(([spec, delay]) => new Step(spec, delay));
 const identificationStepArb = fc.tuple(identificationCommandArb, stepDelayArb).map(([spec, delay]) => new Step(spec, delay));
 
+/** Every signer identifies by mailed code; codes and wrong guesses come seconds to minutes apart. */
+const codeRequestArb = identifyingRequestArb.map((r) => ({
+  ...r,
+  recipients: r.recipients.map((x) => (x.role === 'signer' ? { ...x, authentication: 'email_otp' as const } : x)),
+}));
+const codeStepArb = fc
+  .tuple(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant<CommandSpec>({ type: 'IssueOtp', who: 'due' }) },
+      { weight: 6, arbitrary: fc.constant<CommandSpec>({ type: 'FailAuthentication', who: 'due' }) },
+      { weight: 1, arbitrary: fc.constant<CommandSpec>({ type: 'Authenticate', who: 'due' }) },
+    ),
+    fc.oneof(fc.integer({ min: 0, max: 120_000 }), stepDelayArb),
+  )
+  .map(([spec, delay]) => new Step(spec, delay));
+
 /** Runs generated sequences against the model; returns in how many runs each status and milestone was reached. */
 const runModel = (
   requests: fc.Arbitrary<SignatureRequest>,
@@ -503,7 +545,12 @@ describe('transition (model-based)', () => {
   it('agrees with the model on identification, signing and sealing when every signer must identify', () => {
     const runsReaching = runModel(identifyingRequestArb, identificationStepArb, 40, 200);
     // Not vacuous: codes are issued, signers are locked out and refused, identified signers sign, requests are sealed.
-    for (const s of MILESTONES) expect(runsReaching.get(s) ?? 0, `runs reaching ${s}`).toBeGreaterThan(0);
+    for (const s of IDENTIFICATION_MILESTONES) expect(runsReaching.get(s) ?? 0, `runs reaching ${s}`).toBeGreaterThan(0);
+  });
+
+  it('agrees with the model on mailed codes: at most 3 a window, and a new code lifts a lock-out', () => {
+    const runsReaching = runModel(codeRequestArb, codeStepArb, 40, 200);
+    for (const s of CODE_MILESTONES) expect(runsReaching.get(s) ?? 0, `runs reaching ${s}`).toBeGreaterThan(0);
   });
 });
 
@@ -610,14 +657,24 @@ describe('examples', () => {
       r = step(r, { type: 'FailAuthentication', recipientId: 'rcp_1' });
       expect(r.recipients[0]!.authFailures).toBe(i);
     }
-    for (const cmd of [
-      { type: 'FailAuthentication', recipientId: 'rcp_1' },
-      { type: 'Authenticate', recipientId: 'rcp_1' },
-      { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h', expiresAt: iso(T0) },
-      sign('rcp_1'),
-    ] as const)
+    for (const cmd of [{ type: 'FailAuthentication', recipientId: 'rcp_1' }, { type: 'Authenticate', recipientId: 'rcp_1' }, sign('rcp_1')] as const)
       expect(refused(r, cmd), cmd.type).toMatchObject({ _tag: 'InvalidTransition' });
     expect(step(r, { type: 'Decline', recipientId: 'rcp_1', reason: 'locked out' }).status).toBe('DECLINED');
+    // A new code mailed to the address (only the real signer can read it) lifts the lock-out.
+    const unlocked = step(r, { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h2', expiresAt: iso(T0 + 600_000) });
+    expect(unlocked.recipients[0]!.authFailures).toBe(0);
+    expect(step(unlocked, { type: 'Authenticate', recipientId: 'rcp_1' }).recipients[0]!.authenticatedAt).not.toBeNull();
+  });
+
+  it('mails at most 3 codes to a recipient in 10 minutes, then says how long to wait', () => {
+    const issue = (r: SignatureRequest, ms: number) =>
+      transition(r, { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: `h${ms}`, expiresAt: iso(T0 + ms + 600_000) }, new Date(T0 + ms));
+    let r = identifying('email_otp');
+    for (const ms of [0, 60_000, 120_000]) r = E.getOrElseW((e) => { throw new Error(JSON.stringify(e)); })(issue(r, ms));
+    expect(issue(r, 180_000)).toEqual(E.left({ _tag: 'TooSoon', retryAfterS: 420, detail: expect.any(String) }));
+    // Once the first code is 10 minutes old, a fourth may go.
+    expect(E.isRight(issue(r, 600_001))).toBe(true);
+    expect(issue(r, 599_999)).toMatchObject({ _tag: 'Left', left: { _tag: 'TooSoon', retryAfterS: 1 } });
   });
 
   it('a recipient without identification refuses identification commands', () => {

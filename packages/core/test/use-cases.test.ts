@@ -274,4 +274,24 @@ describe('API keys', () => {
     const root = principal(['*'], caller.tenant);
     expect((await right(w.run(createApiKey(w.deps)(root, { name: 'all', scopes: ['*'] })))).key.scopes).toEqual(['*']);
   });
+
+  it('revokeApiKey revokes only keys the caller could have minted', async () => {
+    const h = harness();
+    const w = wire(h);
+    const root = principal(['*'], { orgId: 'org_A', mode: 'live' });
+    const narrow = principal(['api_keys:write', 'documents:read'], root.tenant);
+    const mint = async (scopes: GrantedScope[]) => (await right(w.run(createApiKey(w.deps)(root, { name: 'k', scopes })))).key;
+    const strong = await mint(['*']);
+    const wider = await mint(['api_keys:write', 'logs:read']);
+    const within = await mint(['documents:read']);
+    const revoke = (p: Principal, keyId: string) => w.run(revokeApiKey({ clock: h.clock })(p, keyId));
+    expect(await left(revoke(narrow, strong.id))).toEqual({ _tag: 'InsufficientScope', scope: '*' });
+    expect(await left(revoke(narrow, wider.id))).toEqual({ _tag: 'InsufficientScope', scope: 'logs:read' });
+    expect((await right(revoke(narrow, within.id))).revokedAt).not.toBeNull();
+    // The refused keys are untouched; '*' may revoke them.
+    const keys = (await right(listApiKeys(w.deps)(root, { limit: 100 }, (k) => k))).data;
+    expect(keys.filter((k) => k.revokedAt !== null).map((k) => k.id)).toEqual([within.id]);
+    expect((await right(revoke(root, strong.id))).revokedAt).not.toBeNull();
+    expect(await left(revoke(narrow, 'key_unknown'))).toMatchObject({ _tag: 'NotFound' });
+  });
 });

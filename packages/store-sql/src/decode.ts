@@ -97,3 +97,10 @@ export const rowDecoder =
   <R, A>(codec: t.Decoder<unknown, R>, table: string, toDomain: (r: R) => A, key = 'id') =>
   (row: unknown): E.Either<StoreError, A> =>
     pipe(decode(codec, rowName(table, row, key))(row), E.map(toDomain));
+
+/**
+ * `codec`, or `fallback` when the value is absent: for a field added to stored JSON after rows were
+ * written without it. A present but wrong value is still refused.
+ */
+export const withDefault = <A, O>(codec: t.Type<A, O, unknown>, fallback: A): t.Type<A, O, unknown> =>
+  new t.Type<A, O, unknown>(codec.name, codec.is, (u, c) => (u === undefined ? t.success(fallback) : codec.validate(u, c)), codec.encode);

@@ -10,6 +10,7 @@ export * from './rows/evidence';
 export * from './rows/idempotency';
 export * from './rows/jobs';
 export * from './rows/signature-requests';
+export * from './rows/signature-request-data';
 export * from './rows/signing-links';
 export * from './rows/test-mailbox';
 export * from './rows/webhook-deliveries';

@@ -107,6 +107,7 @@ export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequ
         authenticatedAt: at(29.25),
         otp: null,
         authFailures: 2,
+        otpSentAt: [],
         signature: { kind: 'drawn', value: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==' },
       },
       {
@@ -125,6 +126,7 @@ export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequ
         authenticatedAt: null,
         otp: null,
         authFailures: 0,
+        otpSentAt: [],
         signature: null,
       },
       {
@@ -143,6 +145,7 @@ export const makeSignatureRequest = (tenant: Tenant, over: Partial<SignatureRequ
         authenticatedAt: null,
         otp: { codeHash: 'e'.repeat(64), expiresAt: at(650) },
         authFailures: 4,
+        otpSentAt: [],
         signature: null,
       },
     ],

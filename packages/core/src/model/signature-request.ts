@@ -42,8 +42,13 @@ export interface Recipient {
   readonly authenticatedAt: string | null;
   /** The outstanding e-mailed code, stored as a hash; null when none is pending. */
   readonly otp: PendingOtp | null;
-  /** Failed identification attempts; at MAX_AUTH_ATTEMPTS the recipient is locked out. */
+  /**
+   * Failed identification attempts; at MAX_AUTH_ATTEMPTS the recipient is locked out. A new code mailed to
+   * the address lifts the lock-out (only the real recipient can read it).
+   */
   readonly authFailures: number;
+  /** When codes were mailed within the last OTP_SEND_WINDOW_MS, oldest first: the per-recipient limit. */
+  readonly otpSentAt: readonly string[];
   /** What the signer adopted as signature: typed text, or a drawn image as a PNG data URL. */
   readonly signature: AdoptedSignature | null;
 }
@@ -62,6 +67,9 @@ export interface AdoptedSignature {
 export const MAX_AUTH_ATTEMPTS = 5;
 /** Lifetime of an e-mailed code. */
 export const OTP_TTL_MS = 10 * 60 * 1000;
+/** At most OTP_SEND_LIMIT codes are mailed to one recipient within OTP_SEND_WINDOW_MS (a mail flood is refused). */
+export const OTP_SEND_LIMIT = 3;
+export const OTP_SEND_WINDOW_MS = 10 * 60 * 1000;
 
 export type FieldValue = string | boolean;
 

@@ -4,7 +4,10 @@ import type { StoreResult } from './store-result';
 /** A response as it is kept for replay. */
 export interface StoredResponse {
   readonly status: number;
-  /** The body exactly as first sent (JSON text). */
+  /**
+   * The body as first sent (JSON text); `executeIdempotently` stores it sealed by the `SecretBox` and opens
+   * it to replay, so a secret shown once never rests in clear.
+   */
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -12,7 +15,7 @@ export interface StoredResponse {
 export interface IdempotencyRecord {
   readonly tenant: Tenant;
   readonly key: string;
-  /** Digest of what the first call asked for (method, path, body). */
+  /** Digest of who asked and what for (credential, method, path, body): see `fingerprintSource`. */
   readonly fingerprint: string;
   readonly state: 'in_progress' | 'completed';
   readonly response: StoredResponse | null;

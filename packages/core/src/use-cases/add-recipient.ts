@@ -19,8 +19,13 @@ export interface AddRecipientInput {
   readonly accessCode?: string;
 }
 
-/** A deliberately loose check: one @, something on each side, a dot in the domain, no spaces. */
-export const looksLikeEmail = (s: string): boolean => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s) && s.length <= 254;
+/**
+ * A conservative structural check, for callers of the core that have no validator of their own (the HTTP
+ * adapter checks addresses with validator.js first): one @, something on each side, a dot in the domain, and
+ * nothing that could make a mail header name more than one mailbox (no spaces, commas, semicolons, angle
+ * brackets, quotes or control characters).
+ */
+export const looksLikeEmail = (s: string): boolean => /^[^\s@,;<>()"\\\u0000-\u001f\u007f]+@[^\s@,;<>()"\\\u0000-\u001f\u007f]+\.[^\s@,;<>()"\\\u0000-\u001f\u007f]+$/.test(s) && s.length <= 254;
 
 /** Adds a recipient to a DRAFT request (added after sending is an invalid state). */
 export const addRecipient =
@@ -61,6 +66,7 @@ export const addRecipient =
           authenticatedAt: null,
           otp: null,
           authFailures: 0,
+          otpSentAt: [],
           signature: null,
         };
         return pipe(

@@ -2,11 +2,12 @@ import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import type { DomainError } from '../errors';
-import { idempotencyInProgress, idempotencyKeyReused } from '../errors';
+import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../errors';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency';
 import type { Tenant } from '../model/tenant';
 import type { Clock } from '../ports/clock';
 import type { StoredResponse } from '../ports/idempotency-store';
+import type { SecretBox } from '../ports/secret-box';
 import type { Stores } from '../ports/stores';
 import type { UnitOfWork } from '../ports/unit-of-work';
 
@@ -43,14 +44,27 @@ export interface IdempotentOutcome {
  *    and the response that replays them commit together or not at all.
  * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
  *    it); an error `render` declines to store (a store failure) frees the key so the client can retry.
+ *
+ * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
+ * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
  */
 export const executeIdempotently =
-  (deps: { readonly uow: UnitOfWork; readonly clock: Clock }) =>
+  (deps: { readonly uow: UnitOfWork; readonly clock: Clock; readonly secrets: SecretBox }) =>
   <A>(
     ctx: IdempotencyContext,
     command: Command<A>,
     render: (result: E.Either<DomainError, A>) => StoredResponse | null,
   ): TE.TaskEither<DomainError, IdempotentOutcome> => {
+    const seal = (r: StoredResponse): StoredResponse => ({ ...r, body: deps.secrets.seal(r.body) });
+    const open = (r: StoredResponse): TE.TaskEither<DomainError, StoredResponse> =>
+      pipe(
+        TE.fromEither(deps.secrets.open(r.body)),
+        TE.bimap(
+          // Sealed under another master key: an operator's mistake, not the client's.
+          () => storeFailure(new Error('an idempotency record could not be opened (was the master key changed?)')),
+          (body) => ({ ...r, body }),
+        ),
+      );
     const claim = deps.uow.transaction((tx) =>
       pipe(
         tx.idempotency.find(ctx.tenant, ctx.key),
@@ -69,7 +83,7 @@ export const executeIdempotently =
           };
           switch (decision._tag) {
             case 'Replay':
-              return TE.right(decision.record.response);
+              return decision.record.response === null ? TE.left(storeFailure(new Error('a completed idempotency record has no response'))) : open(decision.record.response);
             case 'Conflict':
               return TE.left(idempotencyKeyReused());
             case 'InProgress':
@@ -96,7 +110,7 @@ export const executeIdempotently =
         TE.chainW((response) =>
           response === null
             ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
-            : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, response), TE.map(() => response)),
+            : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
         ),
       ),
     );
@@ -109,7 +123,7 @@ export const executeIdempotently =
             TE.chainW(() => TE.left(e)),
           )
         : pipe(
-            deps.uow.transaction((tx) => tx.idempotency.complete(ctx.tenant, ctx.key, response)),
+            deps.uow.transaction((tx) => tx.idempotency.complete(ctx.tenant, ctx.key, seal(response))),
             TE.map(() => ({ response, replayed: false })),
           );
     };

@@ -2,7 +2,7 @@ import * as E from 'fp-ts/Either';
 import * as TE from 'fp-ts/TaskEither';
 import { pipe } from 'fp-ts/function';
 import type { DomainError, FieldProblem } from '../errors';
-import { insufficientScope, invalidState, notFound, validationFailed } from '../errors';
+import { insufficientScope, invalidState, notFound, rateLimited, validationFailed } from '../errors';
 import type { Principal } from '../model/principal';
 import type { ApiScope } from '../model/scopes';
 import { hasScope } from '../model/scopes';
@@ -21,8 +21,16 @@ export const check = (problems: ReadonlyArray<FieldProblem | null>): TE.TaskEith
   return found.length === 0 ? TE.right(undefined) : TE.left(validationFailed(found));
 };
 
-export const fromTransitionError = (e: TransitionError): DomainError =>
-  e._tag === 'InvalidTransition' ? invalidState(e.detail) : validationFailed([{ path: e.path, message: e.detail }], e.detail);
+export const fromTransitionError = (e: TransitionError): DomainError => {
+  switch (e._tag) {
+    case 'InvalidTransition':
+      return invalidState(e.detail);
+    case 'InvalidCommand':
+      return validationFailed([{ path: e.path, message: e.detail }], e.detail);
+    case 'TooSoon':
+      return rateLimited(e.retryAfterS);
+  }
+};
 
 /**
  * Loads a request of the principal's tenant; another tenant's request is simply not found. `forChange`

@@ -1,19 +1,30 @@
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import { notFound } from '../errors';
+import { insufficientScope, notFound } from '../errors';
 import type { ApiKey } from '../model/api-key';
 import type { Principal } from '../model/principal';
+import { scopesNotCovered } from '../model/scopes';
 import type { Clock } from '../ports/clock';
 import type { Command } from './command';
 import { requireScope } from './policy';
 
-/** Revokes a key of the caller's org and mode at once; revoking twice is harmless. */
+/**
+ * Revokes a key of the caller's org and mode at once; revoking twice is harmless. A caller may revoke only
+ * keys it could have minted (scopes within its own), so a narrow `api_keys:write` key cannot lock out a
+ * stronger one.
+ */
 export const revokeApiKey =
   (deps: { readonly clock: Clock }) =>
   (p: Principal, keyId: string): Command<ApiKey> =>
   (tx) =>
     pipe(
       requireScope(p, 'api_keys:write'),
+      TE.chainW(() => tx.apiKeys.findById(p.tenant, keyId)),
+      TE.chainW((k) => (k === null ? TE.left(notFound('api_key', keyId)) : TE.right(k))),
+      TE.chainFirstW((k) => {
+        const beyond = scopesNotCovered(p.scopes, k.scopes);
+        return beyond.length > 0 ? TE.left(insufficientScope(beyond[0]!)) : TE.right(undefined);
+      }),
       TE.chainW(() => tx.apiKeys.revoke(p.tenant, keyId, deps.clock.now().toISOString())),
       TE.chainW(() => tx.apiKeys.findById(p.tenant, keyId)),
       TE.chainW((k) => (k === null ? TE.left(notFound('api_key', keyId)) : TE.right(k))),

@@ -5,9 +5,9 @@ import { invalidState, notFound } from '../../errors';
 import type { Crypto } from '../../ports/crypto';
 import type { Stores } from '../../ports/stores';
 import { finishedKey } from '../jobs/artifacts';
-import { isIdentified, loadSigningContext } from './signing-session';
+import { isIdentified, loadSigningContext, mayShowAgreement } from './signing-session';
 
-/** One original document of the request, for an identified recipient of it. */
+/** One original document of the request, for an identified recipient of it, while the request is open. */
 export const getSigningDocument =
   (deps: { readonly stores: Stores; readonly crypto: Crypto }) =>
   (token: string, documentId: string): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
@@ -16,6 +16,7 @@ export const getSigningDocument =
       TE.chainW((ctx): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> => {
         if (!ctx.request.documentIds.includes(documentId)) return TE.left(notFound('document', documentId));
         if (!isIdentified(ctx.recipient)) return TE.left(invalidState('Identification is required first.'));
+        if (!mayShowAgreement(ctx.request, ctx.recipient)) return TE.left(invalidState(`The request is ${ctx.request.status.toLowerCase()}; its documents are no longer shown here.`));
         return pipe(
           deps.stores.documents.findById(ctx.tenant, documentId),
           TE.chainW((doc) =>

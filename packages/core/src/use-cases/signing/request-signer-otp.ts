@@ -11,17 +11,14 @@ import { applyCommand } from '../policy';
 import { appendEvidence } from './records';
 import type { SignerDeps } from './signer-step';
 import { signerStep } from './signer-step';
+import { maskEmail } from './signing-session';
 
 export const otpHash = (deps: Pick<SignerDeps, 'crypto'>, recipientId: string, code: string) => deps.crypto.sha256Hex(`otp:${recipientId}:${code}`);
 
-/** `a…@example.com`: enough for a person to recognise their address, not enough to harvest it. */
-export const maskEmail = (email: string) => {
-  const [local, domain] = email.split('@');
-  return `${(local ?? '').slice(0, 1)}…@${domain ?? ''}`;
-};
 
 /**
- * Mails a fresh 6-digit code (valid 10 minutes) to an `email_otp` recipient. The code is stored only as a
+ * Mails a fresh 6-digit code (valid 10 minutes) to an `email_otp` recipient, at most OTP_SEND_LIMIT in
+ * OTP_SEND_WINDOW_MS (then `RateLimited` with the wait); a new code lifts a lock-out. The code is stored only as a
  * hash. It is sent right away rather than through the job queue, so it never rests in clear anywhere; if
  * no mail server takes it, the caller asks again (a new code replaces the old).
  */

@@ -4,20 +4,26 @@ import type { DomainError } from '../../errors';
 import { notFound } from '../../errors';
 import type { Document } from '../../model/document';
 import type { Field, Recipient, SignatureRequest } from '../../model/signature-request';
-import { MAX_AUTH_ATTEMPTS } from '../../model/signature-request';
+import { MAX_AUTH_ATTEMPTS, isTerminal } from '../../model/signature-request';
 import type { Tenant } from '../../model/tenant';
 import type { Crypto } from '../../ports/crypto';
 import type { SigningLink } from '../../ports/signing-link-store';
 import type { Stores } from '../../ports/stores';
 import { signersDue } from '../../state-machine';
 
-/** What one signer may see of a request through their link. Never other recipients' names or addresses. */
+/**
+ * What one signer may see of a request through their link. Never other recipients' names or addresses;
+ * before identification not even this recipient's full address; after the request ended only its final
+ * state (and, once sealed, the finished document).
+ */
 export interface SignerView {
   readonly request: SignatureRequest;
   readonly recipient: Recipient;
-  /** Empty until identification is passed. */
+  /** The recipient's address as the signer may see it: masked (`a…@example.com`) until identification. */
+  readonly email: string;
+  /** Empty until identification is passed, and once the request has ended. */
   readonly documents: readonly Document[];
-  /** This recipient's own fields; empty until identification is passed. */
+  /** This recipient's own fields; empty until identification is passed, and once the request has ended. */
   readonly fields: readonly Field[];
   readonly authenticated: boolean;
   readonly locked: boolean;
@@ -61,17 +67,31 @@ export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string
 
 export const isIdentified = (r: Recipient) => r.authentication === 'none' || r.authenticatedAt !== null;
 
-/** Builds the signer's view; documents are loaded only for an identified recipient. */
+/**
+ * Whether the link may still show the agreement itself (documents, fields): only while the request is open.
+ * Once it ended (completed, declined, expired, cancelled) a link shows its final state only.
+ */
+export const mayShowAgreement = (request: SignatureRequest, recipient: Recipient): boolean => isIdentified(recipient) && !isTerminal(request.status);
+
+/** `a…@example.com`: enough for a person to recognise their address, not enough to harvest it. */
+export const maskEmail = (email: string): string => {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? '…' : `${Array.from(email.slice(0, at))[0] ?? ''}…${email.slice(at)}`;
+};
+
+/** Builds the signer's view; documents are loaded only while `mayShowAgreement`. */
 export const buildSignerView = (stores: Stores, ctx: SigningContext): TE.TaskEither<DomainError, SignerView> => {
   const { request, recipient } = ctx;
   const identified = isIdentified(recipient);
+  const show = mayShowAgreement(request, recipient);
   return pipe(
-    identified ? stores.documents.findByIds(ctx.tenant, request.documentIds) : TE.right([] as readonly Document[]),
+    show ? stores.documents.findByIds(ctx.tenant, request.documentIds) : TE.right([] as readonly Document[]),
     TE.map((docs) => ({
       request,
       recipient,
+      email: identified ? recipient.email : maskEmail(recipient.email),
       documents: request.documentIds.map((id) => docs.find((d) => d.id === id)).filter((d): d is Document => d !== undefined),
-      fields: identified ? request.fields.filter((f) => f.recipientId === recipient.id) : [],
+      fields: show ? request.fields.filter((f) => f.recipientId === recipient.id) : [],
       authenticated: identified,
       locked: recipient.authFailures >= MAX_AUTH_ATTEMPTS,
       yourTurn: signersDue(request).some((s) => s.id === recipient.id),
