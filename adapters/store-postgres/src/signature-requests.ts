@@ -4,10 +4,9 @@ import { SignatureRequestData, consistentRequest, requestRow } from '@esig/store
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { run } from './connection';
-import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, oneOf, rowName } from './decode';
+import { columnCodecs, decode, rowName } from './decode';
 import type { KeysetTable } from './keyset';
 import { listKeyset } from './keyset';
 
