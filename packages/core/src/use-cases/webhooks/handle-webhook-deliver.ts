@@ -9,14 +9,7 @@ import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAIL
 import type { JobHandler } from '../jobs/job-handler';
 import { nothingToRecord } from '../jobs/job-handler';
 import { tenantOf } from '../jobs/load-job-request';
-import { dispatchEvent } from './deliveries';
 import type { WebhookDeps } from './webhook-deps';
-
-/** `webhook.dispatch`: fan an event out to its subscribed endpoints (in the job's commit). */
-export const handleWebhookDispatch =
-  (deps: WebhookDeps): JobHandler =>
-  (job) =>
-    TE.right((tx: Stores) => pipe(dispatchEvent(tx, deps, tenantOf(job), job.payload.eventId ?? ''), TE.map(() => undefined)));
 
 /** The secrets that sign now: the current one first, then any still inside its overlap window. */
 const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): string[] =>

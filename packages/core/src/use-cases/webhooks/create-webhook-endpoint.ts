@@ -1,0 +1,57 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import type { EventType } from '../../model/event';
+import type { Principal } from '../../model/principal';
+import type { WebhookEndpoint } from '../../model/webhook';
+import type { Command } from '../command';
+import { requireScope } from '../policy';
+import { checkUrl } from './endpoint-access';
+import type { WebhookDeps } from './webhook-deps';
+import { newWebhookSecret } from './webhook-deps';
+
+export interface CreatedEndpoint {
+  readonly endpoint: WebhookEndpoint;
+  /** The signing secret, in clear only in this result. */
+  readonly secret: string;
+}
+
+export interface CreateWebhookEndpointInput {
+  readonly url: string;
+  readonly events: readonly EventType[];
+  readonly description?: string | null;
+}
+
+/**
+ * Creates an endpoint in the caller's mode (test events go only to test endpoints). The secret is returned
+ * once and stored only encrypted. The URL is checked now and again at every delivery.
+ */
+export const createWebhookEndpoint =
+  (deps: WebhookDeps) =>
+  (p: Principal, input: CreateWebhookEndpointInput): TE.TaskEither<DomainError, Command<CreatedEndpoint>> =>
+    pipe(
+      requireScope(p, 'webhooks:write'),
+      TE.chainW(() => checkUrl(deps, input.url)),
+      TE.map(() => (tx) => {
+        const at = deps.clock.now().toISOString();
+        const secret = newWebhookSecret(deps.crypto);
+        const endpoint: WebhookEndpoint = {
+          id: deps.ids.next('whe'),
+          orgId: p.tenant.orgId,
+          mode: p.tenant.mode,
+          url: input.url,
+          events: [...new Set(input.events)],
+          description: input.description ?? null,
+          enabled: true,
+          disabledReason: null,
+          disabledAt: null,
+          secrets: [{ sealed: deps.secrets.seal(secret), createdAt: at, retiresAt: null }],
+          consecutiveFinalFailures: 0,
+          failingSince: null,
+          createdAt: at,
+          updatedAt: at,
+          version: 1,
+        };
+        return pipe(tx.webhookEndpoints.insert(endpoint), TE.map(() => ({ endpoint, secret })));
+      }),
+    );

@@ -1,0 +1,64 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import type { Tenant } from '../../model/tenant';
+import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook';
+import type { Stores } from '../../ports/stores';
+import { webhookBody } from '../../webhook-rules';
+import type { WebhookDeps } from './webhook-deps';
+
+/** Creates a pending delivery of `body` to an endpoint and schedules its first attempt now. */
+export const createDelivery = (
+  tx: Stores,
+  deps: Pick<WebhookDeps, 'ids'>,
+  endpoint: WebhookEndpoint,
+  event: { readonly id: string; readonly type: string },
+  body: string,
+  at: string,
+): TE.TaskEither<DomainError, WebhookDelivery> => {
+  const delivery: WebhookDelivery = {
+    id: deps.ids.next('dlv'),
+    orgId: endpoint.orgId,
+    mode: endpoint.mode,
+    endpointId: endpoint.id,
+    eventId: event.id,
+    eventType: event.type,
+    body,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: at,
+    lastAttemptAt: null,
+    lastOutcome: null,
+    createdAt: at,
+    version: 1,
+  };
+  return pipe(
+    tx.webhookDeliveries.insert(delivery),
+    TE.chainW(() =>
+      tx.jobs.enqueue({ id: deps.ids.next('job'), kind: 'webhook.deliver', orgId: delivery.orgId, mode: delivery.mode, payload: { deliveryId: delivery.id }, runAt: at, dedupeKey: `deliver:${delivery.id}:1`, createdAt: at }),
+    ),
+    TE.map(() => delivery),
+  );
+};
+
+/** Fans one event out to the enabled endpoints of its org and mode that subscribe to its type. */
+export const dispatchEvent = (tx: Stores, deps: Pick<WebhookDeps, 'ids' | 'clock'>, tenant: Tenant, eventId: string): TE.TaskEither<DomainError, number> =>
+  pipe(
+    tx.events.findById(tenant, eventId),
+    TE.chainW((event) =>
+      event === null
+        ? TE.right(0)
+        : pipe(
+            tx.webhookEndpoints.findSubscribed(tenant, event.type),
+            TE.chainW((endpoints) => {
+              const at = deps.clock.now().toISOString();
+              const body = webhookBody(event);
+              return pipe(
+                endpoints,
+                TE.traverseSeqArray((e) => createDelivery(tx, deps, e, event, body, at)),
+                TE.map((ds) => ds.length),
+              );
+            }),
+          ),
+    ),
+  );

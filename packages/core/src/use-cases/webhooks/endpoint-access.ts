@@ -1,0 +1,22 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { DomainError } from '../../errors';
+import { notFound, validationFailed } from '../../errors';
+import type { Principal } from '../../model/principal';
+import type { WebhookEndpoint } from '../../model/webhook';
+import type { Stores } from '../../ports/stores';
+import type { WebhookDeps } from './webhook-deps';
+
+/** Checks the target rules (HTTPS, no credentials, public addresses) before an endpoint is stored. */
+export const checkUrl = (deps: Pick<WebhookDeps, 'sender'>, url: string): TE.TaskEither<DomainError, void> =>
+  pipe(
+    TE.fromTask(deps.sender.checkTarget(url)),
+    TE.chainW((r) => (r.ok ? TE.right(undefined) : TE.left(validationFailed([{ path: 'url', message: r.reason }], `url: ${r.reason}`)))),
+  );
+
+/** An endpoint of the caller's org and mode; another's is simply not found. */
+export const loadEndpoint = (stores: Stores, p: Principal, id: string): TE.TaskEither<DomainError, WebhookEndpoint> =>
+  pipe(
+    stores.webhookEndpoints.findById(p.tenant, id),
+    TE.chainW((e) => (e === null ? TE.left<DomainError, WebhookEndpoint>(notFound('webhook_endpoint', id)) : TE.right(e))),
+  );

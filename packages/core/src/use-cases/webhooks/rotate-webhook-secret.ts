@@ -1,0 +1,33 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { Principal } from '../../model/principal';
+import type { WebhookEndpoint } from '../../model/webhook';
+import { SECRET_OVERLAP_MS, secretsInForce } from '../../webhook-rules';
+import type { Command } from '../command';
+import { requireScope } from '../policy';
+import type { CreatedEndpoint } from './create-webhook-endpoint';
+import { loadEndpoint } from './endpoint-access';
+import type { WebhookDeps } from './webhook-deps';
+import { newWebhookSecret } from './webhook-deps';
+
+/**
+ * A new signing secret, returned once. The previous one keeps signing for the overlap window (24 h): every
+ * delivery meanwhile carries both `v1` signatures, new first. Secrets already past their window are dropped.
+ */
+export const rotateWebhookSecret =
+  (deps: WebhookDeps) =>
+  (p: Principal, id: string): Command<CreatedEndpoint> =>
+  (tx) =>
+    pipe(
+      requireScope(p, 'webhooks:write'),
+      TE.chainW(() => loadEndpoint(tx, p, id)),
+      TE.chainW((e) => {
+        const now = deps.clock.now();
+        const at = now.toISOString();
+        const retiresAt = new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString();
+        const secret = newWebhookSecret(deps.crypto);
+        const kept = secretsInForce(e.secrets, at).map((s) => (s.retiresAt === null ? { ...s, retiresAt } : s));
+        const next: WebhookEndpoint = { ...e, secrets: [{ sealed: deps.secrets.seal(secret), createdAt: at, retiresAt: null }, ...kept], updatedAt: at, version: e.version + 1 };
+        return pipe(tx.webhookEndpoints.update(next), TE.map(() => ({ endpoint: next, secret })));
+      }),
+    );

@@ -1,0 +1,28 @@
+import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/TaskEither';
+import type { Principal } from '../../model/principal';
+import type { WebhookDelivery } from '../../model/webhook';
+import { webhookBody } from '../../webhook-rules';
+import type { Command } from '../command';
+import { requireScope } from '../policy';
+import { createDelivery } from './delivery-records';
+import { loadEndpoint } from './endpoint-access';
+import type { WebhookDeps } from './webhook-deps';
+
+/**
+ * A test delivery to one endpoint: a `webhook.test` event (not in the event log, never subscribed to),
+ * signed and delivered like any other, so a receiver can be checked end to end.
+ */
+export const testWebhookEndpoint =
+  (deps: Pick<WebhookDeps, 'ids' | 'clock'>) =>
+  (p: Principal, endpointId: string): Command<WebhookDelivery> =>
+  (tx) =>
+    pipe(
+      requireScope(p, 'webhooks:write'),
+      TE.chainW(() => loadEndpoint(tx, p, endpointId)),
+      TE.chainW((e) => {
+        const at = deps.clock.now().toISOString();
+        const event = { id: deps.ids.next('evt'), type: 'webhook.test', createdAt: at, mode: e.mode, redeliveryOf: null, data: { endpoint_id: e.id } };
+        return createDelivery(tx, deps, e, event, webhookBody(event), at);
+      }),
+    );
