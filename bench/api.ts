@@ -123,7 +123,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   };
   const config = loadConfig(env);
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
-  const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, keyId: issued.key.id, scopes: ['*'] };
+  const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const esig = await startProcess(
     [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(root, 'examples/server/bin/esig.mjs'), 'serve'],
     env,

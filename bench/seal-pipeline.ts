@@ -26,7 +26,7 @@ export const openPipeline = async (documents: readonly Uint8Array[], signatures:
   const db = openSqliteStore({ path: join(dir, 'esig.db') });
   const ids = createUlidGenerator(systemClock);
   const deps = { ...db, clock: systemClock, ids, crypto: nodeCrypto, pdf: pdfLibInspector, renderer: pdfLibRenderer };
-  const me: Principal = { tenant: { orgId: 'org_bench', mode: 'test' }, keyId: 'bench', scopes: ['*'] };
+  const me: Principal = { tenant: { orgId: 'org_bench', mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: 'bench' } };
   const pdfs = await Promise.all(documents.map((bytes) => must(inspectUpload(deps)(me, bytes), 'inspect')));
   const seal = handleSeal(deps);
 

@@ -84,7 +84,7 @@ try {
 
   // ---- esig: an endpoint, a backlog of committed events, N worker processes ----------------------
   const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids, crypto: nodeCrypto, secrets, sender, retryScale: 1, random: Math.random };
-  const cmd = await must(createWebhookEndpoint(deps)({ tenant, keyId: 'bench', scopes: ['*'] }, { url: `${rx.url}/esig`, events: ['document.created'] }));
+  const cmd = await must(createWebhookEndpoint(deps)({ tenant, scopes: ['*'], credential: { kind: 'api_key', keyId: 'bench' } }, { url: `${rx.url}/esig`, events: ['document.created'] }));
   await must(db.uow.transaction(cmd));
   const committedAt = new Map<string, number>();
   const procs = [];

@@ -5,7 +5,7 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import type { DomainError, Principal, StoredResponse } from '@esig/core';
-import { authenticate, canonicalJson, execute, executeIdempotently, fingerprintSource, hasScope, insufficientScope, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import { authenticate, canonicalJson, credentialId, execute, executeIdempotently, fingerprintSource, hasScope, keyIdOf, insufficientScope, isValidIdempotencyKey, validationFailed } from '@esig/core';
 import { UploadForm } from './codecs';
 import { decode, decodeEach } from './decode';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps';
@@ -103,7 +103,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
       const p = locals(res).principal;
       // The route's pattern, and the path with every signing token redacted: a token is a credential.
       const { route, path } = loggedPath(req, res);
-      deps.logger.info({ requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p?.keyId }, 'request');
+      deps.logger.info({ requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p ? keyIdOf(p.credential) : undefined }, 'request');
       // Only calls made with a key belong to a tenant's log.
       if (p)
         logs.add({
@@ -116,7 +116,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
           status: res.statusCode,
           outcome: String(res.statusCode),
           durationMs: Math.round(ms),
-          keyId: p.keyId,
+          keyId: keyIdOf(p.credential),
           createdAt: deps.clock.now().toISOString(),
         });
     });
@@ -135,7 +135,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     }
     const p = locals(res).principal;
     const buckets = p
-      ? [{ id: `key:${p.keyId}`, limit: opts.rateLimit.perKey }, { id: `org:${p.tenant.orgId}`, limit: opts.rateLimit.perOrg }]
+      ? [{ id: credentialId(p.credential), limit: opts.rateLimit.perKey }, { id: `org:${p.tenant.orgId}`, limit: opts.rateLimit.perOrg }]
       : [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perKey }];
     const decision = await deps.rateLimiter.consume(buckets)();
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
@@ -250,7 +250,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
         return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
       }
       const fingerprint = deps.crypto.sha256Hex(
-        fingerprintSource({ credential: principal.keyId, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }),
+        fingerprintSource({ credential: credentialId(principal.credential), method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }),
       );
       await respond(
         res,

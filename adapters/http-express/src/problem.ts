@@ -1,4 +1,5 @@
 import type { DomainError } from '@esig/core';
+import { describeError } from '@esig/core';
 import type * as t from 'io-ts';
 import type { Problem } from './codecs';
 
@@ -44,36 +45,20 @@ const TABLE: { readonly [K in ApiError['_tag']]: Mapping } = {
 
 const detailOf = (e: ApiError): string => {
   switch (e._tag) {
-    case 'ValidationFailed':
-    case 'Unauthenticated':
-    case 'InvalidState':
-    case 'InvalidDocument':
-    case 'MailUnavailable':
-      return e.detail;
-    case 'InsufficientScope':
-      return `This call needs the scope ${e.scope}.`;
-    case 'NotFound':
-      return `No ${e.resource.replace(/_/g, ' ')} ${e.id}.`;
     case 'RouteNotFound':
       return 'No such route.';
-    case 'ConcurrentModification':
-      return `The ${e.resource.replace(/_/g, ' ')} was changed by a concurrent call; retry.`;
-    case 'IdempotencyInProgress':
-      return 'A request with this Idempotency-Key is still being processed; retry shortly.';
-    case 'IdempotencyKeyReused':
-      return 'This Idempotency-Key was used with a different request.';
     case 'PayloadTooLarge':
       return `The body exceeds ${e.limitBytes} bytes.`;
     case 'RequestTimeout':
       return `The body did not arrive within ${e.limitS} s.`;
     case 'UnsupportedMediaType':
       return `Send ${e.expected}.`;
-    case 'RateLimited':
-      return `Rate limit exceeded; retry after ${e.retryAfterS} s.`;
     // Never reveal internals: the cause is logged with the request id instead.
     case 'StoreFailure':
     case 'Internal':
       return 'An unexpected error occurred. Quote the requestId when reporting it.';
+    default:
+      return describeError(e);
   }
 };
 

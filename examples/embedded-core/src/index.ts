@@ -17,7 +17,7 @@ export const sendContract = async (dbPath: string): Promise<E.Either<string, Sig
   const db = openSqliteStore({ path: dbPath });
   const deps = { ...db, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector };
   // Your backend already knows who is calling; it states the tenant and the permissions it grants.
-  const me: Principal = { tenant: { orgId: 'org_acme', mode: 'test' }, keyId: 'backend', scopes: ['*'] };
+  const me: Principal = { tenant: { orgId: 'org_acme', mode: 'test' }, scopes: ['*'], credential: { kind: 'external', id: 'backend' } };
 
   const pdf = await PDFDocument.create();
   const page = pdf.addPage();

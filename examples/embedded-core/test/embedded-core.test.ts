@@ -23,7 +23,7 @@ describe('the embedded-core example', () => {
     const db = openSqliteStore({ path });
     const cursors = { sign: (d: string) => nodeCrypto.hmacSha256Hex('k', d), verify: (d: string, m: string) => nodeCrypto.hmacSha256Hex('k', d) === m };
     const events = await listEvents({ stores: db.stores, cursors })(
-      { tenant: { orgId: 'org_acme', mode: 'test' }, keyId: 'x', scopes: ['*'] },
+      { tenant: { orgId: 'org_acme', mode: 'test' }, scopes: ['*'], credential: { kind: 'external', id: 'x' } },
       { order: 'asc' },
       {},
       (e) => e.type,

@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './describe-error';
 export * from './idempotency';
 export * from './pagination';
 export * as rateLimit from './rate-limit';

@@ -13,8 +13,8 @@ export const hmacCursorSigner = (key: string): CursorSigner => ({
 
 export const principal = (scopes: readonly GrantedScope[] = ['*'], tenant: Tenant = TENANT): Principal => ({
   tenant,
-  keyId: `key_${tenant.orgId}_${tenant.mode}`,
   scopes,
+  credential: { kind: 'api_key', keyId: `key_${tenant.orgId}_${tenant.mode}` },
 });
 
 /** A PDF inspector that believes every upload has `pageCount` pages. */

@@ -23,7 +23,7 @@ export const authenticate =
       TE.chainW((key) =>
         key === null || !deps.crypto.timingSafeEqual(key.secretHash, digest) || key.revokedAt !== null
           ? TE.left(unauthenticated('The API key is unknown or revoked.'))
-          : TE.right<DomainError, Principal>({ tenant: { orgId: key.orgId, mode: key.mode }, keyId: key.id, scopes: key.scopes }),
+          : TE.right<DomainError, Principal>({ tenant: { orgId: key.orgId, mode: key.mode }, scopes: key.scopes, credential: { kind: 'api_key', keyId: key.id } }),
       ),
     );
   };
