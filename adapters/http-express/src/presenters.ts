@@ -53,7 +53,19 @@ export const presentRecipient = (x: Recipient): RecipientResource => ({
   declinedAt: x.declinedAt,
 });
 
-export const presentField = (f: Field): FieldResource => ({ ...f });
+export const presentField = (f: Field): FieldResource => ({
+  id: f.id,
+  documentId: f.documentId,
+  recipientId: f.recipientId,
+  type: f.type,
+  page: f.page,
+  x: f.x,
+  y: f.y,
+  width: f.width,
+  height: f.height,
+  required: f.required,
+  value: f.value,
+});
 
 export const presentApiKey = (k: ApiKey): ApiKeyResource => ({
   id: k.id,
