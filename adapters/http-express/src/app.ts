@@ -68,11 +68,24 @@ const respond = async <A>(res: Response, te: TE.TaskEither<ApiError, A>, onRight
   else onRight(r.right);
 };
 
+/** The API as an Express application, and how to stop it. */
+export interface EsigApp {
+  readonly app: express.Express;
+  /** Writes the request log entries still buffered and stops its timer; call after the server closed. */
+  close(): Promise<void>;
+}
+
 /**
  * The esig REST API as an Express application. Every write route (POST/PATCH/DELETE) runs through the same
  * pipeline, so idempotency keys work on all of them with nothing enabled per route.
+ *
+ * @example
+ * const { app, close } = createEsigApp(deps, defaultHttpOptions('https://sign.example.com'));
+ * const server = app.listen(3000);
+ * // on shutdown:
+ * server.close(async () => close());
  */
-export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): express.Express => {
+export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigApp => {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', opts.trustProxy);
@@ -81,8 +94,6 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
   const routes = buildRoutes(deps);
   const signerRoutes = buildSignerRoutes(deps, opts);
   const logs = createLogBuffer(deps.uow, deps.logger);
-  // The composition root flushes the request log on shutdown.
-  app.locals.flushLogs = () => logs.flush(true);
   const openApi = JSON.stringify(buildOpenApi(routes, signerRoutes, opts.publicUrl));
   const auth = authenticate(deps);
   // Behind an https public URL, browsers are told to use nothing else (RFC 6797).
@@ -280,7 +291,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): expres
     sendProblem(res, { _tag: 'Internal' });
   });
 
-  return app;
+  return { app, close: () => logs.flush(true) };
 };
 
 const malformedAuthorization = (): DomainError => ({ _tag: 'Unauthenticated', detail: 'Use Authorization: Bearer <API key>.' });

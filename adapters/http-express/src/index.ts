@@ -1,4 +1,5 @@
 export { createEsigApp } from './app';
+export type { EsigApp } from './app';
 export type { EsigHttpDeps, EsigHttpOptions, Logger } from './deps';
 export { defaultHttpOptions } from './deps';
 export { buildOpenApi } from './openapi';

@@ -204,7 +204,7 @@ export interface RunningServer {
 export const startServer = async (config: ServerConfig, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> => {
   const db = await openDatabase(config);
   const c = buildContainer(config, db);
-  const app = c.resolve(T.App);
+  const { app, close: closeApp } = c.resolve(T.App);
   let bootstrap: RunningServer['bootstrap'] = null;
   if (config.database.kind === 'sqlite') {
     const count = await c.resolve(T.Stores).apiKeys.count()();
@@ -245,7 +245,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
       });
       await worker?.stopListening();
       await worker?.stop();
-      await (app.locals.flushLogs as () => Promise<void>)();
+      await closeApp();
       await db.close();
     },
   };

@@ -1,8 +1,7 @@
 import type { InjectionToken } from 'tsyringe';
 import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, SecretBox, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 import type { Database } from './database';
-import type { EsigHttpDeps, Logger } from '@esig/http-express';
-import type { Express } from 'express';
+import type { EsigApp, EsigHttpDeps, Logger } from '@esig/http-express';
 import type { ServerConfig } from './config';
 
 /** The injection tokens of the composition root: one per port, plus the assembled pieces. */
@@ -25,5 +24,5 @@ export const T = {
   Mail: Symbol('MailRouter') as InjectionToken<(tenant: Tenant) => MailTransport>,
   JobHandlers: Symbol('JobHandlers') as InjectionToken<Partial<Record<JobKind, JobHandler>>>,
   HttpDeps: Symbol('EsigHttpDeps') as InjectionToken<EsigHttpDeps>,
-  App: Symbol('App') as InjectionToken<Express>,
+  App: Symbol('App') as InjectionToken<EsigApp>,
 } as const;
