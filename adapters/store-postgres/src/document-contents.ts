@@ -3,6 +3,7 @@ import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
+import { contentKeyName } from '@esig/store-sql';
 import type { Conn } from './connection';
 import { run } from './connection';
 import { Bytes, decode } from './decode';
@@ -10,12 +11,12 @@ import { Bytes, decode } from './decode';
 const ContentRow = t.type({ bytes: Bytes });
 
 /**
- * PDF bytes as bytea, keyed by (org_id, mode, document_id). `put` overwrites: storing the same document's
+ * PDF bytes as bytea, keyed by (org_id, mode, document_id) where document_id is `contentKeyName(key)`. `put` overwrites: storing the same document's
  * bytes twice keeps the last. Bytes are copied on the way in and out, so neither side can alter what the
  * other holds.
  */
 export const pgDocumentContents = (conn: Conn): DocumentContentStore => ({
-  put: (tenant, documentId, bytes) =>
+  put: (tenant, key, bytes) =>
     pipe(
       run(
         conn,
@@ -24,23 +25,23 @@ export const pgDocumentContents = (conn: Conn): DocumentContentStore => ({
          ON CONFLICT (org_id, mode, document_id) DO UPDATE SET bytes = excluded.bytes`,
         // A copy: the driver serializes a statement only when its connection gets to it, and the caller
         // may reuse its buffer meanwhile.
-        [tenant.orgId, tenant.mode, documentId, Buffer.from(bytes)],
+        [tenant.orgId, tenant.mode, contentKeyName(key), Buffer.from(bytes)],
       ),
       TE.map(() => undefined),
     ),
 
-  get: (tenant, documentId) =>
+  get: (tenant, key) =>
     pipe(
       run(conn, 'read', 'SELECT bytes FROM document_contents WHERE org_id = $1 AND mode = $2 AND document_id = $3', [
         tenant.orgId,
         tenant.mode,
-        documentId,
+        contentKeyName(key),
       ]),
       TE.chainEitherK(({ rows: [row] }) =>
         row === undefined
           ? E.right(null)
           : pipe(
-              decode(ContentRow, `document_contents row ${documentId}`)(row),
+              decode(ContentRow, `document_contents row ${contentKeyName(key)}`)(row),
               E.map((r) => r.bytes),
             ),
       ),

@@ -446,8 +446,8 @@ describe.skipIf(!available)('postgres adapter', () => {
 
     it('bytes come back as a Uint8Array of their own, large sizes included', async () => {
       const big = Uint8Array.from({ length: 3 * 1024 * 1024 + 7 }, (_, i) => (i * 31) & 0xff);
-      await ok(s.stores.documentContents.put(TENANT_A, 'doc_big', big));
-      const got = (await ok(s.stores.documentContents.get(TENANT_A, 'doc_big')))!;
+      await ok(s.stores.documentContents.put(TENANT_A, { kind: 'upload', documentId: 'doc_big' }, big));
+      const got = (await ok(s.stores.documentContents.get(TENANT_A, { kind: 'upload', documentId: 'doc_big' })))!;
       expect(Object.getPrototypeOf(got)).toBe(Uint8Array.prototype);
       expect(got.byteLength).toBe(big.byteLength);
       expect(Buffer.compare(got, big)).toBe(0);

@@ -3,6 +3,7 @@ import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import * as t from 'io-ts';
+import { contentKeyName } from '@esig/store-sql';
 import type { Conn } from './connection';
 import { attempt } from './connection';
 import { Bytes, decode } from './decode';
@@ -10,12 +11,12 @@ import { Bytes, decode } from './decode';
 const ContentRow = t.type({ bytes: Bytes });
 
 /**
- * PDF bytes as BLOBs, keyed by (org_id, mode, document_id). `put` overwrites: storing the same document's
+ * PDF bytes as BLOBs, keyed by (org_id, mode, document_id) where document_id is `contentKeyName(key)`. `put` overwrites: storing the same document's
  * bytes twice keeps the last. The driver copies the bytes on write and hands out a fresh buffer on read,
  * so neither side can alter what the other holds.
  */
 export const sqliteDocumentContents = (conn: Conn): DocumentContentStore => ({
-  put: (tenant, documentId, bytes) =>
+  put: (tenant, key, bytes) =>
     pipe(
       attempt(conn, (c) =>
         c
@@ -23,23 +24,23 @@ export const sqliteDocumentContents = (conn: Conn): DocumentContentStore => ({
             `INSERT INTO document_contents (org_id, mode, document_id, bytes) VALUES (?, ?, ?, ?)
              ON CONFLICT (org_id, mode, document_id) DO UPDATE SET bytes = excluded.bytes`,
           )
-          .run(tenant.orgId, tenant.mode, documentId, bytes),
+          .run(tenant.orgId, tenant.mode, contentKeyName(key), bytes),
       ),
       TE.map(() => undefined),
     ),
 
-  get: (tenant, documentId) =>
+  get: (tenant, key) =>
     pipe(
       attempt(conn, (c) =>
         c
           .prepare('SELECT bytes FROM document_contents WHERE org_id = ? AND mode = ? AND document_id = ?')
-          .get(tenant.orgId, tenant.mode, documentId),
+          .get(tenant.orgId, tenant.mode, contentKeyName(key)),
       ),
       TE.chainEitherK((row) =>
         row === undefined
           ? E.right(null)
           : pipe(
-              decode(ContentRow, `document_contents row ${documentId}`)(row),
+              decode(ContentRow, `document_contents row ${contentKeyName(key)}`)(row),
               E.map((r) => r.bytes),
             ),
       ),

@@ -51,7 +51,7 @@ export const topLevelStores = (read: Conn, uow: UnitOfWork): Stores => {
     },
     documentContents: {
       ...r.documentContents,
-      put: (tenant, documentId, bytes) => inTx((tx) => tx.documentContents.put(tenant, documentId, bytes)),
+      put: (tenant, key, bytes) => inTx((tx) => tx.documentContents.put(tenant, key, bytes)),
     },
     signatureRequests: {
       ...r.signatureRequests,

@@ -224,7 +224,7 @@ describe('API keys', () => {
     const issued = await bootstrap(h, ['documents:read', 'api_keys:write'], 'live');
     expect(issued.secret).toMatch(/^esig_live_[A-Za-z0-9]{32}$/);
     const p = await right(authenticate({ stores: h.stores, crypto: h.crypto })(issued.secret));
-    expect(p).toEqual({ tenant: { orgId: issued.org.id, mode: 'live' }, keyId: issued.key.id, scopes: ['documents:read', 'api_keys:write'] });
+    expect(p).toEqual({ tenant: { orgId: issued.org.id, mode: 'live' }, scopes: ['documents:read', 'api_keys:write'], credential: { kind: 'api_key', keyId: issued.key.id } });
     // A second bootstrap of the same org reuses it.
     const second = await bootstrap(h, ['*'], 'test');
     expect(second.org).toEqual(issued.org);

@@ -5,6 +5,7 @@ export * from './migrations';
 export * from './rows/api-keys';
 export * from './rows/api-log';
 export * from './rows/documents';
+export * from './rows/document-contents';
 export * from './rows/events';
 export * from './rows/evidence';
 export * from './rows/idempotency';

@@ -1,6 +1,7 @@
 import * as E from 'fp-ts/Either';
 import type * as TE from 'fp-ts/TaskEither';
 import type {
+  ContentKey,
   ApiKey,
   ApiLogEntry,
   DeliveryAttempt,
@@ -133,6 +134,8 @@ const copy = <A>(a: A): A => structuredClone(a);
 const copyBytes = (b: Uint8Array): Uint8Array => new Uint8Array(b);
 
 const tenantKey = (t: Tenant, id: string) => JSON.stringify([t.orgId, t.mode, id]);
+/** A content key as one text, the kind kept apart from the id. */
+const contentName = (k: ContentKey) => JSON.stringify(k.kind === 'upload' ? [k.kind, k.documentId] : [k.kind, k.requestId]);
 const inTenant = (row: { readonly orgId: string; readonly mode: string }, t: Tenant) =>
   row.orgId === t.orgId && row.mode === t.mode;
 
@@ -231,14 +234,14 @@ const makeStores = (v: View): Stores => ({
   },
 
   documentContents: {
-    put: (t, documentId, bytes) =>
+    put: (t, key, bytes) =>
       op(v, () => {
-        v.put('contents', tenantKey(t, documentId), copyBytes(bytes));
+        v.put('contents', tenantKey(t, contentName(key)), copyBytes(bytes));
         return ok(undefined);
       }),
-    get: (t, documentId) =>
+    get: (t, key) =>
       op(v, () => {
-        const b = v.get('contents', tenantKey(t, documentId));
+        const b = v.get('contents', tenantKey(t, contentName(key)));
         return ok(b === undefined ? null : copyBytes(b));
       }),
   },
@@ -666,7 +669,7 @@ export const createMemoryStores = (): MemoryStores => {
     },
     documentContents: {
       ...committed.documentContents,
-      put: (t, id, bytes) => auto((tx) => tx.documentContents.put(t, id, bytes)),
+      put: (t, key, bytes) => auto((tx) => tx.documentContents.put(t, key, bytes)),
     },
     signatureRequests: {
       ...committed.signatureRequests,

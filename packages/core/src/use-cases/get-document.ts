@@ -6,6 +6,7 @@ import type { Document } from '../model/document';
 import type { Principal } from '../model/principal';
 import type { Stores } from '../ports/stores';
 import { requireScope } from './policy';
+import { uploadKey } from './jobs/artifacts';
 
 /** One document's metadata; another org's or mode's document is not found. */
 export const getDocument =
@@ -25,7 +26,7 @@ export const getDocumentContent =
       getDocument(deps)(p, id),
       TE.chainW((document) =>
         pipe(
-          deps.stores.documentContents.get(p.tenant, id),
+          deps.stores.documentContents.get(p.tenant, uploadKey(id)),
           TE.chainW((bytes) => (bytes === null ? TE.left(notFound('document', id)) : TE.right({ document, bytes }))),
         ),
       ),

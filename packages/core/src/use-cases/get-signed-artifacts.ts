@@ -7,6 +7,7 @@ import { invalidState, notFound } from '../errors';
 import type { Principal } from '../model/principal';
 import type { SignatureRequest } from '../model/signature-request';
 import type { Stores } from '../ports/stores';
+import type { ContentKey } from '../ports/document-content-store';
 import { certificateKey, finishedKey } from './jobs/artifacts';
 import { loadRequest, requireScope } from './policy';
 
@@ -17,7 +18,7 @@ const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureReques
       ? TE.left(invalidState('The request is completed and its finished document is being produced; retry in a few seconds.'))
       : TE.right(r);
 
-const artifact = (stores: Stores, p: Principal, requestId: string, key: (id: string) => string) =>
+const artifact = (stores: Stores, p: Principal, requestId: string, key: (requestId: string) => ContentKey) =>
   pipe(
     requireScope(p, 'signature_requests:read'),
     TE.chainW(() => loadRequest(stores, p, requestId, false)),
@@ -25,7 +26,7 @@ const artifact = (stores: Stores, p: Principal, requestId: string, key: (id: str
     TE.chainW((r) =>
       pipe(
         stores.documentContents.get(p.tenant, key(r.id)),
-        TE.chainW((bytes) => (bytes === null ? TE.left(notFound('document', key(r.id))) : TE.right({ request: r, bytes }))),
+        TE.chainW((bytes) => (bytes === null ? TE.left(notFound(`${key(r.id).kind} document`, r.id)) : TE.right({ request: r, bytes }))),
       ),
     ),
   );

@@ -10,6 +10,7 @@ import type { PdfInspector } from '../ports/pdf-inspector';
 import type { Command } from './command';
 import { check, requireScope } from './policy';
 import { recordEvent } from './signing/records';
+import { uploadKey } from './jobs/artifacts';
 
 /** An upload that passed inspection. Only `inspectUpload` makes one, so no unchecked bytes get stored. */
 export interface InspectedPdf {
@@ -64,7 +65,7 @@ export const uploadDocument =
         check([name.length === 0 || name.length > 255 ? { path: 'name', message: 'must have 1 to 255 characters' } : null]),
       ),
       TE.chainW(() => tx.documents.insert(doc)),
-      TE.chainW(() => tx.documentContents.put(p.tenant, doc.id, input.pdf.bytes)),
+      TE.chainW(() => tx.documentContents.put(p.tenant, uploadKey(doc.id), input.pdf.bytes)),
       TE.chainW(() =>
         recordEvent(tx, deps.ids, {
           id: deps.ids.next('evt'),

@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import type { StoreResult } from '@esig/core';
+import type { ContentKey, StoreResult } from '@esig/core';
 import { describe, expect, it } from 'vitest';
 import { TENANT_A, TENANT_A_LIVE, TENANT_B, fails, makeDocument, ok, tagOf } from '../builders';
 import type { Harness } from './harness';
@@ -89,13 +89,15 @@ export const documentsContract = (h: Harness) =>
     });
   });
 
+const upload = (documentId: string): ContentKey => ({ kind: 'upload', documentId });
+
 export const documentContentsContract = (h: Harness) =>
   describe('documentContents', () => {
     it('round-trips bytes exactly, including 0x00 and 0xff, as a Uint8Array', async () => {
       const bytes = Uint8Array.from({ length: 512 }, (_, i) => (i * 7 + 255) % 256);
       expect(bytes.includes(0) && bytes.includes(0xff)).toBe(true);
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', bytes));
-      const got = await ok(h().stores.documentContents.get(TENANT_A, 'doc_1'));
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_1'), bytes));
+      const got = await ok(h().stores.documentContents.get(TENANT_A, upload('doc_1')));
       expect(got).toBeInstanceOf(Uint8Array);
       expect(sameBytes(got!, bytes)).toBe(true);
     });
@@ -108,34 +110,44 @@ export const documentContentsContract = (h: Harness) =>
         x ^= x << 5;
         return x & 0xff;
       });
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_big', big));
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_empty', new Uint8Array(0)));
-      expect(sameBytes((await ok(h().stores.documentContents.get(TENANT_A, 'doc_big')))!, big)).toBe(true);
-      expect((await ok(h().stores.documentContents.get(TENANT_A, 'doc_empty')))?.byteLength).toBe(0);
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_big'), big));
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_empty'), new Uint8Array(0)));
+      expect(sameBytes((await ok(h().stores.documentContents.get(TENANT_A, upload('doc_big'))))!, big)).toBe(true);
+      expect((await ok(h().stores.documentContents.get(TENANT_A, upload('doc_empty'))))?.byteLength).toBe(0);
     });
 
     it('keeps its own copy: later changes to either buffer do not reach the store', async () => {
       const bytes = Uint8Array.from([1, 2, 3]);
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', bytes));
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_1'), bytes));
       bytes[0] = 9;
-      const got = (await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!;
+      const got = (await ok(h().stores.documentContents.get(TENANT_A, upload('doc_1'))))!;
       got[1] = 9;
-      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!)).toEqual([1, 2, 3]);
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, upload('doc_1'))))!)).toEqual([1, 2, 3]);
     });
 
     it('put replaces the bytes of the same document', async () => {
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', Uint8Array.from([1])));
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', Uint8Array.from([2, 2])));
-      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!)).toEqual([2, 2]);
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_1'), Uint8Array.from([1])));
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_1'), Uint8Array.from([2, 2])));
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, upload('doc_1'))))!)).toEqual([2, 2]);
     });
 
     it('is null for an unknown document, another org or the other mode, and tenants never overwrite each other', async () => {
-      await ok(h().stores.documentContents.put(TENANT_A, 'doc_1', Uint8Array.from([1])));
-      expect(await ok(h().stores.documentContents.get(TENANT_A, 'doc_2'))).toBeNull();
-      for (const t of STRANGERS) expect(await ok(h().stores.documentContents.get(t, 'doc_1'))).toBeNull();
-      await ok(h().stores.documentContents.put(TENANT_B, 'doc_1', Uint8Array.from([7])));
-      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, 'doc_1')))!)).toEqual([1]);
-      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_B, 'doc_1')))!)).toEqual([7]);
+      await ok(h().stores.documentContents.put(TENANT_A, upload('doc_1'), Uint8Array.from([1])));
+      expect(await ok(h().stores.documentContents.get(TENANT_A, upload('doc_2')))).toBeNull();
+      for (const t of STRANGERS) expect(await ok(h().stores.documentContents.get(t, upload('doc_1')))).toBeNull();
+      await ok(h().stores.documentContents.put(TENANT_B, upload('doc_1'), Uint8Array.from([7])));
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, upload('doc_1'))))!)).toEqual([1]);
+      expect(Array.from((await ok(h().stores.documentContents.get(TENANT_B, upload('doc_1'))))!)).toEqual([7]);
+    });
+
+    it('keeps a request’s finished PDF and certificate apart from each other and from every upload', async () => {
+      // The seal job stores both artifacts of a request; a store that names only uploads fails here.
+      const req = 'req_01KAAAAAAAAAAAAAAAAAAAAAAA';
+      const keys: ContentKey[] = [upload('doc_01KAAAAAAAAAAAAAAAAAAAAAAA'), { kind: 'finished', requestId: req }, { kind: 'certificate', requestId: req }];
+      for (const [i, k] of keys.entries()) await ok(h().stores.documentContents.put(TENANT_A, k, Uint8Array.from([i + 1])));
+      for (const [i, k] of keys.entries()) expect(Array.from((await ok(h().stores.documentContents.get(TENANT_A, k)))!), k.kind).toEqual([i + 1]);
+      expect(await ok(h().stores.documentContents.get(TENANT_A, { kind: 'finished', requestId: 'req_01KBBBBBBBBBBBBBBBBBBBBBBB' }))).toBeNull();
+      for (const t of STRANGERS) expect(await ok(h().stores.documentContents.get(t, { kind: 'certificate', requestId: req }))).toBeNull();
     });
   });
 

@@ -39,7 +39,7 @@ export const transactionsContract = (h: Harness) =>
       return pipe(
         tx.documents.insert(doc),
         TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, 'req_seeded', 'CANCELLED')),
-        TE.chain(() => tx.documentContents.put(TENANT_A, doc.id, Uint8Array.from([1, 2]))),
+        TE.chain(() => tx.documentContents.put(TENANT_A, { kind: 'upload', documentId: doc.id }, Uint8Array.from([1, 2]))),
         TE.chain(() => tx.signatureRequests.update({ ...req, title: 'changed', version: req.version + 1 })),
         TE.chain(() => tx.apiKeys.insert(makeApiKey(TENANT_A))),
         TE.chain(() => tx.orgs.insert(makeOrg({ name: 'Rolled back' }))),
@@ -57,7 +57,7 @@ export const transactionsContract = (h: Harness) =>
       const s = h().stores;
       expect(await ok(s.documents.findById(TENANT_A, docId))).toBeNull();
       expect((await ok(s.documents.findById(TENANT_A, seededDoc)))?.status).toBe('PENDING');
-      expect(await ok(s.documentContents.get(TENANT_A, docId))).toBeNull();
+      expect(await ok(s.documentContents.get(TENANT_A, { kind: 'upload', documentId: docId }))).toBeNull();
       expect(await ok(s.signatureRequests.findById(TENANT_A, req.id))).toEqual(req);
       expect(await ok(s.apiKeys.count())).toBe(0);
       expect(await ok(s.orgs.findByName('Rolled back'))).toBeNull();
@@ -129,12 +129,12 @@ export const transactionsContract = (h: Harness) =>
         h().uow.transaction((tx) =>
           pipe(
             tx.documents.insert(doc),
-            TE.chain(() => tx.documentContents.put(TENANT_A, doc.id, Uint8Array.from([5]))),
+            TE.chain(() => tx.documentContents.put(TENANT_A, { kind: 'upload', documentId: doc.id }, Uint8Array.from([5]))),
             TE.chain(() => tx.events.append(makeEvent(TENANT_A))),
             TE.chain(() => tx.documents.findById(TENANT_A, doc.id)),
             TE.bindTo('found'),
             TE.bind('listed', () => tx.documents.list(TENANT_A, { limit: 5, order: 'desc', after: null, filter: {} })),
-            TE.bind('bytes', () => tx.documentContents.get(TENANT_A, doc.id)),
+            TE.bind('bytes', () => tx.documentContents.get(TENANT_A, { kind: 'upload', documentId: doc.id })),
             TE.bind('events', () => tx.events.list(TENANT_A, { limit: 5, order: 'desc', after: null, filter: {} })),
             TE.chainFirst(() => tx.jobs.enqueue(job)),
             TE.chainFirst(() => tx.signingLinks.insert(link)),

@@ -1,3 +1,7 @@
+import type { ContentKey } from '../../ports/document-content-store';
+
 /** Where the sealed artifacts of a request are kept in the DocumentContentStore. */
-export const finishedKey = (requestId: string) => `finished:${requestId}`;
-export const certificateKey = (requestId: string) => `certificate:${requestId}`;
+export const finishedKey = (requestId: string): ContentKey => ({ kind: 'finished', requestId });
+export const certificateKey = (requestId: string): ContentKey => ({ kind: 'certificate', requestId });
+/** An uploaded document's bytes. */
+export const uploadKey = (documentId: string): ContentKey => ({ kind: 'upload', documentId });

@@ -10,7 +10,7 @@ import type { IdGenerator } from '../../ports/id-generator';
 import type { Stores } from '../../ports/stores';
 import { applyCommand } from '../policy';
 import { appendEvent, appendEvidence, enqueueJob } from '../signing/records';
-import { certificateKey, finishedKey } from './artifacts';
+import { certificateKey, finishedKey, uploadKey } from './artifacts';
 import type { JobFailure, JobHandler } from './job-handler';
 import { jobFailure, nothingToRecord } from './job-handler';
 import { loadJobRequest, tenantOf } from './load-job-request';
@@ -52,7 +52,7 @@ const seal = (deps: SealDeps, request: SignatureRequest) => {
         request.documentIds,
         TE.traverseSeqArray((id) =>
           pipe(
-            deps.stores.documentContents.get(tenant, id),
+            deps.stores.documentContents.get(tenant, uploadKey(id)),
             TE.chainW((bytes): TE.TaskEither<DomainError | JobFailure, { id: string; bytes: Uint8Array }> =>
               bytes === null ? TE.left(jobFailure(`content of ${id} is missing`, true)) : TE.right({ id, bytes }),
             ),

@@ -4,7 +4,7 @@ import type { DomainError } from '../../errors';
 import { invalidState, notFound } from '../../errors';
 import type { Crypto } from '../../ports/crypto';
 import type { Stores } from '../../ports/stores';
-import { finishedKey } from '../jobs/artifacts';
+import { finishedKey, uploadKey } from '../jobs/artifacts';
 import { isIdentified, loadSigningContext, mayShowAgreement } from './signing-session';
 
 /** One original document of the request, for an identified recipient of it, while the request is open. */
@@ -21,7 +21,7 @@ export const getSigningDocument =
           deps.stores.documents.findById(ctx.tenant, documentId),
           TE.chainW((doc) =>
             pipe(
-              deps.stores.documentContents.get(ctx.tenant, documentId),
+              deps.stores.documentContents.get(ctx.tenant, uploadKey(documentId)),
               TE.chainW((bytes) => (doc === null || bytes === null ? TE.left(notFound('document', documentId)) : TE.right({ name: doc.name, bytes }))),
             ),
           ),
