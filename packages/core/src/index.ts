@@ -24,6 +24,7 @@ export type * from './ports/idempotency-store';
 export type * from './ports/event-outbox';
 export type * from './ports/stores';
 export type * from './ports/unit-of-work';
+export * from './compose-stores';
 export type * from './ports/rate-limiter';
 export type * from './ports/pdf-inspector';
 export * from './use-cases/command';

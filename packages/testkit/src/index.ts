@@ -1,4 +1,3 @@
 export * from './store-contract';
 export * from './memory-stores';
 export * from './fakes';
-export * from './pdf';

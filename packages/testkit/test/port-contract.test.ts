@@ -1,0 +1,43 @@
+// A contributor's single-port adapter: document contents kept in a Map of its own (as an object store would
+// keep them), the other ports in memory, joined with overridePorts. It runs only its port's group.
+import * as TE from 'fp-ts/TaskEither';
+import { describe, expect, it } from 'vitest';
+import type { ContentKey, DocumentContentStore, Stores } from '@esig/core';
+import { overridePorts } from '@esig/core';
+import { TENANT_A, ok } from '../src/builders';
+import { createMemoryStores } from '../src/memory-stores';
+import { describeStoreContract } from '../src/store-contract';
+
+const mapContents = (): DocumentContentStore => {
+  const blobs = new Map<string, Uint8Array>();
+  const name = (t: { orgId: string; mode: string }, k: ContentKey) => JSON.stringify([t.orgId, t.mode, k]);
+  return {
+    put: (t, k, bytes) => TE.fromIO(() => void blobs.set(name(t, k), Uint8Array.from(bytes))),
+    get: (t, k) => TE.fromIO(() => {
+      const b = blobs.get(name(t, k));
+      return b === undefined ? null : Uint8Array.from(b);
+    }),
+  };
+};
+
+describeStoreContract(
+  'a Map of contents beside the memory stores',
+  async () => ({ ...overridePorts(createMemoryStores(), { documentContents: () => mapContents() }), cleanup: async () => undefined }),
+  { ports: ['documentContents'] },
+);
+
+describe('overridePorts', () => {
+  it('builds each override from the stores it joins: the transaction’s inside uow.transaction, the plain ones outside', async () => {
+    const base = createMemoryStores();
+    const seen: Stores[] = [];
+    const contents = mapContents();
+    const joined = overridePorts(base, { documentContents: (s) => (seen.push(s), contents) });
+    expect(seen).toEqual([base.stores]);
+    await ok(joined.uow.transaction((tx) => tx.documentContents.put(TENANT_A, { kind: 'upload', documentId: 'doc_1' }, Uint8Array.from([1]))));
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).not.toBe(base.stores);
+    expect(Array.from((await ok(joined.stores.documentContents.get(TENANT_A, { kind: 'upload', documentId: 'doc_1' })))!)).toEqual([1]);
+    // The other ports are the base's.
+    expect(joined.stores.documents).toBe(base.stores.documents);
+  });
+});
