@@ -2,3 +2,4 @@ export * from './store-contract';
 export * from './memory-stores';
 export * from './fakes';
 export * from './pdf';
+export * from './pdf-fakes';
