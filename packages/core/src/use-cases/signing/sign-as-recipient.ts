@@ -30,17 +30,18 @@ const refuse = (problems: readonly FieldProblem[]): DomainError =>
   validationFailed(problems, problems.map((p) => `${p.path}: ${p.message}.`).join(' '));
 
 /**
- * Refuses what the seal could not stamp, before the transaction: the cheap checks first, then the
- * renderer's own preflight over exactly the fields this signature will fill (the transition is run on the
- * current state to find them). Rendering must not hold the write transaction, and a value that cannot be
- * drawn must never reach a COMPLETED request, which no one could then seal.
+ * Refuses what the seal could not stamp, before the transaction: once the link is resolved (an unknown
+ * one is `NotFound` whatever the body), the cheap checks, then the renderer's own preflight over exactly
+ * the fields this signature will fill (the transition is run on the current state to find them).
+ * Rendering must not hold the write transaction, and a value that cannot be drawn must never reach a
+ * COMPLETED request, which no one could then seal.
  */
-const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipientId: string, certificateId: string) => RequestCommand): TE.TaskEither<DomainError, void> => {
-  const cheap = [checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
-  if (cheap.length > 0) return TE.left(refuse(cheap));
-  return pipe(
+const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipientId: string, certificateId: string) => RequestCommand): TE.TaskEither<DomainError, void> =>
+  pipe(
     loadSigningContext(deps.stores, deps.crypto, token),
     TE.chainW(({ request, recipient }) => {
+      const cheap = [checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
+      if (cheap.length > 0) return TE.right(cheap);
       // The certificate id is not kept: only the fields of the would-be state are read.
       const next = transition(request, cmd(recipient.id, 'coc_preflight'), deps.clock.now());
       // A refused transition is reported by the transaction, against the state current there.
@@ -50,7 +51,6 @@ const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipi
     }),
     TE.chainW((problems) => (problems.length > 0 ? TE.left(refuse(problems)) : TE.right(undefined))),
   );
-};
 
 /**
  * A signer signs. First the values and the signature are proven stampable (see `preflight`; a refusal is
