@@ -13,6 +13,11 @@ export interface PdfWorkerPoolOptions {
   readonly threads?: number;
   /** How long an idle thread is kept before it exits (a new one starts on the next task). Default 60 s. */
   readonly idleTimeoutMs?: number;
+  /**
+   * Added to the threads' nice value (Unix), so that on a busy machine the event loop — answering
+   * requests, renewing job leases — gets the CPU before PDF work does. Default 10; 0 keeps the process's.
+   */
+  readonly niceIncrement?: number;
 }
 
 /** The PDF ports, each running its work on a pool of worker threads. */
@@ -71,6 +76,8 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     minThreads: 0,
     maxThreads: threads,
     idleTimeout: options.idleTimeoutMs ?? 60_000,
+    // Through piscina's optional @napi-rs/nice; without it (an unusual platform) threads keep the priority.
+    niceIncrement: process.platform === 'win32' ? 0 : (options.niceIncrement ?? 10),
   });
   const inFlight = new Set<AbortController>();
   // A thread that fails outside a task (its entry does not load, say) leaves piscina's queued tasks

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -119,6 +119,23 @@ describe('createPdfWorkerPool', () => {
       expect(broken.pending()).toBe(0);
     } finally {
       await broken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs its threads at a lower priority than the event loop (nice + 10)', async () => {
+    // Linux: field 19 of a thread's stat is its nice value.
+    const NICE = "Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16])";
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    // An entry that answers every task as an inspection whose page count is the thread's nice value.
+    writeFileSync(join(dir, 'nice.mjs'), `import { readFileSync } from 'node:fs';\nexport default () => ({ facts: { pageCount: ${NICE}, pageSizes: [] } });`);
+    const probe = poolOn({ filename: pathToFileURL(join(dir, 'nice.mjs')).href }, { threads: 1 });
+    try {
+      const own = Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16]);
+      const r = await probe.inspector.inspect(new Uint8Array(1), { maxPages: 1 })();
+      expect(r).toEqual(E.right({ pageCount: Math.min(own + 10, 19), pageSizes: [] }));
+    } finally {
+      await probe.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
