@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/Either';
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '@esig/core';
-import { execute, inspectUpload, uploadDocument } from '@esig/core';
+import { DEFAULT_PAGE_LIMITS, execute, inspectUpload, uploadDocument } from '@esig/core';
 import { pdfLibInspector } from '@esig/pdf-pdflib';
 import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
 import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
@@ -48,7 +48,7 @@ const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
  */
 const seedDocuments = async (config: ReturnType<typeof loadConfig>, principal: Principal, n: number): Promise<string[]> => {
   const db = await openDatabase(config, false);
-  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector };
+  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector, pageLimits: DEFAULT_PAGE_LIMITS };
   const inspected = await inspectUpload(deps)(principal, await makePdf(1))();
   if (E.isLeft(inspected)) throw new Error('seed PDF refused');
   const ids: string[] = [];

@@ -16,7 +16,7 @@ import { PDFDocument } from 'pdf-lib';
 import type { AdoptedSignature, CertificateData, DocumentRenderer, Field, FinishedDocumentInput } from '@esig/core';
 import { pdfLibRenderer } from '@esig/pdf-pdflib';
 import { makePdf } from '@esig/testkit/pdf';
-import { encodePng, inkPixels } from '../adapters/pdf-pdflib/test/png.ts';
+import { encodePng, inkPixels } from '@esig/testkit/png';
 import { openPipeline } from './seal-pipeline.ts';
 
 const { values } = parseArgs({

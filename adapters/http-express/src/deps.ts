@@ -1,4 +1,4 @@
-import type { Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PdfInspector, RateLimiter, SecretBox, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PageLimits, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 
 /** Structured logging; the composition root decides where lines go. */
 export interface Logger {
@@ -15,6 +15,10 @@ export interface EsigHttpDeps {
   readonly ids: IdGenerator;
   readonly crypto: Crypto;
   readonly pdf: PdfInspector;
+  /** Proves at signing time that the seal can stamp what a signer gives. */
+  readonly stamps: StampPreflight;
+  /** Pages per uploaded document and per request. */
+  readonly pageLimits: PageLimits;
   readonly cursors: CursorSigner;
   readonly rateLimiter: RateLimiter;
   readonly logger: Logger;

@@ -60,7 +60,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
   // ---- Signature requests ------------------------------------------------------------------------
   write({
     method: 'post', path: '/api/v1/signature-requests', operationId: 'createSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
-    summary: 'Create a DRAFT signature request over uploaded documents.', body: c.CreateSignatureRequestBody,
+    summary: 'Create a DRAFT signature request over uploaded documents (at most ESIG_MAX_PAGES_PER_REQUEST pages together, 1,000 by default).', body: c.CreateSignatureRequestBody,
     response: { status: 201, codec: c.SignatureRequestResource, description: 'The created request, including its id.' },
     handle: ({ principal, body }) => TE.right(op(core.createSignatureRequest(d)(principal, body), 201, presentSignatureRequest)),
   }),
@@ -86,7 +86,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
   }),
   write({
     method: 'post', path: '/api/v1/signature-requests/{requestId}/fields', operationId: 'addField', tag: 'Signature requests', scope: 'signature_requests:write',
-    summary: 'Place a field for a signer on a page (PDF points, origin top-left); only in DRAFT.', params: { requestId: c.RequestId }, body: c.AddFieldBody,
+    summary: 'Place a field for a signer on a page (PDF points, origin top-left of the page as displayed); the box must lie inside the page; only in DRAFT.', params: { requestId: c.RequestId }, body: c.AddFieldBody,
     response: { status: 201, codec: c.FieldResource, description: 'The placed field.' },
     handle: ({ principal, params, body }) => TE.right(op(core.addField(d)(principal, params.requestId, body), 201, presentField)),
   }),

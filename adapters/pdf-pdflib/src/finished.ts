@@ -3,7 +3,7 @@ import type { PDFFont, PDFImage, PDFPage } from 'pdf-lib';
 import { LineCapStyle, PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import type { Box } from './fonts';
 import { drawFittedText, embedSignatureFont, encodable } from './fonts';
-import { drawTestBanner, inDisplaySpace } from './page-space';
+import { DEFAULT_MEDIA_BOX, drawTestBanner, inDisplaySpace, pageGeometry } from './page-space';
 import type { Drawable } from './png';
 import { decodePng, embedPlanes } from './png';
 import { RenderError } from './render-failure';
@@ -12,7 +12,7 @@ const INK = rgb(0.05, 0.1, 0.45);
 const BLACK = rgb(0, 0, 0);
 
 /** Fonts and images embedded on first use, so a document without typed signatures carries no script font. */
-class Resources {
+export class Resources {
   private signatureFont: Promise<PDFFont> | undefined;
   private helvetica: Promise<PDFFont> | undefined;
   private readonly images = new Map<string, Promise<Drawable>>();
@@ -36,6 +36,7 @@ class Resources {
     const m = /^data:image\/(png|jpeg);base64,([A-Za-z0-9+/=\s]+)$/.exec(dataUrl);
     if (!m) throw new RenderError(`The drawn signature of recipient ${recipientId} is not a PNG data URL.`);
     const bytes = Buffer.from(m[2]!, 'base64');
+    // Bounded and fully checked before anything is inflated; null only for a sound PNG of another kind.
     const planes = m[1] === 'png' ? decodePng(bytes) : null;
     if (planes) return embedPlanes(this.doc, planes);
     // Any other PNG kind, and JPEG: pdf-lib's slower but general embedders.
@@ -57,7 +58,7 @@ export const initialsOf = (name: string): string =>
     .map((w) => Array.from(w)[0]?.toUpperCase() ?? '')
     .join('');
 
-type Stamp = (page: PDFPage, box: Box) => void;
+export type Stamp = (page: PDFPage, box: Box) => void;
 
 const typedStamp = async (res: Resources, text: string): Promise<Stamp> => {
   const font = await res.script();
@@ -75,7 +76,7 @@ const imageStamp = async (res: Resources, recipientId: string, dataUrl: string):
   };
 };
 
-const signatureStamp = (res: Resources, recipientId: string, sig: AdoptedSignature): Promise<Stamp> =>
+export const signatureStamp = (res: Resources, recipientId: string, sig: AdoptedSignature): Promise<Stamp> =>
   sig.kind === 'typed' ? typedStamp(res, sig.value) : imageStamp(res, recipientId, sig.value);
 
 const checkStamp: Stamp = (page, box) => {
@@ -92,7 +93,7 @@ const checkStamp: Stamp = (page, box) => {
  * What a field shows, or null to leave it blank. `signature` fields take the signer's adopted signature;
  * `initials` take the value given, or (when answered `true`) the typed signature's initials or the drawn image.
  */
-const stampFor = async (res: Resources, field: Field, signatures: FinishedDocumentInput['signatures']): Promise<Stamp | null> => {
+export const stampFor = async (res: Resources, field: Field, signatures: FinishedDocumentInput['signatures']): Promise<Stamp | null> => {
   const sig = signatures[field.recipientId];
   const v = field.value;
   switch (field.type) {
@@ -133,7 +134,12 @@ export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8
     const src = await PDFDocument.load(d.bytes, { updateMetadata: false });
     // One copyPages call per document, so pages share the resources (fonts, images) they shared before.
     const pages = await out.copyPages(src, src.getPageIndices());
-    for (const p of pages) out.addPage(p);
+    for (const p of pages) {
+      out.addPage(p);
+      // A page without a usable MediaBox is shown as US Letter (and was measured so at upload): say so
+      // explicitly, so that viewers, the stamps and the upload's page size all agree.
+      if (pageGeometry(p).mediaBox !== 'given') p.setMediaBox(DEFAULT_MEDIA_BOX.x, DEFAULT_MEDIA_BOX.y, DEFAULT_MEDIA_BOX.width, DEFAULT_MEDIA_BOX.height);
+    }
     pagesOf.set(d.id, pages);
   }
 

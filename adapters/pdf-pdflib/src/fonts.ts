@@ -42,16 +42,23 @@ const charsetOf = (font: PDFFont): ReadonlySet<number> => {
 };
 
 /**
+ * Never drawn, whatever a font's character map claims: C0 and C1 controls, unpaired surrogates and
+ * noncharacters. Dancing Script maps NUL and U+FFFF to glyphs that break its subsetting when the PDF is
+ * saved, so one such character in a signer's text made a completed request unsealable.
+ */
+const NEVER_DRAWN = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
+
+/**
  * Makes user input drawable with a font whose character set is `charset`: line breaks and tabs become
- * spaces, and every other character the font cannot encode (emoji, CJK for the WinAnsi standard fonts)
- * becomes '?'. Iterates by code point, so an emoji is one '?', not two.
+ * spaces, and every other character the font cannot encode (emoji, CJK for the WinAnsi standard fonts,
+ * controls, unpaired surrogates) becomes '?'. Iterates by code point, so an emoji is one '?', not two.
  */
 export const sanitizeForCharset = (charset: ReadonlySet<number>, text: string): string => {
   let out = '';
   for (const ch of text.normalize('NFC')) {
     const cp = ch.codePointAt(0)!;
     if (/\s/u.test(ch)) out += ' ';
-    else out += charset.has(cp) ? ch : '?';
+    else out += charset.has(cp) && !NEVER_DRAWN.test(ch) ? ch : '?';
   }
   return out;
 };

@@ -1,30 +1,82 @@
 import * as TE from 'fp-ts/TaskEither';
-import { PDFDocument } from 'pdf-lib';
-import type { PdfFacts, PdfInspector } from '@esig/core';
+import type { PDFObject } from 'pdf-lib';
+import { PDFArray, PDFDocument, PDFName, PDFPageLeaf, PDFPageTree, PDFRef } from 'pdf-lib';
+import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';
 import { invalidDocument } from '@esig/core';
+import { pageGeometry } from './page-space';
 
 const PDF_MAGIC = '%PDF-';
+/** Balanced page trees of any real size are a handful of levels deep; a deeper one is built to hurt. */
+const MAX_TREE_DEPTH = 64;
 
 /** A refusal whose message is meant for the client (as opposed to a parser's internal message). */
-class Refusal extends Error {}
+export class Refusal extends Error {}
 
-/** Upload inspection with pdf-lib: the header, a full parse, no encryption, at least one page. */
+/**
+ * Walks the page tree iteratively, as pdf-lib would, but refuses what would make pdf-lib's own walk (and
+ * every later copy of the pages) cost more than the pages are worth: a node listed twice (one page object
+ * named 20,000 times is a 120 KB file that pdf-lib counts as 20,000 pages; a node among its own kids is a
+ * cycle), more than `maxPages` leaves, or a tree deeper than MAX_TREE_DEPTH. Stops at the first of them.
+ * Returns the number of pages.
+ */
+const countPages = (doc: PDFDocument, maxPages: number): number => {
+  const ctx = doc.context;
+  const seen = new Set<string>();
+  const stack: { ref: PDFObject | undefined; depth: number }[] = [{ ref: doc.catalog.get(PDFName.of('Pages')), depth: 0 }];
+  let pages = 0;
+  while (stack.length > 0) {
+    const { ref, depth } = stack.pop()!;
+    if (!(ref instanceof PDFRef)) throw new Refusal('The PDF’s page tree is malformed (a page is not an indirect object).');
+    if (seen.has(ref.tag)) throw new Refusal('The PDF’s page tree lists the same page more than once.');
+    seen.add(ref.tag);
+    const node = ctx.lookup(ref);
+    if (node instanceof PDFPageLeaf) {
+      if (++pages > maxPages) throw new Refusal(`The PDF has more than ${maxPages} pages, the limit per document.`);
+    } else if (node instanceof PDFPageTree) {
+      if (depth >= MAX_TREE_DEPTH) throw new Refusal('The PDF’s page tree is too deep.');
+      const kids = ctx.lookup(node.get(PDFName.of('Kids')));
+      if (!(kids instanceof PDFArray)) throw new Refusal('The PDF’s page tree is malformed (a node has no kids).');
+      for (let i = kids.size() - 1; i >= 0; i--) stack.push({ ref: kids.get(i), depth: depth + 1 });
+    } else if (depth === 0) throw new Refusal('The PDF has no page tree.');
+    // Anything else among the kids is skipped, as pdf-lib skips it.
+  }
+  return pages;
+};
+
+/**
+ * Inspects an upload on the calling thread (the worker pool runs this; see `createPdfWorkerPool`): the
+ * header, a full parse, no encryption, a sound page tree of 1 to `maxPages` pages, each measurable. Throws
+ * Refusal with a message for the client, or pdf-lib's errors on unreadable files.
+ */
+export const inspectPdf = async (bytes: Uint8Array, { maxPages }: InspectLimits): Promise<PdfFacts> => {
+  // pdf-lib accepts a header anywhere in the first kilobyte; we insist on it at the start, where
+  // every conforming writer puts it.
+  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
+  if (!head.trimStart().startsWith(PDF_MAGIC)) throw new Refusal('The file is not a PDF.');
+  // Loading with ignoreEncryption and then asking is more robust than matching pdf-lib's error
+  // classes, which are ES5-compiled and fail `instanceof`.
+  const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true });
+  if (doc.isEncrypted) throw new Refusal('The PDF is encrypted; upload an unprotected copy.');
+  const pageCount = countPages(doc, maxPages);
+  if (pageCount === 0) throw new Refusal('The PDF has no pages.');
+  // Bounded now: the tree was just proven to hold pageCount distinct pages.
+  const pages = doc.getPages();
+  if (pages.length !== pageCount) throw new Refusal('The PDF’s page tree is malformed.');
+  const pageSizes = pages.map((page, i) => {
+    const g = pageGeometry(page);
+    if (g.mediaBox === 'invalid') throw new Refusal(`Page ${i + 1} of the PDF has an unusable MediaBox (not four numbers enclosing an area).`);
+    return g.size;
+  });
+  return { pageCount, pageSizes };
+};
+
+/** Maps what inspectPdf throws to the port's refusal: a Refusal's message, or a generic one. */
+export const toInvalidDocument = (e: unknown) => invalidDocument(e instanceof Refusal ? e.message : 'The file could not be read as a PDF.');
+
+/**
+ * Upload inspection with pdf-lib on the calling thread. A server runs it in the worker pool
+ * (`createPdfWorkerPool().inspector`), never on its event loop.
+ */
 export const pdfLibInspector: PdfInspector = {
-  inspect: (bytes) =>
-    TE.tryCatch(
-      async (): Promise<PdfFacts> => {
-        // pdf-lib accepts a header anywhere in the first kilobyte; we insist on it at the start, where
-        // every conforming writer puts it.
-        const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
-        if (!head.trimStart().startsWith(PDF_MAGIC)) throw new Refusal('The file is not a PDF.');
-        // Loading with ignoreEncryption and then asking is more robust than matching pdf-lib's error
-        // classes, which are ES5-compiled and fail `instanceof`.
-        const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true });
-        if (doc.isEncrypted) throw new Refusal('The PDF is encrypted; upload an unprotected copy.');
-        const pageCount = doc.getPageCount();
-        if (pageCount === 0) throw new Refusal('The PDF has no pages.');
-        return { pageCount };
-      },
-      (e) => invalidDocument(e instanceof Refusal ? e.message : 'The file could not be read as a PDF.'),
-    ),
+  inspect: (bytes, limits) => TE.tryCatch(() => inspectPdf(bytes, limits), toInvalidDocument),
 };

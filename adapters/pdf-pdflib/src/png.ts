@@ -1,6 +1,8 @@
 import { deflateSync, inflateSync } from 'node:zlib';
 import type { PDFDocument, PDFPage, PDFRef } from 'pdf-lib';
 import { PDFName, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } from 'pdf-lib';
+import { SIGNATURE_IMAGE_LIMITS } from '@esig/core';
+import { RenderError } from './render-failure';
 
 /** An image's colour and (when not fully opaque) alpha planes, uncompressed, one byte per sample. */
 export interface PngPlanes {
@@ -10,7 +12,118 @@ export interface PngPlanes {
   readonly alpha: Uint8Array | null;
 }
 
+/** The largest image decoded: width and height each, and their product. */
+export interface ImageLimits {
+  readonly maxSide: number;
+  readonly maxPixels: number;
+}
+
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/** Samples per pixel by colour type, and the bit depths each type allows (PNG spec, table 11.1). */
+const COLOUR_TYPES: Readonly<Record<number, { channels: number; depths: readonly number[] }>> = {
+  0: { channels: 1, depths: [1, 2, 4, 8, 16] },
+  2: { channels: 3, depths: [8, 16] },
+  3: { channels: 1, depths: [1, 2, 4, 8] },
+  4: { channels: 2, depths: [8, 16] },
+  6: { channels: 4, depths: [8, 16] },
+};
+
+/** Adam7's passes: first column and row, and the steps between them. */
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const;
+
+export interface PngHeader {
+  readonly width: number;
+  readonly height: number;
+  readonly depth: number;
+  readonly colour: number;
+  readonly interlaced: boolean;
+}
+
+const fail = (message: string): never => {
+  throw new RenderError(message);
+};
+
+/**
+ * The exact length of a PNG's image data once inflated: one filter byte plus the packed samples per row,
+ * for each of the seven sub-images when interlaced. Known from the header alone, so inflating can be
+ * bounded by it.
+ */
+export const inflatedSize = (h: PngHeader): number => {
+  const bitsPerPixel = COLOUR_TYPES[h.colour]!.channels * h.depth;
+  const scanlines = (width: number, rows: number) => (width === 0 || rows === 0 ? 0 : rows * (1 + Math.ceil((width * bitsPerPixel) / 8)));
+  if (!h.interlaced) return scanlines(h.width, h.height);
+  return ADAM7.reduce(
+    (n, [x0, y0, dx, dy]) => n + scanlines(Math.max(0, Math.ceil((h.width - x0) / dx)), Math.max(0, Math.ceil((h.height - y0) / dy))),
+    0,
+  );
+};
+
+/**
+ * Reads a PNG's chunks without decoding them: its header, checked against the format and `limits`, and
+ * its image data (IDAT) joined. Throws RenderError on anything that is not a well-formed PNG header, or on
+ * an image larger than the limits, before any image data is inflated.
+ */
+export const readPng = (bytes: Uint8Array, limits: ImageLimits = SIGNATURE_IMAGE_LIMITS): { header: PngHeader; idat: Buffer } => {
+  if (bytes.length < 8 || SIGNATURE.some((b, i) => bytes[i] !== b)) fail('The image is not a PNG.');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let header: PngHeader | null = null;
+  const idat: Uint8Array[] = [];
+  let ended = false;
+  for (let pos = 8; pos < bytes.length && !ended; ) {
+    if (pos + 8 > bytes.length) fail('The PNG is truncated.');
+    const length = view.getUint32(pos);
+    const type = String.fromCharCode(...bytes.subarray(pos + 4, pos + 8));
+    const data = bytes.subarray(pos + 8, pos + 8 + length);
+    if (data.length !== length) fail('The PNG is truncated.');
+    if (header === null && type !== 'IHDR') fail('The PNG does not start with its header (IHDR).');
+    if (type === 'IHDR') {
+      if (header !== null) fail('The PNG has two headers.');
+      if (length !== 13) fail('The PNG header has the wrong length.');
+      const [depth, colour, compression, filter, interlace] = data.subarray(8);
+      header = { width: view.getUint32(pos + 8), height: view.getUint32(pos + 12), depth: depth!, colour: colour!, interlaced: interlace === 1 };
+      const kind = COLOUR_TYPES[header.colour];
+      if (!kind || !kind.depths.includes(header.depth) || compression !== 0 || filter !== 0 || interlace! > 1)
+        fail('The PNG header declares an unknown image format.');
+      const { width, height } = header;
+      if (width < 1 || height < 1) fail('The PNG has no pixels.');
+      if (width > limits.maxSide || height > limits.maxSide || width * height > limits.maxPixels)
+        fail(`The image is ${width}×${height} pixels; at most ${limits.maxSide} on a side and ${limits.maxPixels} in all.`);
+    } else if (type === 'IDAT') idat.push(data);
+    else if (type === 'IEND') ended = true;
+    pos += 12 + length;
+  }
+  if (header === null) fail('The PNG has no header.');
+  if (idat.length === 0) fail('The PNG has no image data.');
+  if (!ended) fail('The PNG is truncated (no IEND).');
+  return { header: header!, idat: Buffer.concat(idat) };
+};
+
+/**
+ * Inflates image data to exactly `size` bytes: more is refused before it is produced (a decompression bomb
+ * stops at the bound), less is a truncated image.
+ */
+export const inflateBounded = (data: Uint8Array, size: number): Buffer => {
+  let raw: Buffer;
+  try {
+    raw = inflateSync(data, { maxOutputLength: Math.max(size, 1) });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new RenderError(
+      code === 'ERR_BUFFER_TOO_LARGE' ? 'The PNG image data is larger than its header says.' : `The PNG image data is corrupt (${(e as Error).message}).`,
+    );
+  }
+  if (raw.length < size) fail('The PNG image data is truncated.');
+  return raw;
+};
 
 const paeth = (a: number, b: number, c: number): number => {
   const p = a + b - c;
@@ -21,42 +134,24 @@ const paeth = (a: number, b: number, c: number): number => {
 };
 
 /**
- * Decodes the PNGs browsers' canvases produce (8-bit RGB or RGBA, not interlaced) with node:zlib, which is
- * several times faster than pdf-lib's pure-JavaScript decoder and compressor on signature-sized images.
- * Returns null for any other kind of PNG (palette, 16-bit, grey, interlaced) or for bytes that are not a
- * PNG, so the caller can fall back to pdf-lib; throws on a PNG whose image data is corrupt.
+ * Decodes a PNG, within `limits` (checked from the header before anything is inflated; inflating is
+ * bounded by the size the header implies). 8-bit RGB or RGBA, not interlaced — what browsers' canvases
+ * produce — is decoded here with node:zlib, several times faster than pdf-lib's pure-JavaScript decoder
+ * on signature-sized images. Any other well-formed PNG (palette, grey, 16-bit, interlaced) returns null,
+ * its image data proven to inflate to exactly its size, for pdf-lib's general embedder. Throws RenderError
+ * on anything else: not a PNG, too large, truncated, corrupt, an unknown row filter.
  */
-export const decodePng = (bytes: Uint8Array): PngPlanes | null => {
-  if (bytes.length < 8 || SIGNATURE.some((b, i) => bytes[i] !== b)) return null;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat: Uint8Array[] = [];
-  for (let pos = 8; pos + 8 <= bytes.length; ) {
-    const length = view.getUint32(pos);
-    const type = String.fromCharCode(...bytes.subarray(pos + 4, pos + 8));
-    const data = bytes.subarray(pos + 8, pos + 8 + length);
-    if (data.length !== length) throw new Error('The PNG is truncated.');
-    if (type === 'IHDR') {
-      if (length !== 13) return null;
-      width = view.getUint32(pos + 8);
-      height = view.getUint32(pos + 12);
-      const [depth, colour, , , interlace] = data.subarray(8);
-      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6)) return null;
-      channels = colour === 6 ? 4 : 3;
-    } else if (type === 'IDAT') idat.push(data);
-    else if (type === 'IEND') break;
-    pos += 12 + length;
-  }
-  if (channels === 0 || width === 0 || height === 0) return null;
-
-  const raw = inflateSync(Buffer.concat(idat));
+export const decodePng = (bytes: Uint8Array, limits: ImageLimits = SIGNATURE_IMAGE_LIMITS): PngPlanes | null => {
+  const { header, idat } = readPng(bytes, limits);
+  const raw = inflateBounded(idat, inflatedSize(header));
+  const { width, height, depth, colour, interlaced } = header;
+  if (depth !== 8 || interlaced || (colour !== 2 && colour !== 6)) return null;
+  const channels = colour === 6 ? 4 : 3;
   const stride = width * channels;
-  if (raw.length < (stride + 1) * height) throw new Error('The PNG image data is truncated.');
   const px = new Uint8Array(stride * height);
   for (let y = 0; y < height; y++) {
     const filter = raw[y * (stride + 1)]!;
+    if (filter > 4) fail(`The PNG uses an unknown filter type ${filter}.`);
     const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
     const row = y * stride;
     const up = row - stride;
@@ -64,9 +159,7 @@ export const decodePng = (bytes: Uint8Array): PngPlanes | null => {
       const a = i >= channels ? px[row + i - channels]! : 0;
       const b = y > 0 ? px[up + i]! : 0;
       const c = y > 0 && i >= channels ? px[up + i - channels]! : 0;
-      const predictor =
-        filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : filter === 4 ? paeth(a, b, c) : -1;
-      if (predictor < 0) throw new Error(`The PNG uses an unknown filter type ${filter}.`);
+      const predictor = filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : paeth(a, b, c);
       px[row + i] = (line[i]! + predictor) & 0xff;
     }
   }

@@ -129,4 +129,23 @@ describe('pdfLibRenderer.renderCertificate', () => {
   it('produces identical bytes for identical input', async () => {
     expect(Buffer.from(await render(data, false)).equals(Buffer.from(live))).toBe(true);
   });
+
+  it('draws names, titles, user agents and details carrying control characters, unpaired surrogates and noncharacters as "?"', async () => {
+    const hostile = (s: string) => `${s}\u0000\u0007\u001b\u0085\ud800\uffff${s}`;
+    const d = certificateData(2);
+    const data: CertificateData = {
+      ...d,
+      title: hostile('Title'),
+      documents: d.documents.map((x) => ({ ...x, name: hostile('Doc') })),
+      recipients: d.recipients.map((r) => ({ ...r, name: hostile('Name'), email: hostile('mail') })),
+      events: d.events.map((e) => ({ ...e, actor: hostile('Actor'), userAgent: hostile('Agent'), ip: hostile('IP'), details: { [hostile('key')]: hostile('value') } })),
+    };
+    const pdf = await render(data, true);
+    expect((await qpdfCheck(pdf)).code).toBe(0);
+    const t = await pdfText(pdf);
+    expect(t).toContain('Title??????Title');
+    expect(t).toContain('Agent??????Agent');
+    // (pdftotext separates pages with a form feed, \u000c.)
+    expect(t).not.toMatch(/[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f\uffff]/);
+  });
 });

@@ -2,10 +2,10 @@ import type { AdoptedSignature, Field, FinishedDocumentInput } from '@esig/core'
 import * as E from 'fp-ts/Either';
 import { PDFDocument, degrees } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makePdf } from '@esig/testkit/pdf';
+import { makePdf, makePdfWithPages } from '@esig/testkit/pdf';
 import { TEST_MARK, pdfLibRenderer } from '../src';
 import { field } from './fixtures';
-import { drawnSignatureDataUrl } from './png';
+import { drawnSignatureDataUrl } from '@esig/testkit/png';
 import { darkPixels, pdfFonts, pdfImages, pdfText, pdfWords, qpdfCheck } from './tools';
 
 const ADA: AdoptedSignature = { kind: 'typed', value: 'Ada Lovelace' };
@@ -163,6 +163,40 @@ describe('pdfLibRenderer.renderFinished', () => {
     const doc = await PDFDocument.load(live, { updateMetadata: false });
     expect(doc.getProducer()).toBe('esig');
     expect(doc.getCreationDate()).toBeUndefined();
+  });
+
+  it('stamps a page without a MediaBox as the US Letter page viewers show, and says so in the output', async () => {
+    const bytes = await makePdfWithPages([{ size: null }]);
+    // Before the fix, pdf-lib's MediaBox lookup threw here: the request could never be sealed.
+    const out = await render({
+      documents: [{ id: A, bytes }],
+      fields: [field({ documentId: A, recipientId: 'ada', type: 'text', x: 400, y: 700, width: 200, height: 30, value: 'BOTTOM-RIGHT' })],
+      signatures: {},
+      testMode: true,
+    });
+    const page = (await PDFDocument.load(out)).getPage(0);
+    expect(page.getMediaBox()).toEqual({ x: 0, y: 0, width: 612, height: 792 });
+    const word = (await pdfWords(out, 1)).find((w) => w.text === 'BOTTOM-RIGHT')!;
+    expect(word.xMin).toBeGreaterThanOrEqual(400);
+    expect(word.yMin).toBeGreaterThanOrEqual(700);
+    expect(word.yMax).toBeLessThanOrEqual(730);
+    expect(await pdfText(out, 1)).toContain(TEST_MARK);
+    expect((await qpdfCheck(out)).code).toBe(0);
+  });
+
+  it('stamps inside the crop box of a cropped page, measured from its top-left', async () => {
+    const bytes = await makePdfWithPages([{ size: [612, 792], cropBox: [100, 100, 300, 400] }]);
+    const out = await render({
+      documents: [{ id: A, bytes }],
+      fields: [field({ documentId: A, recipientId: 'ada', type: 'text', x: 10, y: 10, width: 150, height: 20, value: 'CORNER' })],
+      signatures: {},
+      testMode: false,
+    });
+    // pdftoppm renders the whole media box: the crop box's top-left is at (100, 792 - 500) there, and the
+    // stamp 10 points right of and below it, not at (10, 10) of the media box.
+    expect(await darkPixels(out, 1, { x: 110, y: 302, width: 150, height: 20 })).toBeGreaterThan(20);
+    expect(await darkPixels(out, 1, { x: 0, y: 0, width: 612, height: 290 })).toBe(0);
+    expect((await PDFDocument.load(out)).getPage(0).getCropBox()).toEqual({ x: 100, y: 100, width: 300, height: 400 });
   });
 
   describe('refuses with a RenderFailure, never a throw', () => {

@@ -1,13 +1,28 @@
 import * as E from 'fp-ts/Either';
+import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
-import { makeEmptyPdf, makeEncryptedPdf, makePdf } from '@esig/testkit/pdf';
+import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { pdfLibInspector } from '../src';
 
-const inspect = async (bytes: Uint8Array) => pdfLibInspector.inspect(bytes)();
+const inspect = async (bytes: Uint8Array, maxPages = 500) => pdfLibInspector.inspect(bytes, { maxPages })();
+const refusal = (detail: string) => E.left({ _tag: 'InvalidDocument', detail });
+const LETTER = { width: 612, height: 792 };
+
+/** A page tree that is a chain: each Pages node's only kid is the next, `depth` levels down to one page. */
+const makeDeepTreePdf = async (depth: number): Promise<Uint8Array> => {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([612, 792]);
+  const root = doc.catalog.get(PDFName.of('Pages'))!;
+  let kid = page.ref;
+  for (let i = 0; i < depth; i++) kid = doc.context.register(doc.context.obj({ Type: 'Pages', Kids: [kid], Count: PDFNumber.of(1) }));
+  doc.catalog.Pages().set(PDFName.of('Kids'), doc.context.obj([kid]));
+  void root;
+  return doc.save({ useObjectStreams: false, addDefaultPage: false });
+};
 
 describe('pdfLibInspector', () => {
-  it('counts the pages of a real PDF', async () => {
-    expect(await inspect(await makePdf(3))).toEqual(E.right({ pageCount: 3 }));
+  it('counts the pages of a real PDF and measures each', async () => {
+    expect(await inspect(await makePdf(3))).toEqual(E.right({ pageCount: 3, pageSizes: [LETTER, LETTER, LETTER] }));
   });
 
   it.each([
@@ -18,6 +33,92 @@ describe('pdfLibInspector', () => {
     ['an empty file', async () => new Uint8Array(), 'The file is not a PDF.'],
     ['a truncated PDF', async () => (await makePdf(2)).subarray(0, 200), 'The file could not be read as a PDF.'],
   ])('refuses %s', async (_name, make, detail) => {
-    expect(await inspect(await make())).toEqual(E.left({ _tag: 'InvalidDocument', detail }));
+    expect(await inspect(await make())).toEqual(refusal(detail));
+  });
+
+  describe('page trees that cost more than their pages', () => {
+    it('refuses a 120 KB tree that names one page 20,000 times (pdf-lib alone counts 20,000 pages)', async () => {
+      const bytes = await makeRepeatedPagePdf(20_000);
+      expect(bytes.length).toBeLessThan(200_000);
+      expect((await PDFDocument.load(bytes)).getPageCount()).toBe(20_000);
+      expect(await inspect(bytes, 1_000_000)).toEqual(refusal('The PDF’s page tree lists the same page more than once.'));
+      // Twice is already once too often.
+      expect(await inspect(await makeRepeatedPagePdf(2))).toEqual(refusal('The PDF’s page tree lists the same page more than once.'));
+    });
+
+    it('refuses a tree that contains itself', async () => {
+      expect(await inspect(await makeCyclicPageTreePdf())).toEqual(refusal('The PDF’s page tree lists the same page more than once.'));
+    });
+
+    it('refuses more pages than the limit, and accepts exactly the limit', async () => {
+      const bytes = await makePdf(6);
+      expect(await inspect(bytes, 5)).toEqual(refusal('The PDF has more than 5 pages, the limit per document.'));
+      expect(E.map((f: { pageCount: number }) => f.pageCount)(await inspect(bytes, 6))).toEqual(E.right(6));
+    });
+
+    it('accepts a nested tree a few levels deep, and refuses one deeper than any real document', async () => {
+      expect(E.isRight(await inspect(await makeDeepTreePdf(20)))).toBe(true);
+      expect(await inspect(await makeDeepTreePdf(100))).toEqual(refusal('The PDF’s page tree is too deep.'));
+    });
+  });
+
+  describe('page sizes, as a viewer displays the page', () => {
+    it('reports each page’s own size, turned by /Rotate and cut to its crop box', async () => {
+      const bytes = await makePdfWithPages([
+        { size: [612, 792] },
+        { size: [595.28, 841.89] },
+        { size: [612, 792], rotate: 90 },
+        { size: [612, 792], rotate: -270 },
+        { size: [612, 792], rotate: 180 },
+        { size: [612, 792], cropBox: [36, 36, 300, 400] },
+        // A crop box reaching past the media box is cut to it.
+        { size: [612, 792], cropBox: [500, 700, 300, 300] },
+        // Not a multiple of 90: ignored, as viewers ignore it.
+        { size: [612, 792], rotate: 45 },
+      ]);
+      const r = await inspect(bytes);
+      expect(r).toEqual(
+        E.right({
+          pageCount: 8,
+          pageSizes: [
+            LETTER,
+            { width: 595.28, height: 841.89 },
+            { width: 792, height: 612 },
+            { width: 792, height: 612 },
+            LETTER,
+            { width: 300, height: 400 },
+            { width: 112, height: 92 },
+            LETTER,
+          ],
+        }),
+      );
+    });
+
+    it('reads a MediaBox given by any two opposite corners, or inherited from the page tree', async () => {
+      const doc = await PDFDocument.create();
+      const flipped = doc.addPage();
+      flipped.node.set(PDFName.of('MediaBox'), doc.context.obj([400, 500, 0, 0]));
+      const inherited = doc.addPage();
+      inherited.node.delete(PDFName.of('MediaBox'));
+      doc.catalog.Pages().set(PDFName.of('MediaBox'), doc.context.obj([0, 0, 200, 300]));
+      expect(await inspect(await doc.save())).toEqual(E.right({ pageCount: 2, pageSizes: [{ width: 400, height: 500 }, { width: 200, height: 300 }] }));
+    });
+
+    it('measures a page without a MediaBox as US Letter, as viewers show it', async () => {
+      expect(await inspect(await makePdfWithPages([{ size: null }, { size: [300, 300] }]))).toEqual(
+        E.right({ pageCount: 2, pageSizes: [LETTER, { width: 300, height: 300 }] }),
+      );
+    });
+
+    it.each([
+      ['not four numbers', (doc: PDFDocument) => doc.context.obj([0, 0, 612])],
+      ['a name', (doc: PDFDocument) => doc.context.obj('Letter')],
+      ['no area', (doc: PDFDocument) => doc.context.obj([0, 0, 0, 792])],
+    ])('refuses a page whose MediaBox is %s', async (_name, box) => {
+      const doc = await PDFDocument.create();
+      doc.addPage();
+      doc.addPage().node.set(PDFName.of('MediaBox'), box(doc));
+      expect(await inspect(await doc.save())).toEqual(refusal('Page 2 of the PDF has an unusable MediaBox (not four numbers enclosing an area).'));
+    });
   });
 });

@@ -4,9 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
 import { pdfLibRenderer } from '../src';
 import { decodePng } from '../src/png';
+import { RenderError } from '../src/render-failure';
 import { field } from './fixtures';
-import type { PngOptions } from './png';
-import { drawnSignatureDataUrl, encodePng } from './png';
+import type { PngOptions } from '@esig/testkit/png';
+import { drawnSignatureDataUrl, encodePng, hostileDrawnSignatures, pngFromRaw } from '@esig/testkit/png';
 import { darkPixels, pdfImages, qpdfCheck } from './tools';
 
 /** Random bytes: each filter's predictor matters, and Paeth meets its ties (where its comparisons' order decides). */
@@ -57,13 +58,8 @@ describe('decodePng', () => {
 
   it.each<[string, Uint8Array]>([
     ['a palette PNG', encodePng(8, 8, noisy, { colour: 'palette' })],
-    ['an interlaced PNG', (() => {
-      const png = encodePng(8, 8, noisy);
-      png[8 + 8 + 12] = 1; // IHDR interlace byte; the CRC no longer matches, which decodePng does not check
-      return png;
-    })()],
-    ['bytes that are not a PNG', new TextEncoder().encode('hello')],
-  ])('leaves %s to pdf-lib (null)', (_name, bytes) => {
+    ['an interlaced PNG', encodePng(13, 9, noisy, { interlace: true, filter: 'mixed' })],
+  ])('leaves %s, once its image data is proven sound, to pdf-lib (null)', (_name, bytes) => {
     expect(decodePng(bytes)).toBeNull();
   });
 
@@ -76,6 +72,37 @@ describe('decodePng', () => {
     idat.write('IDAT', 4, 'latin1');
     short.copy(idat, 8);
     expect(() => decodePng(Buffer.concat([png.subarray(0, at), idat, png.subarray(png.length - 12)]))).toThrow(/truncated/);
+  });
+
+  const fromDataUrl = (u: string) => Buffer.from(u.slice(u.indexOf(',') + 1), 'base64');
+  const hostile = hostileDrawnSignatures();
+
+  it.each<[string, RegExp]>([
+    ['is only the PNG signature', /no header/],
+    ['stops after its header', /no image data/],
+    ['is truncated inside its image data', /truncated/],
+    ['has corrupt image data', /corrupt/],
+    ['uses an unknown row filter', /unknown filter type 7/],
+    ['declares 12,000 × 12,000 pixels', /12000×12000 pixels; at most 4096 on a side/],
+    ['holds far more image data than its header says', /larger than its header says/],
+  ])('refuses a PNG that %s, with a reason (RenderError)', (name, reason) => {
+    const bytes = fromDataUrl(hostile[name]!);
+    expect(() => decodePng(bytes)).toThrow(RenderError);
+    expect(() => decodePng(bytes)).toThrow(reason);
+  });
+
+  it('refuses bytes that are not a PNG at all', () => {
+    expect(() => decodePng(new TextEncoder().encode('hello, world'))).toThrow(/not a PNG/);
+  });
+
+  it('bounds the image from its header, before inflating: each side and the pixel count', () => {
+    const blank = (width: number, height: number) => pngFromRaw({ width, height, depth: 8, colour: 6 }, new Uint8Array(height * (1 + width * 4)));
+    expect(decodePng(blank(4096, 1024))).toMatchObject({ width: 4096, height: 1024 });
+    expect(() => decodePng(blank(4097, 1))).toThrow(/at most 4096 on a side/);
+    expect(() => decodePng(blank(1, 4097))).toThrow(/at most 4096 on a side/);
+    expect(() => decodePng(blank(2049, 2049))).toThrow(/4194304 in all/);
+    // The limits are a parameter: the same decoder bounds any image it is given.
+    expect(() => decodePng(blank(20, 20), { maxSide: 10, maxPixels: 100 })).toThrow(/20×20 pixels/);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { DocumentStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { DocumentStatusC, documentRow, toDocument } from '@esig/store-sql';
+import { DocumentStatusC, PageSizesC, documentRow, toDocument } from '@esig/store-sql';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
@@ -20,13 +20,14 @@ const NewDocument = t.type({
   name: t.string,
   status: DocumentStatusC,
   pageCount: Int,
+  pageSizes: nullable(PageSizesC),
   sizeBytes: Int,
   sha256: t.string,
   signatureRequestId: nullable(t.string),
   createdAt: Timestamp,
 });
 
-const COLUMNS = 'id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at';
+const COLUMNS = 'id, org_id, mode, name, status, page_count, page_sizes, size_bytes, sha256, signature_request_id, created_at';
 const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
 
 const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
@@ -60,8 +61,8 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
         run(
           conn,
           'write',
-          `INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-          [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
+          `INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+          [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.pageSizes === null ? null : JSON.stringify(doc.pageSizes), doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
           taken,
         ),
       ),

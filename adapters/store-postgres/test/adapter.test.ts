@@ -96,6 +96,21 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await s.migrate()).toBe(0);
     });
 
+    it('upgrades a version 4 database: documents uploaded before page sizes were recorded read with pageSizes null', async () => {
+      const db = await freshDb();
+      await db.raw((c) => migrate(c, loadMigrations().slice(0, 4)));
+      const doc = makeDocument(TENANT_A, { pageSizes: null });
+      await db.raw((c) =>
+        c.query(
+          'INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+          [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
+        ),
+      );
+      const s = await open({ url: db.url });
+      expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+    });
+
     it('refuses to open a database migrated by newer code, and leaves no connection behind', async () => {
       const db = await freshDb();
       await (await openPostgresStore({ url: db.url })).close();

@@ -5,7 +5,6 @@ import * as A from 'fp-ts/Array';
 import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import * as t from 'io-ts';
 import type { Conn } from './connection';
 import { attempt } from './connection';
 import { columnCodecs, decode, rowDecoder } from './decode';
@@ -14,16 +13,17 @@ import { listKeyset } from './keyset';
 
 const DocumentRow = documentRow(columnCodecs);
 
-const COLUMNS = 'id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at';
+const COLUMNS = 'id, org_id, mode, name, status, page_count, page_sizes, size_bytes, sha256, signature_request_id, created_at';
 const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
 
-const toRow = (d: Document): t.TypeOf<typeof DocumentRow> => ({
+const toRow = (d: Document) => ({
   id: d.id,
   org_id: d.orgId,
   mode: d.mode,
   name: d.name,
   status: d.status,
   page_count: d.pageCount,
+  page_sizes: d.pageSizes === null ? null : JSON.stringify(d.pageSizes),
   size_bytes: d.sizeBytes,
   sha256: d.sha256,
   signature_request_id: d.signatureRequestId,
@@ -34,24 +34,26 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 
 /** The DocumentStore over one SQLite connection (the read connection, or a transaction's). */
 export const sqliteDocuments = (conn: Conn): DocumentStore => ({
-  insert: (doc) =>
-    pipe(
+  insert: (doc) => {
+    const row = toRow(doc);
+    return pipe(
       // Validate on the way in as on the way out: whatever is written can be read back.
-      TE.fromEither(decode(DocumentRow, `new documents row ${doc.id}`)(toRow(doc))),
-      TE.chain((row) =>
+      TE.fromEither(decode(DocumentRow, `new documents row ${doc.id}`)(row)),
+      TE.chain(() =>
         attempt(
           conn,
           (c) =>
             c
               .prepare(
-                `INSERT INTO documents (${COLUMNS}) VALUES (@id, @org_id, @mode, @name, @status, @page_count, @size_bytes, @sha256, @signature_request_id, @created_at)`,
+                `INSERT INTO documents (${COLUMNS}) VALUES (@id, @org_id, @mode, @name, @status, @page_count, @page_sizes, @size_bytes, @sha256, @signature_request_id, @created_at)`,
               )
               .run(row),
           () => concurrentModification('document', doc.id),
         ),
       ),
       TE.map(() => undefined),
-    ),
+    );
+  },
 
   findById: (tenant, id) =>
     pipe(

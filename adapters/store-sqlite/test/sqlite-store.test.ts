@@ -91,6 +91,20 @@ describe('sqlite adapter', () => {
       expect(await ok(s.stores.signatureRequests.findById(TENANT_A, req.id))).toEqual(expected);
     });
 
+    it('upgrades a version 3 database: documents uploaded before page sizes were recorded read with pageSizes null', async () => {
+      const p = freshDbPath();
+      const raw = new Database(p);
+      expect(migrate(raw, loadMigrations().slice(0, 3))).toBe(3);
+      const doc = makeDocument(TENANT_A, { pageSizes: null });
+      raw
+        .prepare('INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt);
+      raw.close();
+      const s = openStore(p);
+      expect(s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+    });
+
     it('refuses to open a database migrated by newer code', () => {
       const p = freshDbPath();
       openStore(p).close();

@@ -8,14 +8,16 @@ import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Principal, SignatureRequest } from '@esig/core';
-import { addField, addRecipient, createSignatureRequest, execute, inspectUpload, sendSignatureRequest, uploadDocument } from '@esig/core';
-import { pdfLibInspector } from '@esig/pdf-pdflib';
+import { DEFAULT_PAGE_LIMITS, addField, addRecipient, createSignatureRequest, execute, inspectUpload, sendSignatureRequest, uploadDocument } from '@esig/core';
+import { createPdfWorkerPool } from '@esig/pdf-pdflib';
 import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
 import { openSqliteStore } from '@esig/store-sqlite';
 
 export const sendContract = async (dbPath: string): Promise<E.Either<string, SignatureRequest>> => {
   const db = openSqliteStore({ path: dbPath });
-  const deps = { ...db, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector };
+  // PDF work runs on worker threads, off the event loop your backend answers on; close the pool when done.
+  const pdfPool = createPdfWorkerPool({ threads: 1 });
+  const deps = { ...db, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfPool.inspector, pageLimits: DEFAULT_PAGE_LIMITS };
   // Your backend already knows who is calling; it states the tenant and the permissions it grants.
   const me: Principal = { tenant: { orgId: 'org_acme', mode: 'test' }, scopes: ['*'], credential: { kind: 'external', id: 'backend' } };
 
@@ -47,6 +49,7 @@ export const sendContract = async (dbPath: string): Promise<E.Either<string, Sig
   try {
     return await run();
   } finally {
+    await pdfPool.close();
     db.close();
   }
 };

@@ -1,3 +1,6 @@
+import type { PageLimits } from '@esig/core';
+import { DEFAULT_PAGE_LIMITS } from '@esig/core';
+
 /** Settings of the reference server. Built only from the environment names of CONTRACT.md. */
 export interface ServerConfig {
   readonly port: number;
@@ -12,6 +15,10 @@ export interface ServerConfig {
   readonly maxUploadBytes: number;
   /** How long a request body may take to arrive before 408 (ESIG_BODY_TIMEOUT_S). */
   readonly bodyTimeoutMs: number;
+  /** Pages per uploaded document and per request (ESIG_MAX_PAGES_PER_DOCUMENT, ESIG_MAX_PAGES_PER_REQUEST). */
+  readonly pageLimits: PageLimits;
+  /** Worker threads for PDF work (ESIG_PDF_THREADS); null: one less than the cores, at least one. */
+  readonly pdfThreads: number | null;
   readonly trustProxy: boolean | number | string;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Apply pending migrations when a process opens the database (ESIG_AUTO_MIGRATE, default true). */
@@ -84,6 +91,11 @@ export const loadConfig = (env: Env): ServerConfig => {
     },
     maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
     bodyTimeoutMs: int(env, 'ESIG_BODY_TIMEOUT_S', 60) * 1000,
+    pageLimits: {
+      maxPagesPerDocument: int(env, 'ESIG_MAX_PAGES_PER_DOCUMENT', DEFAULT_PAGE_LIMITS.maxPagesPerDocument),
+      maxPagesPerRequest: int(env, 'ESIG_MAX_PAGES_PER_REQUEST', DEFAULT_PAGE_LIMITS.maxPagesPerRequest),
+    },
+    pdfThreads: env.ESIG_PDF_THREADS === undefined || env.ESIG_PDF_THREADS === '' ? null : int(env, 'ESIG_PDF_THREADS', 1),
     trustProxy: trust === undefined || trust === '' ? false : trust === 'true' ? true : /^\d+$/.test(trust) ? Number(trust) : trust,
     logLevel,
     autoMigrate: env.ESIG_AUTO_MIGRATE !== 'false',

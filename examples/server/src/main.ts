@@ -22,7 +22,7 @@ import {
 } from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
 import { createSmtpTransport } from '@esig/mailer-smtp';
-import { pdfLibInspector, pdfLibRenderer } from '@esig/pdf-pdflib';
+import { createPdfWorkerPool } from '@esig/pdf-pdflib';
 import type { RunningWorker } from '@esig/runtime-node';
 import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
@@ -53,8 +53,12 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
   c.register(T.MasterKey, once(() => loadMasterKey(config)));
   c.register(T.Stores, { useValue: db.stores });
   c.register(T.UnitOfWork, { useValue: db.uow });
-  c.register(T.Pdf, { useValue: pdfLibInspector });
-  c.register(T.Renderer, { useValue: pdfLibRenderer });
+  // PDF and image work (upload inspection, sealing, the signing-time preflight) runs on worker threads:
+  // it grows with the input, and the event loop must keep answering while it runs.
+  c.register(T.PdfPool, once(() => createPdfWorkerPool(config.pdfThreads === null ? {} : { threads: config.pdfThreads })));
+  c.register(T.Pdf, once((r) => r.resolve(T.PdfPool).inspector));
+  c.register(T.Renderer, once((r) => r.resolve(T.PdfPool).renderer));
+  c.register(T.Stamps, once((r) => r.resolve(T.PdfPool).stamps));
   c.register(T.Cursors, once((r) => createCursorSigner(r.resolve(T.MasterKey))));
   c.register(T.SecretBox, once((r) => createAesGcmSecretBox(r.resolve(T.MasterKey))));
   c.register(
@@ -119,6 +123,8 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
     once((r) => ({
       ...core(r),
       pdf: r.resolve(T.Pdf),
+      stamps: r.resolve(T.Stamps),
+      pageLimits: config.pageLimits,
       cursors: r.resolve(T.Cursors),
       rateLimiter: r.resolve(T.RateLimiter),
       logger: r.resolve(T.Logger),
@@ -246,6 +252,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
       await worker?.stopListening();
       await worker?.stop();
       await closeApp();
+      await c.resolve(T.PdfPool).close();
       await db.close();
     },
   };
@@ -265,9 +272,11 @@ export const createKey = async (
 /** `esig keys create`: opens the database, creates the key, closes. */
 export const createKeyStandalone = async (config: ServerConfig, input: Parameters<typeof createKey>[1]) => {
   const db = await openDatabase(config);
+  const c = buildContainer(config, db);
   try {
-    return await createKey(buildContainer(config, db), input);
+    return await createKey(c, input);
   } finally {
+    await c.resolve(T.PdfPool).close();
     await db.close();
   }
 };
@@ -282,6 +291,7 @@ export const runWorkerProcess = async (config: ServerConfig) => {
     stop: async () => {
       await worker.stopListening();
       await worker.stop();
+      await c.resolve(T.PdfPool).close();
       await db.close();
     },
   };

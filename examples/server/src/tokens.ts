@@ -1,5 +1,6 @@
 import type { InjectionToken } from 'tsyringe';
-import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, SecretBox, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { PdfWorkerPool } from '@esig/pdf-pdflib';
 import type { Database } from './database';
 import type { EsigApp, EsigHttpDeps, Logger } from '@esig/http-express';
 import type { ServerConfig } from './config';
@@ -17,7 +18,9 @@ export const T = {
   WebhookSender: Symbol('WebhookSender') as InjectionToken<WebhookSender>,
   Stores: Symbol('Stores') as InjectionToken<Stores>,
   UnitOfWork: Symbol('UnitOfWork') as InjectionToken<UnitOfWork>,
+  PdfPool: Symbol('PdfWorkerPool') as InjectionToken<PdfWorkerPool>,
   Pdf: Symbol('PdfInspector') as InjectionToken<PdfInspector>,
+  Stamps: Symbol('StampPreflight') as InjectionToken<StampPreflight>,
   Cursors: Symbol('CursorSigner') as InjectionToken<CursorSigner>,
   RateLimiter: Symbol('RateLimiter') as InjectionToken<RateLimiter>,
   Renderer: Symbol('DocumentRenderer') as InjectionToken<DocumentRenderer>,

@@ -77,6 +77,8 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
   return {
     url: running.url,
     key,
+    /** The wired container, to look at adapters (the PDF worker pool) while the server runs. */
+    container: running.container,
     dir,
     orgId: first.org.id,
     call,

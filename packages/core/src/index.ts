@@ -57,6 +57,7 @@ export type * from './ports/evidence-store';
 export type * from './ports/test-mailbox-store';
 export type * from './ports/mail-transport';
 export type * from './ports/document-renderer';
+export type * from './ports/stamp-preflight';
 export * from './mail/templates';
 export * from './use-cases/remind-signature-request';
 export * from './use-cases/get-signed-artifacts';

@@ -321,6 +321,7 @@ export const documentRow = (id: string, createdAt: string, tenant: Tenant = TENA
   name: `${id}.pdf`,
   status,
   pageCount: 1,
+  pageSizes: [{ width: 612, height: 792 }],
   sizeBytes: 100,
   sha256: '0'.repeat(64),
   signatureRequestId: null,

@@ -1,8 +1,9 @@
 import * as E from 'fp-ts/Either';
 import * as TE from 'fp-ts/TaskEither';
-import type { CursorSigner, GrantedScope, PdfInspector, Principal, Tenant } from '@esig/core';
+import type { CursorSigner, GrantedScope, Principal, Tenant } from '@esig/core';
+import { DEFAULT_PAGE_LIMITS } from '@esig/core';
 import { nodeCrypto } from '@esig/runtime-node';
-import { createManualClock, createMemoryStores, createSequentialIds, seededCrypto } from '@esig/testkit';
+import { createManualClock, createMemoryStores, createSequentialIds, fakePdfInspector, fakeStampPreflight, seededCrypto } from '@esig/testkit';
 import { T0, TENANT } from './arbitraries';
 
 /** The production cursor MAC: HMAC-SHA256 under a server key, compared in constant time. */
@@ -17,9 +18,6 @@ export const principal = (scopes: readonly GrantedScope[] = ['*'], tenant: Tenan
   credential: { kind: 'api_key', keyId: `key_${tenant.orgId}_${tenant.mode}` },
 });
 
-/** A PDF inspector that believes every upload has `pageCount` pages. */
-export const fakePdf = (pageCount = 2): PdfInspector => ({ inspect: () => TE.right({ pageCount }) });
-
 /** Fresh memory stores with deterministic time, ids and randomness. */
 export const harness = () => {
   const { stores, uow } = createMemoryStores();
@@ -27,7 +25,7 @@ export const harness = () => {
   const ids = createSequentialIds();
   const crypto = seededCrypto('core-tests');
   const cursors = hmacCursorSigner('cursor-key');
-  return { stores, uow, clock, ids, crypto, cursors, pdf: fakePdf() };
+  return { stores, uow, clock, ids, crypto, cursors, pdf: fakePdfInspector(), stamps: fakeStampPreflight(), pageLimits: DEFAULT_PAGE_LIMITS };
 };
 export type Harness = ReturnType<typeof harness>;
 

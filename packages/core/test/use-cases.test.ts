@@ -33,7 +33,7 @@ const id = <A extends { readonly id: string }>(a: A) => a.id;
 /** Everything the use cases need, wired to one harness. */
 const wire = (h: Harness) => {
   const run = execute({ uow: h.uow });
-  const deps = { clock: h.clock, ids: h.ids, crypto: h.crypto, stores: h.stores, cursors: h.cursors, pdf: h.pdf };
+  const deps = { clock: h.clock, ids: h.ids, crypto: h.crypto, stores: h.stores, cursors: h.cursors, pdf: h.pdf, pageLimits: h.pageLimits };
   const upload = (p: Principal, name = 'contract.pdf') =>
     pipe(
       inspectUpload(deps)(p, Uint8Array.from([37, 80, 68, 70])),

@@ -65,6 +65,12 @@ export const makeDocument = (tenant: Tenant, over: Partial<Document> = {}): Docu
   name: 'Arbeitsvertrag – Müller ✍️.pdf',
   status: 'UPLOADED',
   pageCount: 3,
+  // Letter, A4 (not whole points) and a landscape page: sizes must come back exactly.
+  pageSizes: [
+    { width: 612, height: 792 },
+    { width: 595.28, height: 841.89 },
+    { width: 792, height: 612 },
+  ],
   sizeBytes: 48_213,
   sha256: 'a'.repeat(63) + 'f',
   signatureRequestId: null,

@@ -63,6 +63,12 @@ export interface AdoptedSignature {
   readonly value: string;
 }
 
+/**
+ * Bounds on a drawn signature's image, checked from its header before it is decoded: a signing pad draws
+ * 600 × 200, a phone at three device pixels per point about 1,800 × 600. Decoded RGBA stays under 17 MB.
+ */
+export const SIGNATURE_IMAGE_LIMITS = { maxSide: 4096, maxPixels: 4_194_304 } as const;
+
 /** Identification attempts before a recipient is locked (CONTRACT: 5 tries then locked). */
 export const MAX_AUTH_ATTEMPTS = 5;
 /** Lifetime of an e-mailed code. */

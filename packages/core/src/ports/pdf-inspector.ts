@@ -1,11 +1,25 @@
 import type { TaskEither } from 'fp-ts/TaskEither';
 import type { InvalidDocument } from '../errors';
+import type { PageSize } from '../model/document';
 
 export interface PdfFacts {
   readonly pageCount: number;
+  /** One size per page, in order (`pageSizes.length === pageCount`). */
+  readonly pageSizes: readonly PageSize[];
 }
 
-/** Reads an upload: refuses anything that is not a readable, unencrypted PDF with at least one page. */
+export interface InspectLimits {
+  /** More pages than this is a refusal, found without reading the pages beyond the limit. */
+  readonly maxPages: number;
+}
+
+/**
+ * Reads an upload: refuses anything that is not a readable, unencrypted PDF with 1 to `maxPages` pages,
+ * each page listed once in its page tree (a tree that names one page many times, or itself, would make
+ * every later pass over the document as slow as the repetition is long), each with a measurable page box.
+ * A page without a MediaBox is measured as US Letter (612 × 792 points), as viewers show it and as the
+ * renderer stamps it. The detail of a refusal is meant for the client.
+ */
 export interface PdfInspector {
-  inspect(bytes: Uint8Array): TaskEither<InvalidDocument, PdfFacts>;
+  inspect(bytes: Uint8Array, limits: InspectLimits): TaskEither<InvalidDocument, PdfFacts>;
 }

@@ -1,6 +1,9 @@
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
+import type { FieldProblem } from '../errors';
 import { validationFailed } from '../errors';
+import type { Document, PageSize } from '../model/document';
+import { boxFitsPage } from '../model/document';
 import type { Principal } from '../model/principal';
 import type { Field, FieldType } from '../model/signature-request';
 import type { Clock } from '../ports/clock';
@@ -20,7 +23,31 @@ export interface AddFieldInput {
   readonly required?: boolean;
 }
 
-/** Places a field for a signer on a page of one of the request's documents; only while DRAFT. */
+const pts = (n: number) => `${Math.round(n * 100) / 100} points`;
+
+/** Where a box sticks out of its page, addressed to the input to change. */
+const outsidePage = (input: AddFieldInput, size: PageSize): FieldProblem[] => {
+  if (boxFitsPage(input, size)) return [];
+  const problems: FieldProblem[] = [];
+  if (!boxFitsPage({ ...input, y: 0, height: 0 }, size))
+    problems.push({ path: input.x >= size.width ? 'x' : 'width', message: `x + width must be at most the page's width, ${pts(size.width)}` });
+  if (!boxFitsPage({ ...input, x: 0, width: 0 }, size))
+    problems.push({ path: input.y >= size.height ? 'y' : 'height', message: `y + height must be at most the page's height, ${pts(size.height)}` });
+  return problems;
+};
+
+/** Problems with placing the field on `doc`: a page it does not have, or a box outside the page. */
+const placementProblems = (doc: Document, input: AddFieldInput): FieldProblem[] => {
+  if (input.page > doc.pageCount) return [{ path: 'page', message: `the document has ${doc.pageCount} page(s)` }];
+  // Documents stored before page sizes were recorded have none; their fields are placed unchecked.
+  const size = doc.pageSizes?.[input.page - 1];
+  return size === undefined ? [] : outsidePage(input, size);
+};
+
+/**
+ * Places a field for a signer on a page of one of the request's documents; only while DRAFT. The box
+ * (points, origin top-left of the page as displayed) must lie inside the page.
+ */
 export const addField =
   (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
   (p: Principal, requestId: string, input: AddFieldInput): Command<Field> =>
@@ -40,11 +67,10 @@ export const addField =
       TE.chainW((req) =>
         pipe(
           tx.documents.findById(p.tenant, input.documentId),
-          TE.chainW((doc) =>
-            doc !== null && input.page > doc.pageCount
-              ? TE.left(validationFailed([{ path: 'page', message: `the document has ${doc.pageCount} page(s)` }]))
-              : TE.right(req),
-          ),
+          TE.chainW((doc) => {
+            const problems = doc === null ? [] : placementProblems(doc, input);
+            return problems.length > 0 ? TE.left(validationFailed(problems, problems.map((p) => `${p.path}: ${p.message}.`).join(' '))) : TE.right(req);
+          }),
         ),
       ),
       TE.chainW((req) => {

@@ -2,7 +2,7 @@ import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import type { DomainError } from '../errors';
 import { invalidState, validationFailed } from '../errors';
-import type { Document } from '../model/document';
+import type { Document, PageLimits } from '../model/document';
 import type { Principal } from '../model/principal';
 import type { SignatureRequest, SigningOrder } from '../model/signature-request';
 import type { Clock } from '../ports/clock';
@@ -23,10 +23,11 @@ export const MAX_DOCUMENTS_PER_REQUEST = 20;
 
 /**
  * Creates a DRAFT request over already-uploaded documents of the same org and mode. Each document joins at
- * most one request, so a document already in another request is refused.
+ * most one request, so a document already in another request is refused; together the documents may have
+ * at most `pageLimits.maxPagesPerRequest` pages, since sealing copies and stamps every one of them.
  */
 export const createSignatureRequest =
-  (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly pageLimits: PageLimits }) =>
   (p: Principal, input: CreateSignatureRequestInput): Command<SignatureRequest> =>
   (tx) => {
     const now = deps.clock.now();
@@ -51,6 +52,15 @@ export const createSignatureRequest =
         const missing = ids.findIndex((id) => !docs.some((d) => d.id === id));
         if (missing >= 0)
           return TE.left(validationFailed([{ path: `documentIds.${missing}`, message: `no document ${ids[missing]}` }]));
+        const pages = docs.reduce((n, d) => n + d.pageCount, 0);
+        const max = deps.pageLimits.maxPagesPerRequest;
+        if (pages > max)
+          return TE.left(
+            validationFailed(
+              [{ path: 'documentIds', message: `the documents have ${pages} pages together; a request may have at most ${max}` }],
+              `The documents have ${pages} pages together; a request may have at most ${max}.`,
+            ),
+          );
         const taken = docs.find((d) => d.signatureRequestId !== null);
         return taken ? TE.left(invalidState(`Document ${taken.id} already belongs to signature request ${taken.signatureRequestId}.`)) : TE.right(docs);
       }),

@@ -1,7 +1,8 @@
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
 import type { DomainError } from '../errors';
-import type { Document } from '../model/document';
+import { invalidDocument } from '../errors';
+import type { Document, PageLimits, PageSize } from '../model/document';
 import type { Principal } from '../model/principal';
 import type { Clock } from '../ports/clock';
 import type { Crypto } from '../ports/crypto';
@@ -17,28 +18,40 @@ export interface InspectedPdf {
   readonly _brand: 'InspectedPdf';
   readonly bytes: Uint8Array;
   readonly pageCount: number;
+  readonly pageSizes: readonly PageSize[];
   readonly sizeBytes: number;
   readonly sha256: string;
 }
 
 /**
  * Checks an upload before any transaction opens (parsing a large PDF must not hold the write lock):
- * a readable, unencrypted PDF with at least one page.
+ * a readable, unencrypted PDF with 1 to `pageLimits.maxPagesPerDocument` pages, each measured.
  */
 export const inspectUpload =
-  (deps: { readonly pdf: PdfInspector; readonly crypto: Crypto }) =>
-  (p: Principal, bytes: Uint8Array): TE.TaskEither<DomainError, InspectedPdf> =>
-    pipe(
+  (deps: { readonly pdf: PdfInspector; readonly crypto: Crypto; readonly pageLimits: PageLimits }) =>
+  (p: Principal, bytes: Uint8Array): TE.TaskEither<DomainError, InspectedPdf> => {
+    const maxPages = deps.pageLimits.maxPagesPerDocument;
+    return pipe(
       requireScope(p, 'documents:write'),
-      TE.chainW(() => deps.pdf.inspect(bytes)),
+      TE.chainW(() => deps.pdf.inspect(bytes, { maxPages })),
+      // The inspector stops at the limit; checking again here keeps the rule in the core whatever adapter runs.
+      TE.chainW((facts) =>
+        facts.pageCount > maxPages
+          ? TE.left(invalidDocument(`The PDF has more than ${maxPages} pages, the limit per document.`))
+          : facts.pageSizes.length !== facts.pageCount
+            ? TE.left(invalidDocument('The pages of the PDF could not be measured.'))
+            : TE.right(facts),
+      ),
       TE.map((facts) => ({
         _brand: 'InspectedPdf' as const,
         bytes,
         pageCount: facts.pageCount,
+        pageSizes: facts.pageSizes,
         sizeBytes: bytes.byteLength,
         sha256: deps.crypto.sha256Hex(bytes),
       })),
     );
+  };
 
 /** Stores an inspected PDF and its metadata, and records `document.created`, in one transaction. */
 export const uploadDocument =
@@ -54,6 +67,7 @@ export const uploadDocument =
       name,
       status: 'UPLOADED',
       pageCount: input.pdf.pageCount,
+      pageSizes: input.pdf.pageSizes,
       sizeBytes: input.pdf.sizeBytes,
       sha256: input.pdf.sha256,
       signatureRequestId: null,

@@ -6,6 +6,11 @@ import { Int, ModeC, nullable, oneOf } from '../decode';
 
 export const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
 
+const PositivePoints = t.refinement(t.number, (n) => Number.isFinite(n) && n > 0, 'PositivePoints');
+
+/** Each page's displayed size, in points: a JSON array of `{ width, height }`. */
+export const PageSizesC = t.readonlyArray(t.type({ width: PositivePoints, height: PositivePoints }), 'PageSizes');
+
 export const documentRow = (c: ColumnCodecs) =>
   t.type({
     id: t.string,
@@ -14,6 +19,8 @@ export const documentRow = (c: ColumnCodecs) =>
     name: t.string,
     status: DocumentStatusC,
     page_count: Int,
+    // NULL for documents stored before sizes were recorded (migration 0004 on SQLite, 0005 on PostgreSQL).
+    page_sizes: nullable(c.json(PageSizesC)),
     size_bytes: c.bigint,
     sha256: t.string,
     signature_request_id: nullable(t.string),
@@ -28,6 +35,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   name: r.name,
   status: r.status,
   pageCount: r.page_count,
+  pageSizes: r.page_sizes,
   sizeBytes: r.size_bytes,
   sha256: r.sha256,
   signatureRequestId: r.signature_request_id,

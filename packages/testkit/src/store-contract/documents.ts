@@ -11,11 +11,14 @@ export const documentsContract = (h: Harness) =>
   describe('documents', () => {
     it('round-trips every field, linked or not', async () => {
       const free = makeDocument(TENANT_A);
-      const linked = makeDocument(TENANT_A_LIVE, { status: 'PENDING', signatureRequestId: 'req_X', pageCount: 1, sizeBytes: 0 });
-      await ok(h().stores.documents.insert(free));
-      await ok(h().stores.documents.insert(linked));
+      const linked = makeDocument(TENANT_A_LIVE, { status: 'PENDING', signatureRequestId: 'req_X', pageCount: 1, pageSizes: [{ width: 0.5, height: 14_400 }], sizeBytes: 0 });
+      // Uploaded before page sizes were recorded.
+      const legacy = makeDocument(TENANT_A, { pageSizes: null });
+      for (const d of [free, linked, legacy]) await ok(h().stores.documents.insert(d));
       expect(await ok(h().stores.documents.findById(TENANT_A, free.id))).toEqual(free);
       expect(await ok(h().stores.documents.findById(TENANT_A_LIVE, linked.id))).toEqual(linked);
+      expect(await ok(h().stores.documents.findById(TENANT_A, legacy.id))).toEqual(legacy);
+      expect(await ok(h().stores.documents.findByIds(TENANT_A, [free.id, legacy.id]))).toEqual(expect.arrayContaining([free, legacy]));
     });
 
     it('finds nothing for an unknown id, another org or the other mode', async () => {

@@ -1,46 +1,93 @@
+import * as E from 'fp-ts/Either';
 import { pipe } from 'fp-ts/function';
 import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { validationFailed } from '../../errors';
-import { checkAdoptedSignature } from './adopted-signature';
+import type { DomainError, FieldProblem } from '../../errors';
+import { storeFailure, validationFailed } from '../../errors';
+import { checkAdoptedSignature, checkFieldValues } from './adopted-signature';
 import type { ClientInfo } from '../../model/evidence';
 import type { AdoptedSignature, FieldValue } from '../../model/signature-request';
-import { signersDue } from '../../state-machine';
+import type { StampPreflight } from '../../ports/stamp-preflight';
+import type { RequestCommand } from '../../state-machine';
+import { signersDue, transition } from '../../state-machine';
 import { applyCommand } from '../policy';
 import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './records';
 import type { SignerDeps } from './signer-step';
 import { signerStep } from './signer-step';
 import type { SignerView } from './signing-session';
+import { loadSigningContext } from './signing-session';
 
 export interface SignInput {
   readonly values: Readonly<Record<string, FieldValue>>;
   readonly signature: AdoptedSignature;
 }
 
+export interface SignDeps extends SignerDeps {
+  /** Proves, before anything is recorded, that the seal will be able to stamp what this signer gives. */
+  readonly stamps: StampPreflight;
+}
+
+const refuse = (problems: readonly FieldProblem[]): DomainError =>
+  validationFailed(problems, problems.map((p) => `${p.path}: ${p.message}.`).join(' '));
+
 /**
- * A signer signs. In one transaction: the values and the signature, `SIGNED`, event `signer.signed`,
- * evidence; then either the next signers' invitations (sequential order) or — when this was the last
- * signature — `COMPLETED` with its certificate id and the sealing job that produces the finished PDF and
- * the certificate and then releases `request.completed`.
+ * Refuses what the seal could not stamp, before the transaction: once the link is resolved (an unknown
+ * one is `NotFound` whatever the body), the cheap checks, then the renderer's own preflight over exactly
+ * the fields this signature will fill (the transition is run on the current state to find them).
+ * Rendering must not hold the write transaction, and a value that cannot be drawn must never reach a
+ * COMPLETED request, which no one could then seal.
+ */
+const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipientId: string, certificateId: string) => RequestCommand): TE.TaskEither<DomainError, void> =>
+  pipe(
+    loadSigningContext(deps.stores, deps.crypto, token),
+    TE.chainW(({ request, recipient }) => {
+      const cheap = [checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
+      if (cheap.length > 0) return TE.right(cheap);
+      // The certificate id is not kept: only the fields of the would-be state are read.
+      const next = transition(request, cmd(recipient.id, 'coc_preflight'), deps.clock.now());
+      // A refused transition is reported by the transaction, against the state current there.
+      if (E.isLeft(next)) return TE.right([]);
+      const fields = next.right.fields.filter((f) => f.recipientId === recipient.id);
+      return pipe(deps.stamps.check({ signature: input.signature, fields }), TE.mapLeft(storeFailure));
+    }),
+    TE.chainW((problems) => (problems.length > 0 ? TE.left(refuse(problems)) : TE.right(undefined))),
+  );
+
+/**
+ * A signer signs. First the values and the signature are proven stampable (see `preflight`; a refusal is
+ * `ValidationFailed` naming `signature.value` or `values.<fieldId>`). Then in one transaction: the values
+ * and the signature, `SIGNED`, event `signer.signed`, evidence; then either the next signers' invitations
+ * (sequential order) or — when this was the last signature — `COMPLETED` with its certificate id and the
+ * sealing job that produces the finished PDF and the certificate and then releases `request.completed`.
  */
 export const signAsRecipient =
-  (deps: SignerDeps) =>
-  (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
-    signerStep(deps)(token, (tx, { request, recipient }, now) => {
-      const at = now.toISOString();
-      const bad = checkAdoptedSignature(input.signature);
-      if (bad !== null) return TE.left(validationFailed([bad], `${bad.path}: ${bad.message}.`));
-      return pipe(
-        applyCommand(tx, request, { type: 'Sign', recipientId: recipient.id, values: input.values, signature: input.signature, certificateId: deps.ids.next('coc') }, now),
-        TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'signer.signed', at, { recipient_id: recipient.id, signed_at: at })),
-        TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'signed', at, recipient.id, client, { signature: input.signature.kind })),
-        TE.chainW((r) =>
-          r.status === 'COMPLETED'
-            ? pipe(
-                appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
-                TE.chainW(() => enqueueJob(tx, deps.ids, r, 'seal', { requestId: r.id }, at, at, `seal:${r.id}`)),
-              )
-            : inviteDueSigners(tx, deps.ids, r, signersDue(r), at),
-        ),
-      );
+  (deps: SignDeps) =>
+  (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, SignerView> => {
+    const cmd = (recipientId: string, certificateId: string): RequestCommand => ({
+      type: 'Sign',
+      recipientId,
+      values: input.values,
+      signature: input.signature,
+      certificateId,
     });
+    return pipe(
+      preflight(deps, token, input, cmd),
+      TE.chainW(() =>
+        signerStep(deps)(token, (tx, { request, recipient }, now) => {
+          const at = now.toISOString();
+          return pipe(
+            applyCommand(tx, request, cmd(recipient.id, deps.ids.next('coc')), now),
+            TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'signer.signed', at, { recipient_id: recipient.id, signed_at: at })),
+            TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'signed', at, recipient.id, client, { signature: input.signature.kind })),
+            TE.chainW((r) =>
+              r.status === 'COMPLETED'
+                ? pipe(
+                    appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
+                    TE.chainW(() => enqueueJob(tx, deps.ids, r, 'seal', { requestId: r.id }, at, at, `seal:${r.id}`)),
+                  )
+                : inviteDueSigners(tx, deps.ids, r, signersDue(r), at),
+            ),
+          );
+        }),
+      ),
+    );
+  };

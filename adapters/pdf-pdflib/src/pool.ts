@@ -1,0 +1,137 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import * as E from 'fp-ts/Either';
+import type * as TE from 'fp-ts/TaskEither';
+import { Piscina } from 'piscina';
+import type { DocumentRenderer, PdfInspector, RenderFailure, StampPreflight } from '@esig/core';
+import { invalidDocument } from '@esig/core';
+import type { PdfTask, PdfTaskResults, TaskFailure } from './worker';
+
+export interface PdfWorkerPoolOptions {
+  /** Worker threads at most. Default: one less than the machine's cores, at least one. */
+  readonly threads?: number;
+  /** How long an idle thread is kept before it exits (a new one starts on the next task). Default 60 s. */
+  readonly idleTimeoutMs?: number;
+  /**
+   * Added to the threads' nice value (Unix), so that on a busy machine the event loop — answering
+   * requests, renewing job leases — gets the CPU before PDF work does. Default 10; 0 keeps the process's.
+   */
+  readonly niceIncrement?: number;
+}
+
+/** The PDF ports, each running its work on a pool of worker threads. */
+export interface PdfWorkerPool {
+  readonly inspector: PdfInspector;
+  readonly renderer: DocumentRenderer;
+  readonly stamps: StampPreflight;
+  /** Tasks handed to the pool and not yet answered (queued or running). */
+  pending(): number;
+  /** Stops the threads; tasks not yet answered fail. */
+  close(): Promise<void>;
+}
+
+/** A worker entry: the module a thread loads, and the Node options it needs to load it. */
+export interface WorkerEntry {
+  readonly filename: string;
+  readonly execArgv?: string[];
+}
+
+/**
+ * Where the worker entry is: `worker.js` beside this module once compiled (plain Node), or, when running
+ * from TypeScript sources, `worker-source.mjs` beside it, which loads `worker.ts` through tsx inside the
+ * thread. Throws when the entry is missing, so a broken build fails at start rather than at the first
+ * upload.
+ */
+export const workerEntry = (here: string = import.meta.url): WorkerEntry => {
+  const fromSources = /\.[cm]?ts$/.test(new URL(here).pathname);
+  const entry = new URL(fromSources ? './worker-source.mjs' : './worker.js', here);
+  if (!existsSync(fileURLToPath(entry))) throw new Error(`The PDF worker entry ${fileURLToPath(entry)} is missing.`);
+  return { filename: entry.href };
+};
+
+const isFailure = (r: unknown): r is TaskFailure => typeof r === 'object' && r !== null && 'failure' in r;
+const renderFailure = (detail: string): RenderFailure => ({ _tag: 'RenderFailure', detail });
+const crashed = (e: unknown) => `The PDF worker failed: ${e instanceof Error ? e.message : String(e)}`;
+
+/**
+ * Upload inspection, rendering of the finished PDF and the certificate, and the signing-time preflight,
+ * each on a worker thread (piscina), so that the time a large or hostile PDF or image takes is never
+ * taken from the event loop that answers requests. Threads start on demand and exit when idle.
+ *
+ * @example
+ * const pdf = createPdfWorkerPool({ threads: 2 });
+ * const facts = await pdf.inspector.inspect(bytes, { maxPages: 500 })();
+ * await pdf.close();
+ */
+export const createPdfWorkerPool = (options: PdfWorkerPoolOptions = {}): PdfWorkerPool => poolOn(workerEntry(), options);
+
+/** `createPdfWorkerPool` over a given worker entry (tests give one that cannot load). */
+export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): PdfWorkerPool => {
+  const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be an integer ≥ 1 (got ${threads})`);
+  const pool = new Piscina<PdfTask, unknown>({
+    filename: entry.filename,
+    execArgv: entry.execArgv,
+    minThreads: 0,
+    maxThreads: threads,
+    idleTimeout: options.idleTimeoutMs ?? 60_000,
+    // Through piscina's optional @napi-rs/nice; without it (an unusual platform) threads keep the priority.
+    niceIncrement: process.platform === 'win32' ? 0 : (options.niceIncrement ?? 10),
+  });
+  const inFlight = new Set<AbortController>();
+  // A thread that fails outside a task (its entry does not load, say) leaves piscina's queued tasks
+  // waiting for ever: fail them instead, so a caller gets an error rather than a request that never ends.
+  pool.on('error', (e: unknown) => {
+    for (const c of inFlight) c.abort(e);
+  });
+  let closed = false;
+  const run = async <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> => {
+    if (closed) throw new Error('the pool is closed');
+    const control = new AbortController();
+    inFlight.add(control);
+    try {
+      return (await pool.run(task, { signal: control.signal })) as PdfTaskResults[K];
+    } finally {
+      inFlight.delete(control);
+    }
+  };
+  /** Runs a task, mapping its answer with `ok`, a failure it reports with `failed`, a crash with `crashedAs`. */
+  const task =
+    <K extends PdfTask['kind'], L, A>(
+      payload: Extract<PdfTask, { kind: K }>,
+      ok: (r: Exclude<PdfTaskResults[K], TaskFailure>) => A,
+      failed: (detail: string) => L,
+      crashedAs: (e: unknown) => L,
+    ): TE.TaskEither<L, A> =>
+    () =>
+      run<K>(payload).then(
+        (r) => (isFailure(r) ? E.left(failed(r.failure)) : E.right(ok(r as Exclude<PdfTaskResults[K], TaskFailure>))),
+        (e: unknown) => E.left(crashedAs(e)),
+      );
+  const asRenderFailure = (e: unknown) => renderFailure(crashed(e));
+  return {
+    inspector: {
+      inspect: (bytes, limits) =>
+        task(
+          { kind: 'inspect', bytes, limits },
+          (r) => r.facts,
+          invalidDocument,
+          // A thread that died on this file (out of memory, say) could not read it.
+          () => invalidDocument('The file could not be read as a PDF.'),
+        ),
+    },
+    renderer: {
+      renderFinished: (input) => task({ kind: 'finished', input }, (r) => r, renderFailure, asRenderFailure),
+      renderCertificate: (data, testMode) => task({ kind: 'certificate', data, testMode }, (r) => r, renderFailure, asRenderFailure),
+    },
+    stamps: {
+      check: (input) => task({ kind: 'preflight', input }, (r) => r.problems, renderFailure, asRenderFailure),
+    },
+    pending: () => inFlight.size,
+    close: () => {
+      closed = true;
+      return pool.destroy();
+    },
+  };
+};

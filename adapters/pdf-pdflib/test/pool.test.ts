@@ -1,0 +1,208 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import * as E from 'fp-ts/Either';
+import type { TaskEither } from 'fp-ts/TaskEither';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdoptedSignature, FinishedDocumentInput } from '@esig/core';
+import { makePdf, makeRepeatedPagePdf } from '@esig/testkit/pdf';
+import { encodePng, hostileDrawnSignatures } from '@esig/testkit/png';
+import type { PdfWorkerPool } from '../src';
+import { createPdfWorkerPool, pdfLibInspector, pdfLibRenderer, pdfLibStampPreflight, workerEntry } from '../src';
+import { poolOn } from '../src/pool';
+import { certificateData, field } from './fixtures';
+
+const run = promisify(execFile);
+const right = async <A>(te: TaskEither<unknown, A>): Promise<A> => {
+  const r = await te();
+  if (E.isLeft(r)) throw new Error(`expected Right, got ${JSON.stringify(r.left)}`);
+  return r.right;
+};
+
+/** A signature as detailed as a pad allows: noise does not compress, so decoding and embedding it is real work. */
+const heavySignature = (): AdoptedSignature => {
+  const noise = (x: number, y: number) => (Math.imul(x + 1, 0x9e3779b1) ^ Math.imul(y + 7, 0x85ebca6b)) >>> 0;
+  return { kind: 'drawn', value: `data:image/png;base64,${encodePng(1800, 600, noise, { filter: 'mixed' }).toString('base64')}` };
+};
+
+let pool: PdfWorkerPool;
+let heavy: FinishedDocumentInput;
+beforeAll(async () => {
+  pool = createPdfWorkerPool({ threads: 1 });
+  const bytes = await makePdf(300);
+  heavy = {
+    documents: [{ id: 'd', bytes }],
+    fields: Array.from({ length: 300 }, (_, i) => field({ documentId: 'd', recipientId: 'ada', type: 'signature', page: i + 1, x: 72, y: 600, width: 300, height: 100 })),
+    signatures: { ada: heavySignature() },
+    testMode: true,
+  };
+});
+afterAll(async () => {
+  await pool.close();
+});
+
+/** Event-loop turns (setImmediate callbacks) of this thread that complete while `work` is pending. */
+const turnsDuring = async (work: () => Promise<unknown>): Promise<number> => {
+  let turns = 0;
+  let done = false;
+  const spin = () => {
+    if (done) return;
+    turns++;
+    setImmediate(spin);
+  };
+  setImmediate(spin);
+  await work();
+  done = true;
+  return turns;
+};
+
+describe('createPdfWorkerPool', () => {
+  it('answers as the ports on the calling thread do, byte for byte', async () => {
+    const bytes = await makePdf(3);
+    expect(await pool.inspector.inspect(bytes, { maxPages: 10 })()).toEqual(await pdfLibInspector.inspect(bytes, { maxPages: 10 })());
+    const repeated = await makeRepeatedPagePdf(50);
+    expect(await pool.inspector.inspect(repeated, { maxPages: 100 })()).toEqual(await pdfLibInspector.inspect(repeated, { maxPages: 100 })());
+    const input: FinishedDocumentInput = { ...heavy, documents: [{ id: 'd', bytes }], fields: heavy.fields.slice(0, 3), signatures: { ada: { kind: 'typed', value: 'Ada' } } };
+    expect(Buffer.from(await right(pool.renderer.renderFinished(input))).equals(Buffer.from(await right(pdfLibRenderer.renderFinished(input))))).toBe(true);
+    const data = certificateData(2);
+    expect(Buffer.from(await right(pool.renderer.renderCertificate(data, true))).equals(Buffer.from(await right(pdfLibRenderer.renderCertificate(data, true))))).toBe(true);
+    for (const url of Object.values(hostileDrawnSignatures()).slice(0, 3)) {
+      const check = { signature: { kind: 'drawn' as const, value: url }, fields: [] };
+      expect(await pool.stamps.check(check)()).toEqual(await pdfLibStampPreflight.check(check)());
+    }
+  });
+
+  it('reports failures as the port’s values: a refused upload, a render that fails', async () => {
+    expect(await pool.inspector.inspect(new TextEncoder().encode('hello'), { maxPages: 10 })()).toEqual(E.left({ _tag: 'InvalidDocument', detail: 'The file is not a PDF.' }));
+    const r = await pool.renderer.renderFinished({ documents: [], fields: [], signatures: {}, testMode: false })();
+    expect(r).toEqual(E.left({ _tag: 'RenderFailure', detail: 'The request has no documents to finish.' }));
+  });
+
+  it('keeps the event loop turning while a heavy render runs, where rendering on it would hold it', async () => {
+    // Rendering on this thread, the loop turns only where pdf-lib yields (a setTimeout every so many
+    // objects; a few thousand times here), the CPU-bound stretches between them holding it; on a worker it
+    // turns freely the whole time (about a million times here). Turns, not time, tell the two apart on any
+    // machine: both counts scale with the machine's speed alike.
+    const inThread = await turnsDuring(() => right(pdfLibRenderer.renderFinished(heavy)));
+    let pendingSeen = 0;
+    const onPool = await turnsDuring(async () => {
+      const task = right(pool.renderer.renderFinished(heavy));
+      pendingSeen = pool.pending();
+      return task;
+    });
+    expect(pendingSeen).toBe(1);
+    expect(pool.pending()).toBe(0);
+    expect(onPool).toBeGreaterThan(10 * inThread);
+  });
+
+  it('settles every task once closed, and fails new ones at once, without hanging', async () => {
+    const p = createPdfWorkerPool({ threads: 1 });
+    const pending = p.renderer.renderFinished(heavy)();
+    await p.close();
+    await pending;
+    expect(p.pending()).toBe(0);
+    const after = await p.renderer.renderCertificate(certificateData(1), false)();
+    expect(after).toEqual(E.left({ _tag: 'RenderFailure', detail: expect.stringMatching(/^The PDF worker failed/) }));
+    expect(await p.inspector.inspect(await makePdf(1), { maxPages: 1 })()).toEqual(E.left({ _tag: 'InvalidDocument', detail: 'The file could not be read as a PDF.' }));
+  });
+
+  it('fails tasks, instead of leaving them waiting for ever, when a thread cannot load its entry', async () => {
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    const broken = poolOn({ filename: pathToFileURL(join(dir, 'broken.mjs')).href }, { threads: 1 });
+    try {
+      writeFileSync(join(dir, 'broken.mjs'), "throw new Error('cannot load');");
+      const r = await broken.renderer.renderCertificate(certificateData(1), false)();
+      expect(r).toEqual(E.left({ _tag: 'RenderFailure', detail: expect.stringMatching(/^The PDF worker failed/) }));
+      expect(broken.pending()).toBe(0);
+    } finally {
+      await broken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs its threads at a lower priority than the event loop (nice + 10)', async () => {
+    // Linux: field 19 of a thread's stat is its nice value.
+    const NICE = "Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16])";
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    // An entry that answers every task as an inspection whose page count is the thread's nice value.
+    writeFileSync(join(dir, 'nice.mjs'), `import { readFileSync } from 'node:fs';\nexport default () => ({ facts: { pageCount: ${NICE}, pageSizes: [] } });`);
+    const probe = poolOn({ filename: pathToFileURL(join(dir, 'nice.mjs')).href }, { threads: 1 });
+    try {
+      const own = Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16]);
+      const r = await probe.inspector.inspect(new Uint8Array(1), { maxPages: 1 })();
+      expect(r).toEqual(E.right({ pageCount: Math.min(own + 10, 19), pageSizes: [] }));
+    } finally {
+      await probe.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a thread count that is not a positive integer', () => {
+    for (const threads of [0, -1, 1.5]) expect(() => createPdfWorkerPool({ threads })).toThrow(/threads/);
+  });
+});
+
+describe('workerEntry', () => {
+  const src = new URL('../src/', import.meta.url);
+
+  it('from TypeScript sources: the bootstrap that loads worker.ts through tsx inside the thread', () => {
+    expect(workerEntry(new URL('pool.ts', src).href)).toEqual({ filename: new URL('worker-source.mjs', src).href });
+  });
+
+  it('compiled: worker.js beside the module, plain Node; a missing entry fails at once', () => {
+    const dir = mkdtempSync(join(fileURLToPath(src), '..', '.entry-'));
+    try {
+      expect(() => workerEntry(pathToFileURL(join(dir, 'pool.js')).href)).toThrow(/worker\.js is missing/);
+      writeFileSync(join(dir, 'worker.js'), '');
+      expect(workerEntry(pathToFileURL(join(dir, 'pool.js')).href)).toEqual({ filename: pathToFileURL(join(dir, 'worker.js')).href });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs compiled: the adapter built to JavaScript works in plain Node, no TypeScript loader anywhere', async () => {
+    // Inside the repository, so the compiled files resolve pdf-lib, piscina and the font from node_modules.
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
+    mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
+    const out = mkdtempSync(join(root, 'node_modules', '.cache', 'esig-pdf-compiled-'));
+    try {
+      await build({
+        entryPoints: { index: fileURLToPath(new URL('index.ts', src)), worker: fileURLToPath(new URL('worker.ts', src)) },
+        outdir: out,
+        bundle: true,
+        format: 'esm',
+        platform: 'node',
+        target: 'node20',
+        // The workspace's own TypeScript packages are compiled in; published dependencies stay imports.
+        external: ['pdf-lib', '@pdf-lib/fontkit', 'piscina', '@expo-google-fonts/*'],
+        logLevel: 'silent',
+      });
+      writeFileSync(join(out, 'pdf.bin'), await makePdf(2));
+      writeFileSync(
+        join(out, 'main.mjs'),
+        `import { readFileSync } from 'node:fs';
+         import { createPdfWorkerPool } from './index.js';
+         const pool = createPdfWorkerPool({ threads: 1 });
+         const bytes = new Uint8Array(readFileSync(new URL('./pdf.bin', import.meta.url)));
+         const facts = await pool.inspector.inspect(bytes, { maxPages: 10 })();
+         const sig = { kind: 'typed', value: 'Ada Lovelace' };
+         const field = { id: 'f', documentId: 'd', recipientId: 'r', type: 'signature', page: 1, x: 72, y: 72, width: 200, height: 50, required: true, value: true };
+         const finished = await pool.renderer.renderFinished({ documents: [{ id: 'd', bytes }], fields: [field], signatures: { r: sig }, testMode: false })();
+         const stamps = await pool.stamps.check({ signature: sig, fields: [field] })();
+         await pool.close();
+         console.log(JSON.stringify({ facts, finished: finished._tag === 'Right' ? finished.right.length : finished.left, stamps, execArgv: process.execArgv }));`,
+      );
+      const { stdout } = await run(process.execPath, [join(out, 'main.mjs')], { cwd: out, env: { ...process.env, NODE_OPTIONS: '' } });
+      const r = JSON.parse(stdout);
+      expect(r.facts).toEqual({ _tag: 'Right', right: { pageCount: 2, pageSizes: [{ width: 612, height: 792 }, { width: 612, height: 792 }] } });
+      expect(r.finished).toBeGreaterThan(1000);
+      expect(r.stamps).toEqual({ _tag: 'Right', right: [] });
+      expect(r.execArgv).toEqual([]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src';
+
+describe('PDF limits and the PDF thread pool in the configuration', () => {
+  it('defaults to 500 pages per document, 1,000 per request, and the pool’s own thread count', () => {
+    const c = loadConfig({});
+    expect(c.pageLimits).toEqual({ maxPagesPerDocument: 500, maxPagesPerRequest: 1000 });
+    expect(c.pdfThreads).toBeNull();
+  });
+
+  it('reads ESIG_MAX_PAGES_PER_DOCUMENT, ESIG_MAX_PAGES_PER_REQUEST and ESIG_PDF_THREADS', () => {
+    const c = loadConfig({ ESIG_MAX_PAGES_PER_DOCUMENT: '50', ESIG_MAX_PAGES_PER_REQUEST: '80', ESIG_PDF_THREADS: '3' });
+    expect(c.pageLimits).toEqual({ maxPagesPerDocument: 50, maxPagesPerRequest: 80 });
+    expect(c.pdfThreads).toBe(3);
+  });
+
+  it.each(['ESIG_MAX_PAGES_PER_DOCUMENT', 'ESIG_MAX_PAGES_PER_REQUEST', 'ESIG_PDF_THREADS'])('refuses a %s that is not a positive integer, naming it', (name) => {
+    for (const bad of ['0', '-1', '2.5', 'many']) {
+      expect(() => loadConfig({ [name]: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ [name]: bad })).toThrow(name);
+    }
+  });
+});
