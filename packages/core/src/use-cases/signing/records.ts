@@ -12,24 +12,29 @@ import type { Stores } from '../../ports/stores';
  * The small writes every signing step makes together with its state change: an event in the outbox (ids,
  * states and times only), an evidence entry (which may hold the client's address), and follow-up jobs.
  */
+
 /**
- * Records an event: into the outbox, and a job that fans it out to the subscribed webhook endpoints, in the
- * caller's transaction. Every event goes through here, so none can exist without its dispatch.
+ * Records an event: into the outbox and, when an enabled endpoint of the event's org and mode subscribes to
+ * its type, a job that fans it out to them, in the caller's transaction. Every event goes through here, so
+ * none that an endpoint waits for can exist without its dispatch; an org without webhooks queues no work.
  */
 export const recordEvent = (tx: Stores, ids: IdGenerator, event: DomainEvent): TE.TaskEither<DomainError, void> =>
   pipe(
     tx.events.append(event),
-    TE.chainW(() =>
-      tx.jobs.enqueue({
-        id: ids.next('job'),
-        kind: 'webhook.dispatch',
-        orgId: event.orgId,
-        mode: event.mode,
-        payload: { eventId: event.id },
-        runAt: event.createdAt,
-        dedupeKey: `dispatch:${event.id}`,
-        createdAt: event.createdAt,
-      }),
+    TE.chainW(() => tx.webhookEndpoints.findSubscribed({ orgId: event.orgId, mode: event.mode }, event.type)),
+    TE.chainW((subscribed) =>
+      subscribed.length === 0
+        ? TE.right(undefined)
+        : tx.jobs.enqueue({
+            id: ids.next('job'),
+            kind: 'webhook.dispatch',
+            orgId: event.orgId,
+            mode: event.mode,
+            payload: { eventId: event.id },
+            runAt: event.createdAt,
+            dedupeKey: `dispatch:${event.id}`,
+            createdAt: event.createdAt,
+          }),
     ),
     TE.map(() => undefined),
   );
