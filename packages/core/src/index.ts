@@ -71,6 +71,7 @@ export * from './use-cases/signing/decline-as-recipient';
 export * from './use-cases/signing/request-signer-otp';
 export * from './use-cases/signing/authenticate-signer';
 export * from './use-cases/signing/get-signing-document';
+export * from './use-cases/signing/issue-signing-link';
 export * from './use-cases/jobs/artifacts';
 export * from './use-cases/jobs/job-handler';
 export * from './use-cases/jobs/handle-invitation-mail';
