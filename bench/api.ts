@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '@esig/core';
 import { DEFAULT_PAGE_LIMITS, execute, inspectUpload, uploadDocument } from '@esig/core';
@@ -20,8 +20,8 @@ import { pdfLibInspector } from '@esig/pdf-pdflib';
 import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
 import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
-import type { Figures } from './lib';
-import { measure, printTable, startProcess, throwawayPostgres } from './lib';
+import type { Figures } from './lib.js';
+import { measure, printTable, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {

@@ -10,14 +10,14 @@ import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import * as E from 'fp-ts/Either';
-import type { TaskEither } from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
 import { PDFDocument } from 'pdf-lib';
 import type { AdoptedSignature, CertificateData, DocumentRenderer, Field, FinishedDocumentInput } from '@esig/core';
 import { pdfLibRenderer } from '@esig/pdf-pdflib';
 import { makePdf } from '@esig/testkit/pdf';
 import { encodePng, inkPixels } from '@esig/testkit/png';
-import { openPipeline } from './seal-pipeline.ts';
+import { openPipeline } from './seal-pipeline.js';
 
 const { values } = parseArgs({
   options: {

@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { AdoptedSignature, Principal } from '@esig/core';
 import { DEFAULT_PAGE_LIMITS, addField, addRecipient, createSignatureRequest, execute, handleSeal, inspectUpload, sendSignatureRequest, signAsRecipient, uploadDocument } from '@esig/core';
 import { pdfLibInspector, pdfLibRenderer, pdfLibStampPreflight } from '@esig/pdf-pdflib';

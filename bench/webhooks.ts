@@ -11,16 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
-import { pipe } from 'fp-ts/function';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import type { DomainEvent } from '@esig/core';
 import { createWebhookEndpoint, recordEvent, signatureHeader } from '@esig/core';
 import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
-import { startProcess, throwawayPostgres } from './lib';
+import { startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {

@@ -10,7 +10,7 @@ import {
   REQUEST_STATUSES,
   SIGNING_ORDERS,
 } from '@esig/core';
-import { arrayOf, dateTime, dictOf, emailAddress, id, intFromQuery, nullable, num, object, oneOf, str } from './schema';
+import { arrayOf, dateTime, dictOf, emailAddress, id, intFromQuery, nullable, num, object, oneOf, str } from './schema.js';
 
 // ---- Requests -------------------------------------------------------------------------------------
 

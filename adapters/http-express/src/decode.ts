@@ -1,4 +1,4 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import type { FieldProblem, ValidationFailed } from '@esig/core';
 import { validationFailed } from '@esig/core';

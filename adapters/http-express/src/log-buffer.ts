@@ -1,6 +1,6 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import type { ApiLogEntry, UnitOfWork } from '@esig/core';
-import type { Logger } from './deps';
+import type { Logger } from './deps.js';
 
 export interface LogBuffer {
   add(entry: ApiLogEntry): void;

@@ -1,10 +1,10 @@
 import type * as t from 'io-ts';
 import { API_SCOPES } from '@esig/core';
-import * as c from './codecs';
-import * as E from 'fp-ts/Either';
-import type { AnySignerRoute, ResponseSpec, Route } from './route';
-import type { JsonSchema } from './schema';
-import { toJsonSchema } from './schema';
+import * as c from './codecs.js';
+import * as E from 'fp-ts/lib/Either.js';
+import type { AnySignerRoute, ResponseSpec, Route } from './route.js';
+import type { JsonSchema } from './schema.js';
+import { toJsonSchema } from './schema.js';
 
 /** Codecs shown as named components (and referenced), so generated clients get proper type names. */
 const COMPONENTS: ReadonlyArray<readonly [string, t.Mixed]> = [

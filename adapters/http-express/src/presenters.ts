@@ -1,7 +1,7 @@
 import type { ApiKey, ApiLogEntry, DeliveryAttempt, Document, DomainEvent, Field, Recipient, SignatureRequest, WebhookDelivery, WebhookEndpoint } from '@esig/core';
 import type * as t from 'io-ts';
-import type { ApiKeyResource, DocumentResource, EventResource, FieldResource, RecipientResource, SignatureRequestResource } from './codecs';
-import type { ApiLogResource, DeliveryAttemptResource, WebhookDeliveryResource, WebhookEndpointResource } from './codecs';
+import type { ApiKeyResource, DocumentResource, EventResource, FieldResource, RecipientResource, SignatureRequestResource } from './codecs.js';
+import type { ApiLogResource, DeliveryAttemptResource, WebhookDeliveryResource, WebhookEndpointResource } from './codecs.js';
 
 // Domain records → API representations (camelCase, `testMode` instead of the internal mode). Typed against
 // the response codecs, so a representation cannot drift from the OpenAPI document without a compile error.

@@ -1,7 +1,7 @@
 import type { DomainError } from '@esig/core';
 import { describeError } from '@esig/core';
 import type * as t from 'io-ts';
-import type { Problem } from './codecs';
+import type { Problem } from './codecs.js';
 
 /** Rejections that arise in HTTP itself rather than in a use case. */
 export type HttpError =

@@ -1,4 +1,4 @@
-import type * as TE from 'fp-ts/TaskEither';
+import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type * as t from 'io-ts';
 import type { ApiScope, ClientInfo, Command, DomainError, Principal } from '@esig/core';
 

@@ -1,12 +1,12 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as core from '@esig/core';
 import { validationFailed } from '@esig/core';
-import * as c from './codecs';
-import type { EsigHttpDeps } from './deps';
-import { presentApiKey, presentAttempt, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters';
-import type { Route } from './route';
-import { json, op, pdf, read, write } from './route';
+import * as c from './codecs.js';
+import type { EsigHttpDeps } from './deps.js';
+import { presentApiKey, presentAttempt, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters.js';
+import type { Route } from './route.js';
+import { json, op, pdf, read, write } from './route.js';
 
 const listDesc = (what: string) => `A list envelope of ${what}: exactly \`data\` and \`pageInfo\`.`;
 

@@ -1,6 +1,6 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import isEmail from 'validator/lib/isEmail.js';
+import validatorIsEmail from 'validator/lib/isEmail.js';
 
 /** A JSON Schema fragment (OpenAPI 3.1 uses JSON Schema 2020-12). */
 export type JsonSchema = { readonly [k: string]: unknown };
@@ -38,6 +38,8 @@ export const str = (opts: { min?: number; max?: number; pattern?: RegExp; format
   });
 };
 
+// validator's modules are CommonJS with the function both as module.exports and as its `default`.
+const isEmail = validatorIsEmail.default;
 const EMAIL_RULES = { allow_display_name: false, require_tld: true, allow_ip_domain: false, allow_utf8_local_part: true, ignore_max_length: false } as const;
 
 /**

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
-import type { ApiError } from './problem';
-import { statusOf, toProblem } from './problem';
-import type { Reply } from './route';
+import type { ApiError } from './problem.js';
+import { statusOf, toProblem } from './problem.js';
+import type { Reply } from './route.js';
 
 /** A rejection as problem+json, carrying the request's id (and for a rate limit, when to come back). */
 export const sendProblem = (res: Response, e: ApiError): void => {

@@ -1,19 +1,19 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ClientInfo, SignerView } from '@esig/core';
 import { authenticateSigner, declineAsRecipient, getSigningDocument, getSigningFinishedDocument, openSigningLink, requestSignerOtp, signAsRecipient, viewAgreement } from '@esig/core';
-import * as c from './codecs';
-import type { OtpSentResource, SignerViewResource } from './codecs';
-import { decode, decodeEach } from './decode';
-import type { EsigHttpDeps, EsigHttpOptions } from './deps';
-import { presentField } from './presenters';
-import type { AnySignerRoute } from './route';
-import { SIGNING_BASE, SIGNING_PATH, json, pdf, signer, toExpressPath } from './route';
-import { setRoutePattern } from './log-path';
-import { sendProblem, sendReply } from './send';
+import * as c from './codecs.js';
+import type { OtpSentResource, SignerViewResource } from './codecs.js';
+import { decode, decodeEach } from './decode.js';
+import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
+import { presentField } from './presenters.js';
+import type { AnySignerRoute } from './route.js';
+import { SIGNING_BASE, SIGNING_PATH, json, pdf, signer, toExpressPath } from './route.js';
+import { setRoutePattern } from './log-path.js';
+import { sendProblem, sendReply } from './send.js';
 
 /** The signer's view as JSON (docs/signer-api.md): only what this recipient may see. */
 export const presentSignerView = (v: SignerView): SignerViewResource => ({

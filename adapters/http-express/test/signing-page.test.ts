@@ -6,7 +6,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
-import { SIGNING_PAGE_CSP, mountSigningPage } from '../src/signing-page';
+import { SIGNING_PAGE_CSP, mountSigningPage } from '../src/signing-page.js';
 
 // ------------------------------------------------------------------ A fake signer API (docs/signer-api.md)
 

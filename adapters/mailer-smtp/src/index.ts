@@ -1,6 +1,6 @@
 import type { MailFailure, MailMessage, MailTransport } from '@esig/core';
-import * as TE from 'fp-ts/TaskEither';
-import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import { createTransport } from 'nodemailer';
 
 export interface SmtpTransportOptions {

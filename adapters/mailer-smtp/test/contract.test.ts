@@ -1,6 +1,6 @@
 import { describeMailTransportContract } from '@esig/testkit/mail-transport-contract';
 import { startSmtpServer } from '@esig/testkit/smtp';
-import { createSmtpTransport } from '../src';
+import { createSmtpTransport } from '../src/index.js';
 
 describeMailTransportContract('SMTP (nodemailer) to a real SMTP server', async () => {
   const smtp = await startSmtpServer();

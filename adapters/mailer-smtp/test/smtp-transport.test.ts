@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { MailFailure, MailMessage } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpServer, type TestSmtpServer } from '@esig/testkit/smtp';
-import { createSmtpTransport, toMailFailure } from '../src';
+import { createSmtpTransport, toMailFailure } from '../src/index.js';
 
 const LINK = 'https://esig.example.com/sign/tok_Zx9-QwErTy_123456789abcdefghijk?lang=en&src=mail';
 // The HTML part carries the link as an attribute value, where `&` is written `&amp;`.

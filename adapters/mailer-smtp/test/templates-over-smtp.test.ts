@@ -1,8 +1,8 @@
 import { completedMail, invitationMail, otpMail, type Recipient, type SignatureRequest } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpServer, type TestSmtpServer } from '@esig/testkit/smtp';
-import { createSmtpTransport } from '../src';
+import { createSmtpTransport } from '../src/index.js';
 
 const recipient: Recipient = {
   id: 'rcp_01JD0000000000000000000001',

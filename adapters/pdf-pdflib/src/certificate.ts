@@ -1,8 +1,8 @@
 import type { CertificateData } from '@esig/core';
 import type { PDFFont, PDFPage } from 'pdf-lib';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
-import { encodable } from './fonts';
-import { drawTestBanner } from './page-space';
+import { encodable } from './fonts.js';
+import { drawTestBanner } from './page-space.js';
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = 56;

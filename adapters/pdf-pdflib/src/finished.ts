@@ -1,12 +1,12 @@
 import type { AdoptedSignature, Field, FinishedDocumentInput } from '@esig/core';
 import type { PDFFont, PDFImage, PDFPage } from 'pdf-lib';
 import { LineCapStyle, PDFDocument, StandardFonts, rgb } from 'pdf-lib';
-import type { Box } from './fonts';
-import { drawFittedText, embedSignatureFont, encodable } from './fonts';
-import { DEFAULT_MEDIA_BOX, drawTestBanner, inDisplaySpace, pageGeometry } from './page-space';
-import type { Drawable } from './png';
-import { decodePng, embedPlanes } from './png';
-import { RenderError } from './render-failure';
+import type { Box } from './fonts.js';
+import { drawFittedText, embedSignatureFont, encodable } from './fonts.js';
+import { DEFAULT_MEDIA_BOX, drawTestBanner, inDisplaySpace, pageGeometry } from './page-space.js';
+import type { Drawable } from './png.js';
+import { decodePng, embedPlanes } from './png.js';
+import { RenderError } from './render-failure.js';
 
 const INK = rgb(0.05, 0.1, 0.45);
 const BLACK = rgb(0, 0, 0);

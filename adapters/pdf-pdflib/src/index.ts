@@ -1,15 +1,15 @@
-import * as TE from 'fp-ts/TaskEither';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { DocumentRenderer } from '@esig/core';
-import { buildCertificate } from './certificate';
-import { buildFinished } from './finished';
-import { toRenderFailure } from './render-failure';
+import { buildCertificate } from './certificate.js';
+import { buildFinished } from './finished.js';
+import { toRenderFailure } from './render-failure.js';
 
-export { createPdfWorkerPool, workerEntry } from './pool';
-export type { PdfWorkerPool, PdfWorkerPoolOptions } from './pool';
-export { pdfLibInspector } from './inspector';
-export { pdfLibStampPreflight } from './preflight';
-export { TEST_MARK } from './page-space';
-export { sanitizeForCharset } from './fonts';
+export { createPdfWorkerPool, workerEntry } from './pool.js';
+export type { PdfWorkerPool, PdfWorkerPoolOptions } from './pool.js';
+export { pdfLibInspector } from './inspector.js';
+export { pdfLibStampPreflight } from './preflight.js';
+export { TEST_MARK } from './page-space.js';
+export { sanitizeForCharset } from './fonts.js';
 
 /**
  * The finished document and the evidence certificate with pdf-lib, on the calling thread: standard fonts

@@ -1,9 +1,9 @@
-import * as TE from 'fp-ts/TaskEither';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { PDFObject } from 'pdf-lib';
 import { PDFArray, PDFDocument, PDFName, PDFPageLeaf, PDFPageTree, PDFRef } from 'pdf-lib';
 import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';
 import { invalidDocument } from '@esig/core';
-import { pageGeometry } from './page-space';
+import { pageGeometry } from './page-space.js';
 
 const PDF_MAGIC = '%PDF-';
 /** Balanced page trees of any real size are a handful of levels deep; a deeper one is built to hurt. */

@@ -2,7 +2,7 @@ import { deflateSync, inflateSync } from 'node:zlib';
 import type { PDFDocument, PDFPage, PDFRef } from 'pdf-lib';
 import { PDFName, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } from 'pdf-lib';
 import { SIGNATURE_IMAGE_LIMITS } from '@esig/core';
-import { RenderError } from './render-failure';
+import { RenderError } from './render-failure.js';
 
 /** An image's colour and (when not fully opaque) alpha planes, uncompressed, one byte per sample. */
 export interface PngPlanes {

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import * as E from 'fp-ts/Either';
-import type * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { Piscina } from 'piscina';
 import type { DocumentRenderer, PdfInspector, RenderFailure, StampPreflight } from '@esig/core';
 import { invalidDocument } from '@esig/core';
-import type { PdfTask, PdfTaskResults, TaskFailure } from './worker';
+import type { PdfTask, PdfTaskResults, TaskFailure } from './worker.js';
 
 export interface PdfWorkerPoolOptions {
   /** Worker threads at most. Default: one less than the machine's cores, at least one. */

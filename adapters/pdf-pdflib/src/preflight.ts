@@ -1,9 +1,9 @@
-import * as TE from 'fp-ts/TaskEither';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Field, FieldProblem, StampCheckInput, StampPreflight } from '@esig/core';
 import { PDFDocument } from 'pdf-lib';
-import type { Stamp } from './finished';
-import { Resources, signatureStamp, stampFor } from './finished';
-import { RenderError, toRenderFailure } from './render-failure';
+import type { Stamp } from './finished.js';
+import { Resources, signatureStamp, stampFor } from './finished.js';
+import { RenderError, toRenderFailure } from './render-failure.js';
 
 /** Whose input a field's stamp is drawn from: the adopted signature, or the field's own value. */
 const pathOf = (f: Field): string =>

@@ -6,11 +6,11 @@
  */
 import type { CertificateData, FieldProblem, FinishedDocumentInput, InspectLimits, PdfFacts, StampCheckInput } from '@esig/core';
 import { move } from 'piscina';
-import { buildCertificate } from './certificate';
-import { buildFinished } from './finished';
-import { inspectPdf, toInvalidDocument } from './inspector';
-import { checkStamps } from './preflight';
-import { toRenderFailure } from './render-failure';
+import { buildCertificate } from './certificate.js';
+import { buildFinished } from './finished.js';
+import { inspectPdf, toInvalidDocument } from './inspector.js';
+import { checkStamps } from './preflight.js';
+import { toRenderFailure } from './render-failure.js';
 
 /** What a task answers when it could not do its work: the port's error detail. */
 export interface TaskFailure {

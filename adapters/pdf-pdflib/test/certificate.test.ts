@@ -1,10 +1,10 @@
 import type { CertificateData } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { PDFDocument } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TEST_MARK, pdfLibRenderer } from '../src';
-import { certificateData } from './fixtures';
-import { flat, pdfText, qpdfCheck } from './tools';
+import { TEST_MARK, pdfLibRenderer } from '../src/index.js';
+import { certificateData } from './fixtures.js';
+import { flat, pdfText, qpdfCheck } from './tools.js';
 
 const render = async (data: CertificateData, testMode: boolean): Promise<Uint8Array> => {
   const r = await pdfLibRenderer.renderCertificate(data, testMode)();

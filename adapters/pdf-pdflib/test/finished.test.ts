@@ -1,12 +1,12 @@
 import type { AdoptedSignature, Field, FinishedDocumentInput } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { PDFDocument, degrees } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makePdf, makePdfWithPages } from '@esig/testkit/pdf';
-import { TEST_MARK, pdfLibRenderer } from '../src';
-import { field } from './fixtures';
+import { TEST_MARK, pdfLibRenderer } from '../src/index.js';
+import { field } from './fixtures.js';
 import { drawnSignatureDataUrl } from '@esig/testkit/png';
-import { darkPixels, pdfFonts, pdfImages, pdfText, pdfWords, qpdfCheck } from './tools';
+import { darkPixels, pdfFonts, pdfImages, pdfText, pdfWords, qpdfCheck } from './tools.js';
 
 const ADA: AdoptedSignature = { kind: 'typed', value: 'Ada Lovelace' };
 const BOB: AdoptedSignature = { kind: 'drawn', value: drawnSignatureDataUrl(300, 100) };

@@ -1,7 +1,7 @@
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { wrap } from '../src/certificate';
-import { embedSignatureFont, sanitizeForCharset } from '../src/fonts';
+import { wrap } from '../src/certificate.js';
+import { embedSignatureFont, sanitizeForCharset } from '../src/fonts.js';
 
 let winAnsi: ReadonlySet<number>;
 let script: ReadonlySet<number>;

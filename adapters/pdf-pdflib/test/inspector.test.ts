@@ -1,8 +1,8 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
-import { pdfLibInspector } from '../src';
+import { pdfLibInspector } from '../src/index.js';
 
 const inspect = async (bytes: Uint8Array, maxPages = 500) => pdfLibInspector.inspect(bytes, { maxPages })();
 const refusal = (detail: string) => E.left({ _tag: 'InvalidDocument', detail });

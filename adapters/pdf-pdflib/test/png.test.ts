@@ -1,14 +1,14 @@
 import { deflateSync } from 'node:zlib';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
-import { pdfLibRenderer } from '../src';
-import { decodePng } from '../src/png';
-import { RenderError } from '../src/render-failure';
-import { field } from './fixtures';
+import { pdfLibRenderer } from '../src/index.js';
+import { decodePng } from '../src/png.js';
+import { RenderError } from '../src/render-failure.js';
+import { field } from './fixtures.js';
 import type { PngOptions } from '@esig/testkit/png';
 import { drawnSignatureDataUrl, encodePng, hostileDrawnSignatures, pngFromRaw } from '@esig/testkit/png';
-import { darkPixels, pdfImages, qpdfCheck } from './tools';
+import { darkPixels, pdfImages, qpdfCheck } from './tools.js';
 
 /** Random bytes: each filter's predictor matters, and Paeth meets its ties (where its comparisons' order decides). */
 const noise = (x: number, y: number): number => {

@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import * as E from 'fp-ts/Either';
-import type { TaskEither } from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdoptedSignature, FinishedDocumentInput } from '@esig/core';
 import { makePdf, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { encodePng, hostileDrawnSignatures } from '@esig/testkit/png';
-import type { PdfWorkerPool } from '../src';
-import { createPdfWorkerPool, pdfLibInspector, pdfLibRenderer, pdfLibStampPreflight, workerEntry } from '../src';
-import { poolOn } from '../src/pool';
-import { certificateData, field } from './fixtures';
+import type { PdfWorkerPool } from '../src/index.js';
+import { createPdfWorkerPool, pdfLibInspector, pdfLibRenderer, pdfLibStampPreflight, workerEntry } from '../src/index.js';
+import { poolOn } from '../src/pool.js';
+import { certificateData, field } from './fixtures.js';
 
 const run = promisify(execFile);
 const right = async <A>(te: TaskEither<unknown, A>): Promise<A> => {

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { AdoptedSignature, Field, FieldType, FieldValue } from '@esig/core';
 import { checkAdoptedSignature, checkFieldValues } from '@esig/core';
 import { makePdf } from '@esig/testkit/pdf';
 import { drawnSignatureDataUrl, encodePng, hostileDrawnSignatures } from '@esig/testkit/png';
-import { pdfLibRenderer, pdfLibStampPreflight } from '../src';
-import { field } from './fixtures';
+import { pdfLibRenderer, pdfLibStampPreflight } from '../src/index.js';
+import { field } from './fixtures.js';
 
 const check = async (signature: AdoptedSignature, fields: Field[] = []) => {
   const r = await pdfLibStampPreflight.check({ signature, fields })();

@@ -1,7 +1,7 @@
 import { createManualClock } from '@esig/testkit';
 import { describeRateLimiterContract } from '@esig/testkit/rate-limiter-contract';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRateLimiter } from '../src/index';
+import { createMemoryRateLimiter } from '../src/index.js';
 
 // One process, one state: the suite's "two connections" are the same limiter.
 describeRateLimiterContract('in memory', (windowMs, clock) => {

@@ -58,5 +58,5 @@ export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Ar
     },
   };
 };
-export * from './worker';
-export * from './secret-box';
+export * from './worker.js';
+export * from './secret-box.js';

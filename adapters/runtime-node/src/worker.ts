@@ -1,6 +1,6 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Clock, Job, JobHandler, JobKind, Stores, UnitOfWork } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 

@@ -1,7 +1,7 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createAesGcmSecretBox } from '../src';
+import { createAesGcmSecretBox } from '../src/index.js';
 
 const key = (b: number) => new Uint8Array(32).fill(b);
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock, IdPrefix } from '@esig/core';
-import { createUlidGenerator, nodeCrypto } from '../src/index';
+import { createUlidGenerator, nodeCrypto } from '../src/index.js';
 
 const PREFIXES: IdPrefix[] = ['doc', 'req', 'rcp', 'fld', 'coc', 'whe', 'dlv', 'key', 'ses', 'log', 'evt', 'org'];
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

@@ -1,15 +1,15 @@
 import type { ApiKeyStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { GrantedScopeC, apiKeyRow, toApiKey } from '@esig/store-sql';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
-import type { Conn } from './connection';
-import { run } from './connection';
-import { Int8, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
-import type { KeysetTable } from './keyset';
-import { listKeyset } from './keyset';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
+import { Int8, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import type { KeysetTable } from './keyset.js';
+import { listKeyset } from './keyset.js';
 
 const ApiKeyRow = apiKeyRow(columnCodecs);
 

@@ -1,13 +1,13 @@
 import type { ApiLogStore } from '@esig/core';
 import { ApiLogKindC, apiLogRow, toApiLogEntry } from '@esig/store-sql';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
-import type { Conn } from './connection';
-import { run } from './connection';
-import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
-import type { KeysetTable } from './keyset';
-import { listKeyset } from './keyset';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
+import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import type { KeysetTable } from './keyset.js';
+import { listKeyset } from './keyset.js';
 
 const LogRow = apiLogRow(columnCodecs);
 

@@ -1,6 +1,6 @@
 import type { StoreError, StoreResult } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 
 /** Whether a statement only reads, or writes. */

@@ -1,12 +1,12 @@
 import type { EvidenceStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { EvidenceActionC, EvidenceDetailsC, evidenceRow, toEvidenceEntry } from '@esig/store-sql';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
-import type { Conn } from './connection';
-import { run } from './connection';
-import { ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
+import { ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 
 const EvidenceRow = evidenceRow(columnCodecs);
 

@@ -1,13 +1,13 @@
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { IdempotencyStateC, StoredResponseC, idempotencyRow, toIdempotencyRecord } from '@esig/store-sql';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
-import type { Conn } from './connection';
-import { run } from './connection';
-import { ModeC, Timestamp, columnCodecs, decode, nullable } from './decode';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
+import { ModeC, Timestamp, columnCodecs, decode, nullable } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
 

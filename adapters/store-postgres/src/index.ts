@@ -1,17 +1,17 @@
 import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
 import pg from 'pg';
-import { TYPES } from './connection';
-import { assertNotTooNew, migrate, schemaVersion } from './migrations';
-import type { NotifyHandler } from './notify';
-import { createListener, notify } from './notify';
-import { createPgRateLimiter } from './rate-limiter';
-import { bindStores } from './stores';
-import { createUnitOfWork, poolConn } from './unit-of-work';
+import { TYPES } from './connection.js';
+import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
+import type { NotifyHandler } from './notify.js';
+import { createListener, notify } from './notify.js';
+import { createPgRateLimiter } from './rate-limiter.js';
+import { bindStores } from './stores.js';
+import { createUnitOfWork, poolConn } from './unit-of-work.js';
 
-export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations';
-export { RowDecodeError } from './decode';
-export { JOBS_CHANNEL } from './jobs';
-export type { NotifyHandler } from './notify';
+export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations.js';
+export { RowDecodeError } from './decode.js';
+export { JOBS_CHANNEL } from './jobs.js';
+export type { NotifyHandler } from './notify.js';
 
 /** An open PostgreSQL database behind the core's store ports. */
 export interface PostgresStore {

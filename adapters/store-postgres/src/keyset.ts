@@ -1,9 +1,9 @@
 import type { KeysetTable } from '@esig/store-sql';
 import { keysetLists, singleFilterColumns } from '@esig/store-sql';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { run } from './connection';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
 
 export type { KeysetTable } from '@esig/store-sql';
 

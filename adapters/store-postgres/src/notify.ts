@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { quoteIdent } from './connection';
+import { quoteIdent } from './connection.js';
 
 /** Called with each notification's payload ('' when none). */
 export type NotifyHandler = (payload: string) => void;

@@ -1,12 +1,12 @@
 import type { Org, OrgStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
-import type { Conn } from './connection';
-import { run } from './connection';
-import { Timestamp, TimestampColumn, decode, rowName } from './decode';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
+import { Timestamp, TimestampColumn, decode, rowName } from './decode.js';
 
 const OrgRow = t.type({ id: t.string, name: t.string, created_at: TimestampColumn });
 const NewOrg = t.type({ id: t.string, name: t.string, createdAt: Timestamp });

@@ -1,10 +1,10 @@
 import type { Clock, RateBucket, RateDecision, RateLimiter } from '@esig/core';
 import { rateLimit } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type pg from 'pg';
-import { isLostRace } from './connection';
-import { Int8, decode, nullable } from './decode';
+import { isLostRace } from './connection.js';
+import { Int8, decode, nullable } from './decode.js';
 
 /** What `esig_rate_limit_consume` (migration 0004) says of one bucket. */
 const BucketRow = t.type({

@@ -1,14 +1,14 @@
 import type { SignatureRequest, SignatureRequestStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { SignatureRequestData, consistentRequest, requestRow } from '@esig/store-sql';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { run } from './connection';
-import { columnCodecs, decode, rowName } from './decode';
-import type { KeysetTable } from './keyset';
-import { listKeyset } from './keyset';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { run } from './connection.js';
+import { columnCodecs, decode, rowName } from './decode.js';
+import type { KeysetTable } from './keyset.js';
+import { listKeyset } from './keyset.js';
 
 const RequestRow = requestRow(columnCodecs, SignatureRequestData);
 

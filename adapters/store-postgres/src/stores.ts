@@ -1,19 +1,19 @@
 import type { Stores } from '@esig/core';
-import { pgApiKeys } from './api-keys';
-import { pgApiLog } from './api-log';
-import type { Conn } from './connection';
-import { pgDocumentContents } from './document-contents';
-import { pgDocuments } from './documents';
-import { pgEvents } from './events';
-import { pgEvidence } from './evidence';
-import { pgIdempotency } from './idempotency';
-import { pgJobs } from './jobs';
-import { pgOrgs } from './orgs';
-import { pgSignatureRequests } from './signature-requests';
-import { pgSigningLinks } from './signing-links';
-import { pgTestMailbox } from './test-mailbox';
-import { pgWebhookDeliveries } from './webhook-deliveries';
-import { pgWebhookEndpoints } from './webhook-endpoints';
+import { pgApiKeys } from './api-keys.js';
+import { pgApiLog } from './api-log.js';
+import type { Conn } from './connection.js';
+import { pgDocumentContents } from './document-contents.js';
+import { pgDocuments } from './documents.js';
+import { pgEvents } from './events.js';
+import { pgEvidence } from './evidence.js';
+import { pgIdempotency } from './idempotency.js';
+import { pgJobs } from './jobs.js';
+import { pgOrgs } from './orgs.js';
+import { pgSignatureRequests } from './signature-requests.js';
+import { pgSigningLinks } from './signing-links.js';
+import { pgTestMailbox } from './test-mailbox.js';
+import { pgWebhookDeliveries } from './webhook-deliveries.js';
+import { pgWebhookEndpoints } from './webhook-endpoints.js';
 
 /**
  * Every store bound to one place to run statements: the pool, or a transaction's client. Each method is

@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StoreError, Stores, UnitOfWork } from '@esig/core';
 import { storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type pg from 'pg';
-import type { Conn } from './connection';
-import { toStoreError } from './connection';
+import type { Conn } from './connection.js';
+import { toStoreError } from './connection.js';
 
 interface TxScope {
   active: boolean;

@@ -14,16 +14,16 @@ import {
   ok,
   tagOf,
 } from '@esig/testkit';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PostgresStore, PostgresStoreOptions } from '../src/index';
-import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index';
-import { loadMigrations, migrate } from '../src/migrations';
-import type { TestDatabase } from './pg';
-import { available, createTestDatabase, emptyAllTables } from './pg';
+import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
+import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index.js';
+import { loadMigrations, migrate } from '../src/migrations.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase, emptyAllTables } from './pg.js';
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -1,8 +1,8 @@
 import { describeStoreContract } from '@esig/testkit';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { openPostgresStore } from '../src/index';
-import type { TestDatabase } from './pg';
-import { available, createTestDatabase, emptyAllTables } from './pg';
+import { openPostgresStore } from '../src/index.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase, emptyAllTables } from './pg.js';
 
 describe.skipIf(!available)('store-postgres', () => {
   let db: TestDatabase;

@@ -1,15 +1,15 @@
 import { at } from '@esig/testkit';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_SQL } from '../src/jobs';
-import { LIST_FOR_REQUEST_SQL } from '../src/evidence';
-import type { KeysetTable } from '../src/keyset';
-import { keysetSql, keysetSqlBy } from '../src/keyset';
-import { openPostgresStore } from '../src/index';
-import { ATTEMPTS, CANCEL_PENDING_SQL } from '../src/webhook-deliveries';
-import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints';
-import type { TestDatabase } from './pg';
-import { available, createTestDatabase } from './pg';
+import { CLAIM_SQL } from '../src/jobs.js';
+import { LIST_FOR_REQUEST_SQL } from '../src/evidence.js';
+import type { KeysetTable } from '../src/keyset.js';
+import { keysetSql, keysetSqlBy } from '../src/keyset.js';
+import { openPostgresStore } from '../src/index.js';
+import { ATTEMPTS, CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
+import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase } from './pg.js';
 
 /** Rows per table: 8 tenants (4 orgs × 2 modes), so the one queried holds an eighth of them. */
 const ROWS = 8_000;

@@ -1,11 +1,11 @@
 import { TENANT_A, makeJob, ok } from '@esig/testkit';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostgresStore } from '../src/index';
-import { JOBS_CHANNEL, openPostgresStore } from '../src/index';
-import type { TestDatabase } from './pg';
-import { available, createTestDatabase } from './pg';
+import type { PostgresStore } from '../src/index.js';
+import { JOBS_CHANNEL, openPostgresStore } from '../src/index.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase } from './pg.js';
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { createManualClock } from '@esig/testkit';
 import { describeRateLimiterContract } from '@esig/testkit/rate-limiter-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostgresStore } from '../src/index';
-import { openPostgresStore } from '../src/index';
-import type { TestDatabase } from './pg';
-import { available, createTestDatabase } from './pg';
+import type { PostgresStore } from '../src/index.js';
+import { openPostgresStore } from '../src/index.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase } from './pg.js';
 
 const START = '2026-11-23T08:00:00.000Z';
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

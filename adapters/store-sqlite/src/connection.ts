@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { StoreError, StoreResult } from '@esig/core';
 import { storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 
 /**
  * How long a connection waits for another process's write lock before failing with SQLITE_BUSY. The

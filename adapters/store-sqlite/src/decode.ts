@@ -1,6 +1,6 @@
 import type { ColumnCodecs } from '@esig/store-sql';
 import { Int, Timestamp } from '@esig/store-sql';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 
 // The dialect-neutral codecs, re-exported so the stores take every codec from this one module.

@@ -1,12 +1,12 @@
 import type { DocumentContentStore } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import { contentKeyName } from '@esig/store-sql';
-import type { Conn } from './connection';
-import { attempt } from './connection';
-import { Bytes, decode } from './decode';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
+import { Bytes, decode } from './decode.js';
 
 const ContentRow = t.type({ bytes: Bytes });
 

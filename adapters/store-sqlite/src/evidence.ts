@@ -1,13 +1,13 @@
 import type { EvidenceStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { evidenceRow, toEvidenceEntry } from '@esig/store-sql';
-import * as A from 'fp-ts/Array';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { attempt } from './connection';
-import { columnCodecs, decode, rowDecoder } from './decode';
+import * as A from 'fp-ts/lib/Array.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
+import { columnCodecs, decode, rowDecoder } from './decode.js';
 
 const EvidenceRow = evidenceRow(columnCodecs);
 

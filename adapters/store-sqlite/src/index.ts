@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Stores, UnitOfWork } from '@esig/core';
-import { createConn, openDatabase } from './connection';
-import { assertNotTooNew, migrate, schemaVersion } from './migrations';
-import { bindStores, topLevelStores } from './stores';
-import { createUnitOfWork } from './unit-of-work';
+import { createConn, openDatabase } from './connection.js';
+import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
+import { bindStores, topLevelStores } from './stores.js';
+import { createUnitOfWork } from './unit-of-work.js';
 
-export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations';
-export { RowDecodeError } from './decode';
+export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations.js';
+export { RowDecodeError } from './decode.js';
 
 /** An open SQLite database behind the core's store ports. */
 export interface SqliteStore {

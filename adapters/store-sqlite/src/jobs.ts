@@ -1,15 +1,15 @@
 import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
 import { JobKindC, jobRow, toJob } from '@esig/store-sql';
-import * as A from 'fp-ts/Array';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as A from 'fp-ts/lib/Array.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
-import type { Conn } from './connection';
-import { attempt } from './connection';
-import { Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode';
-import { placeholders } from './documents';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
+import { Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { placeholders } from './documents.js';
 
 const JobRow = jobRow(columnCodecs);
 

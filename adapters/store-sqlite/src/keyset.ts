@@ -1,7 +1,7 @@
 import type { KeysetTable } from '@esig/store-sql';
 import { keysetLists, singleFilterColumns } from '@esig/store-sql';
-import type { Conn } from './connection';
-import { attempt } from './connection';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
 
 export type { KeysetTable } from '@esig/store-sql';
 

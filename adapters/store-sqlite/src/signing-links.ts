@@ -1,12 +1,12 @@
 import type { SigningLinkStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { signingLinkRow, toSigningLink } from '@esig/store-sql';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { attempt } from './connection';
-import { columnCodecs, decode } from './decode';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
+import { columnCodecs, decode } from './decode.js';
 
 const SigningLinkRow = signingLinkRow(columnCodecs);
 

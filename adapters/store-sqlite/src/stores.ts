@@ -1,19 +1,19 @@
 import type { StoreResult, Stores, UnitOfWork } from '@esig/core';
-import { sqliteApiKeys } from './api-keys';
-import { sqliteApiLog } from './api-log';
-import type { Conn } from './connection';
-import { sqliteDocumentContents } from './document-contents';
-import { sqliteDocuments } from './documents';
-import { sqliteEvents } from './events';
-import { sqliteEvidence } from './evidence';
-import { sqliteIdempotency } from './idempotency';
-import { sqliteJobs } from './jobs';
-import { sqliteOrgs } from './orgs';
-import { sqliteSignatureRequests } from './signature-requests';
-import { sqliteSigningLinks } from './signing-links';
-import { sqliteTestMailbox } from './test-mailbox';
-import { sqliteWebhookDeliveries } from './webhook-deliveries';
-import { sqliteWebhookEndpoints } from './webhook-endpoints';
+import { sqliteApiKeys } from './api-keys.js';
+import { sqliteApiLog } from './api-log.js';
+import type { Conn } from './connection.js';
+import { sqliteDocumentContents } from './document-contents.js';
+import { sqliteDocuments } from './documents.js';
+import { sqliteEvents } from './events.js';
+import { sqliteEvidence } from './evidence.js';
+import { sqliteIdempotency } from './idempotency.js';
+import { sqliteJobs } from './jobs.js';
+import { sqliteOrgs } from './orgs.js';
+import { sqliteSignatureRequests } from './signature-requests.js';
+import { sqliteSigningLinks } from './signing-links.js';
+import { sqliteTestMailbox } from './test-mailbox.js';
+import { sqliteWebhookDeliveries } from './webhook-deliveries.js';
+import { sqliteWebhookEndpoints } from './webhook-endpoints.js';
 
 /** Every store bound to one connection: the read connection, or the write connection inside a transaction. */
 export const bindStores = (conn: Conn): Stores => ({

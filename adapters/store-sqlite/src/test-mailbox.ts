@@ -1,13 +1,13 @@
 import type { TestMailboxStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { mailRow, toMail } from '@esig/store-sql';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { attempt } from './connection';
-import { columnCodecs, decode, rowDecoder } from './decode';
-import type { KeysetTable } from './keyset';
-import { listKeyset } from './keyset';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
+import { columnCodecs, decode, rowDecoder } from './decode.js';
+import type { KeysetTable } from './keyset.js';
+import { listKeyset } from './keyset.js';
 
 const MailRow = mailRow(columnCodecs);
 

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StoreError, Stores, UnitOfWork } from '@esig/core';
 import { storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { withGuard } from './connection';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { withGuard } from './connection.js';
 
 /**
  * A FIFO queue that runs one job at a time. SQLite has one writer per database, and this process has one

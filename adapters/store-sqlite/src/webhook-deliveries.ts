@@ -1,14 +1,14 @@
 import type { WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { attemptFilters, attemptRow, deliveryRow, toAttempt, toDelivery } from '@esig/store-sql';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Conn } from './connection';
-import { attempt } from './connection';
-import { Timestamp, columnCodecs, decode, rowDecoder } from './decode';
-import type { KeysetTable } from './keyset';
-import { listKeysetBy } from './keyset';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Conn } from './connection.js';
+import { attempt } from './connection.js';
+import { Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';
+import type { KeysetTable } from './keyset.js';
+import { listKeysetBy } from './keyset.js';
 
 const DeliveryRow = deliveryRow(columnCodecs);
 

@@ -5,16 +5,16 @@ import Database from 'better-sqlite3';
 import type { SignatureRequest, Stores } from '@esig/core';
 import type { StoreHarness } from '@esig/testkit';
 import { TENANT_A, at, describeStoreContract, fails, makeDelivery, makeDocument, makeEvent, makeSignatureRequest, makeWebhookEndpoint, ok, tagOf } from '@esig/testkit';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SqliteStore } from '../src/index';
-import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index';
-import { keysetSql, keysetSqlBy } from '../src/keyset';
-import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries';
-import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints';
-import { loadMigrations, migrate } from '../src/migrations';
+import type { SqliteStore } from '../src/index.js';
+import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index.js';
+import { keysetSql, keysetSqlBy } from '../src/keyset.js';
+import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
+import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
+import { loadMigrations, migrate } from '../src/migrations.js';
 
 const tempDirs: string[] = [];
 const freshDbPath = (file = 'esig.db') => {

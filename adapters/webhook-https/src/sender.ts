@@ -5,10 +5,10 @@ import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type { WebhookRequest, WebhookResponse, WebhookSender, WebhookTransportError } from '@esig/core';
-import { type AllowList, checkAddressWith, compileAllowList, normaliseHostName } from './address-rules';
-import { parseRetryAfter } from './retry-after';
-import { parseTarget } from './target';
-import { classifyTransportError, describeError } from './transport-errors';
+import { type AllowList, checkAddressWith, compileAllowList, normaliseHostName } from './address-rules.js';
+import { parseRetryAfter } from './retry-after.js';
+import { parseTarget } from './target.js';
+import { classifyTransportError, describeError } from './transport-errors.js';
 
 export interface HttpsWebhookSenderOptions {
   /**

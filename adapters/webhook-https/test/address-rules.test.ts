@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkAddress, parseRetryAfter, parseTarget } from '../src';
-import { ipv4, nonPublicV4, v4Groups } from './arbitraries';
+import { checkAddress, parseRetryAfter, parseTarget } from '../src/index.js';
+import { ipv4, nonPublicV4, v4Groups } from './arbitraries.js';
 
 describe('checkAddress', () => {
   it('passes public unicast addresses', () => {

@@ -1,8 +1,8 @@
 import type { WebhookRequest, WebhookResponse } from '@esig/core';
 import { signatureHeader, verifySignature } from '@esig/webhooks';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BODY_EXCERPT_BYTES, DEFAULT_USER_AGENT, createHttpsWebhookSender } from '../src';
-import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures';
+import { BODY_EXCERPT_BYTES, DEFAULT_USER_AGENT, createHttpsWebhookSender } from '../src/index.js';
+import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures.js';
 
 const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuv';
 const T = 1_700_000_000;

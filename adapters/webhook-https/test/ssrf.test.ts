@@ -1,7 +1,7 @@
 import type { WebhookRequest } from '@esig/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpsWebhookSender } from '../src';
-import { type Receiver, type TestCert, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures';
+import { createHttpsWebhookSender } from '../src/index.js';
+import { type Receiver, type TestCert, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures.js';
 
 const PUBLIC_V4 = '93.184.215.14';
 const PUBLIC_V6 = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';

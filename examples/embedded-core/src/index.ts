@@ -3,9 +3,9 @@
  * adapter at all. The same use cases, rules and transactions the reference server uses; the team supplies
  * its own principal (here: one org, test mode) and its own ids of record.
  */
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { Principal, SignatureRequest } from '@esig/core';
 import { DEFAULT_PAGE_LIMITS, addField, addRecipient, createSignatureRequest, execute, inspectUpload, sendSignatureRequest, uploadDocument } from '@esig/core';

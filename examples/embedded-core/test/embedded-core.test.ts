@@ -2,12 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listEvents } from '@esig/core';
 import { nodeCrypto } from '@esig/runtime-node';
 import { openSqliteStore } from '@esig/store-sqlite';
-import { sendContract } from '../src';
+import { sendContract } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'esig-embedded-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

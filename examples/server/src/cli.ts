@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
-import { ConfigError, configFromEnvironment, createKeyStandalone, migrate, runWorkerProcess, startServer } from './main';
+import { ConfigError, configFromEnvironment, createKeyStandalone, migrate, runWorkerProcess, startServer } from './main.js';
 
 const USAGE = `esig — electronic signatures
 

@@ -2,7 +2,7 @@ import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
 import { JOBS_CHANNEL, openPostgresStore } from '@esig/store-postgres';
 import { openSqliteStore } from '@esig/store-sqlite';
-import type { ServerConfig } from './config';
+import type { ServerConfig } from './config.js';
 
 /** The open database, whichever store adapter serves it. */
 export interface Database {

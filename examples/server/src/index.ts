@@ -1,6 +1,6 @@
-export { buildContainer, startServer, startWorkers, runWorkerProcess, createKey, createKeyStandalone, migrate, loadConfig, ConfigError } from './main';
-export { openDatabase } from './database';
-export type { Database } from './database';
-export type { RunningServer } from './main';
-export type { ServerConfig } from './config';
-export { T } from './tokens';
+export { buildContainer, startServer, startWorkers, runWorkerProcess, createKey, createKeyStandalone, migrate, loadConfig, ConfigError } from './main.js';
+export { openDatabase } from './database.js';
+export type { Database } from './database.js';
+export type { RunningServer } from './main.js';
+export type { ServerConfig } from './config.js';
+export { T } from './tokens.js';

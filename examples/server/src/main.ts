@@ -5,8 +5,8 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { container, instanceCachingFactory } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode, Org, Tenant } from '@esig/core';
 import {
   bootstrapKey,
@@ -26,12 +26,12 @@ import { createPdfWorkerPool } from '@esig/pdf-pdflib';
 import type { RunningWorker } from '@esig/runtime-node';
 import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
-import type { ServerConfig } from './config';
-import { ConfigError, loadConfig } from './config';
-import type { Database } from './database';
-import { openDatabase } from './database';
-import { createJsonLogger } from './logger';
-import { T } from './tokens';
+import type { ServerConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
+import type { Database } from './database.js';
+import { openDatabase } from './database.js';
+import { createJsonLogger } from './logger.js';
+import { T } from './tokens.js';
 
 const USER_AGENT = 'esig-webhooks/1.0';
 

@@ -1,9 +1,9 @@
 import type { InjectionToken } from 'tsyringe';
 import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 import type { PdfWorkerPool } from '@esig/pdf-pdflib';
-import type { Database } from './database';
+import type { Database } from './database.js';
 import type { EsigApp, EsigHttpDeps, Logger } from '@esig/http-express';
-import type { ServerConfig } from './config';
+import type { ServerConfig } from './config.js';
 
 /** The injection tokens of the composition root: one per port, plus the assembled pieces. */
 export const T = {

@@ -7,8 +7,8 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSmtpServer } from '@esig/testkit/smtp';
 import { startSmtpServer } from '@esig/testkit/smtp';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
 
 let s: TestServer;
 let smtp: TestSmtpServer;

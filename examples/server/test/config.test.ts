@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src';
+import { ConfigError, loadConfig } from '../src/index.js';
 
 describe('PDF limits and the PDF thread pool in the configuration', () => {
   it('defaults to 500 pages per document, 1,000 per request, and the pool’s own thread count', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDocument } from 'pdf-lib';
 import { makePdf } from '@esig/testkit/pdf';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
 
 let s: TestServer;
 beforeAll(async () => {

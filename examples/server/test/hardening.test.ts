@@ -6,9 +6,9 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
-import { createTestDatabase, postgresAvailable } from './pg';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
+import { createTestDatabase, postgresAvailable } from './pg.js';
 
 const pgAvailable = await postgresAvailable('the PostgreSQL boundary test');
 let s: TestServer;

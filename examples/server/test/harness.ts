@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GrantedScope, Mode } from '@esig/core';
 import { makePdf } from '@esig/testkit/pdf';
-import { createKey, loadConfig, startServer } from '../src';
+import { createKey, loadConfig, startServer } from '../src/index.js';
 
 export interface ApiResponse<T = any> {
   readonly status: number;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
 
 let s: TestServer;
 let spec: any;

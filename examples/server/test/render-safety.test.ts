@@ -2,9 +2,9 @@ import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { drawnSignatureDataUrl, encodePng, hostileDrawnSignatures } from '@esig/testkit/png';
-import { T } from '../src/tokens';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
+import { T } from '../src/tokens.js';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
 
 /**
  * The security review's findings against PDF and image handling, each as the attacker played it: every

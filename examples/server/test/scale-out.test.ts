@@ -8,8 +8,8 @@ import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import type { TestSmtpServer } from '@esig/testkit/smtp';
 import { startSmtpServer } from '@esig/testkit/smtp';
 import { verifySignature } from '@esig/webhooks';
-import { createKeyStandalone, loadConfig } from '../src';
-import { createTestDatabase, postgresAvailable } from './pg';
+import { createKeyStandalone, loadConfig } from '../src/index.js';
+import { createTestDatabase, postgresAvailable } from './pg.js';
 
 const BIN = new URL('../bin/esig.mjs', import.meta.url).pathname;
 const available = await postgresAvailable('the scale-out test (2 API and 2 worker processes on PostgreSQL)');

@@ -6,8 +6,8 @@ import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestSmtpServer } from '@esig/testkit/smtp';
 import { startSmtpServer } from '@esig/testkit/smtp';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
 
 let s: TestServer;
 let smtp: TestSmtpServer;

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpsReceiver } from '@esig/testkit/https-receiver';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { verifySignature } from '@esig/webhooks';
-import type { TestServer } from './harness';
-import { startTestServer } from './harness';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
 
 let s: TestServer;
 let rx: HttpsReceiver;

@@ -1,6 +1,6 @@
-import type { Document } from './model/document';
-import type { EvidenceEntry } from './model/evidence';
-import type { SignatureRequest } from './model/signature-request';
+import type { Document } from './model/document.js';
+import type { EvidenceEntry } from './model/evidence.js';
+import type { SignatureRequest } from './model/signature-request.js';
 
 /**
  * The evidence certificate's content, built from the request, its documents and its audit trail. The PDF

@@ -1,5 +1,5 @@
-import type { Stores } from './ports/stores';
-import type { UnitOfWork } from './ports/unit-of-work';
+import type { Stores } from './ports/stores.js';
+import type { UnitOfWork } from './ports/unit-of-work.js';
 
 /** Replacements for some store ports, each made from the stores it joins (a transaction's, or the plain ones). */
 export type PortOverrides = { readonly [K in keyof Stores]?: (base: Stores) => Stores[K] };

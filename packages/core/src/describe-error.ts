@@ -1,4 +1,4 @@
-import type { DomainError } from './errors';
+import type { DomainError } from './errors.js';
 
 /**
  * One sentence for any domain error, fit to show a person (the HTTP adapter uses it as the problem's

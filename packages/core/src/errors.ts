@@ -1,4 +1,4 @@
-import type { ApiScope } from './model/scopes';
+import type { ApiScope } from './model/scopes.js';
 
 /** One problem with an input, addressed by a dotted path (`fields.0.page`). */
 export interface FieldProblem {

@@ -1,4 +1,4 @@
-import type { IdempotencyRecord } from './ports/idempotency-store';
+import type { IdempotencyRecord } from './ports/idempotency-store.js';
 
 /** How long a key is remembered (CONTRACT.md: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
-import * as E from 'fp-ts/Either';
-import type { ValidationFailed } from './errors';
-import { validationFailed } from './errors';
-import type { KeysetPage, KeysetPosition } from './ports/store-result';
+import * as E from 'fp-ts/lib/Either.js';
+import type { ValidationFailed } from './errors.js';
+import { validationFailed } from './errors.js';
+import type { KeysetPage, KeysetPosition } from './ports/store-result.js';
 
 export const DEFAULT_PAGE_LIMIT = 25;
 export const MAX_PAGE_LIMIT = 100;

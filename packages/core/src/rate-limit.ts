@@ -1,4 +1,4 @@
-import type { RateDecision } from './ports/rate-limiter';
+import type { RateDecision } from './ports/rate-limiter.js';
 
 /**
  * Sliding-window log arithmetic, exact: a bucket admits a call when fewer than `limit` calls were admitted

@@ -1,7 +1,7 @@
-import * as E from 'fp-ts/Either';
-import type { AdoptedSignature, Field, FieldValue, Recipient, RecipientStatus, RequestStatus, SignatureRequest } from './model/signature-request';
-import { MAX_AUTH_ATTEMPTS, OTP_SEND_LIMIT, OTP_SEND_WINDOW_MS } from './model/signature-request';
-import { isTerminal } from './model/signature-request';
+import * as E from 'fp-ts/lib/Either.js';
+import type { AdoptedSignature, Field, FieldValue, Recipient, RecipientStatus, RequestStatus, SignatureRequest } from './model/signature-request.js';
+import { MAX_AUTH_ATTEMPTS, OTP_SEND_LIMIT, OTP_SEND_WINDOW_MS } from './model/signature-request.js';
+import { isTerminal } from './model/signature-request.js';
 
 /**
  * Everything that can happen to a signature request. Ids and times arrive inside the commands so that

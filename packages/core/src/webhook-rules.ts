@@ -1,5 +1,5 @@
-import type { WebhookResponse } from './ports/webhook-sender';
-import type { Crypto } from './ports/crypto';
+import type { WebhookResponse } from './ports/webhook-sender.js';
+import type { Crypto } from './ports/crypto.js';
 
 /** Attempts per delivery, in all (spec: 8). */
 export const MAX_DELIVERY_ATTEMPTS = 8;

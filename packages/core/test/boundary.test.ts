@@ -82,15 +82,15 @@ describe('the boundary scanner itself', () => {
 
   it('lets the allowed imports through, and ignores comments and strings', () => {
     const source = [
-      "import * as E from 'fp-ts/Either';",
-      "import { pipe } from 'fp-ts/function';",
+      "import * as E from 'fp-ts/lib/Either.js';",
+      "import { pipe } from 'fp-ts/lib/function.js';",
       "import * as t from 'io-ts';",
-      "import type { Tenant } from '../model/tenant';",
-      "export * from './policy';",
+      "import type { Tenant } from '../model/tenant.js';",
+      "export * from './policy.js';",
       "// import express from 'express'",
       "const s = \"import pg from 'pg'\";",
     ].join('\n');
-    expect(importSpecifiers(source)).toEqual(['fp-ts/Either', 'fp-ts/function', 'io-ts', '../model/tenant', './policy']);
+    expect(importSpecifiers(source)).toEqual(['fp-ts/lib/Either.js', 'fp-ts/lib/function.js', 'io-ts', '../model/tenant.js', './policy.js']);
     expect(refused(source)).toEqual([]);
   });
 });

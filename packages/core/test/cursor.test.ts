@@ -1,10 +1,10 @@
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { CursorContext, CursorPayload } from '@esig/core';
 import { decodeCursor, encodeCursor } from '@esig/core';
-import { anyCharArb, asciiString, cursorPayloadArb } from './arbitraries';
-import { hmacCursorSigner } from './support';
+import { anyCharArb, asciiString, cursorPayloadArb } from './arbitraries.js';
+import { hmacCursorSigner } from './support.js';
 
 const signer = hmacCursorSigner('server-cursor-key');
 const contextOf = (p: CursorPayload): CursorContext => ({ list: p.list, order: p.order, filter: p.filter });

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, UnitOfWork } from '@esig/core';
 import {
@@ -15,9 +15,9 @@ import {
   invalidState,
   storeFailure,
 } from '@esig/core';
-import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries';
-import type { Harness } from './support';
-import { harness, left, right } from './support';
+import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
+import type { Harness } from './support.js';
+import { harness, left, right } from './support.js';
 import { randomBytes } from 'node:crypto';
 import { createAesGcmSecretBox } from '@esig/runtime-node';
 

@@ -1,11 +1,11 @@
-import * as TE from 'fp-ts/TaskEither';
-import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '@esig/core';
 import { addField, addRecipient, createSignatureRequest, execute, inspectUpload, issueSigningLink, openSigningLink, sendSignatureRequest, uploadDocument } from '@esig/core';
 import { fakePdfInspector, fakeStampPreflight } from '@esig/testkit';
-import { OTHER_TENANTS } from './arbitraries';
-import { harness, left, principal, right } from './support';
+import { OTHER_TENANTS } from './arbitraries.js';
+import { harness, left, principal, right } from './support.js';
 
 const CLIENT = { ip: null, userAgent: null };
 

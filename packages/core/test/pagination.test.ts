@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { ListEnvelope, PageRequest, SignatureRequest, SortOrder } from '@esig/core';
 import { listDocuments, listSignatureRequests } from '@esig/core';
@@ -16,8 +16,8 @@ import {
   requestStatusArb,
   rowIdArb,
   rowsArb,
-} from './arbitraries';
-import { harness, left, principal, right } from './support';
+} from './arbitraries.js';
+import { harness, left, principal, right } from './support.js';
 
 type Row = { readonly id: string; readonly createdAt: string };
 const byKey = (order: SortOrder) => (a: Row, b: Row) => {

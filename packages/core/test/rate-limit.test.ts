@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { rateLimit } from '@esig/core';
-import { gapsArb, limitArb, windowMsArb } from './arbitraries';
+import { gapsArb, limitArb, windowMsArb } from './arbitraries.js';
 
 const START = 1_000_000;
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { Document, FieldType, PageSize, PdfInspector, Principal, StampPreflight } from '@esig/core';
 import {
@@ -17,7 +17,7 @@ import {
 } from '@esig/core';
 import { fakePdfInspector, fakeStampPreflight } from '@esig/testkit';
 import { drawnSignatureDataUrl, hostileDrawnSignatures } from '@esig/testkit/png';
-import { harness, left, principal, right } from './support';
+import { harness, left, principal, right } from './support.js';
 
 const LETTER: PageSize = { width: 612, height: 792 };
 const SMALL: PageSize = { width: 300, height: 400 };

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type {
   AdoptedSignature,
@@ -11,7 +11,7 @@ import type {
   SignatureRequest,
 } from '@esig/core';
 import { MAX_AUTH_ATTEMPTS, REQUEST_STATUSES, isTerminal, transition } from '@esig/core';
-import type { CommandSpec } from './arbitraries';
+import type { CommandSpec } from './arbitraries.js';
 import {
   T0,
   TYPED_SIGNATURE,
@@ -25,7 +25,7 @@ import {
   recipient,
   stepDelayArb,
   terminalRequestArb,
-} from './arbitraries';
+} from './arbitraries.js';
 
 // ------------------------------------------------------------------ an independent model of the rules
 

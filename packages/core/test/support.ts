@@ -1,10 +1,10 @@
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { CursorSigner, GrantedScope, Principal, Tenant } from '@esig/core';
 import { DEFAULT_PAGE_LIMITS } from '@esig/core';
 import { nodeCrypto } from '@esig/runtime-node';
 import { createManualClock, createMemoryStores, createSequentialIds, fakePdfInspector, fakeStampPreflight, seededCrypto } from '@esig/testkit';
-import { T0, TENANT } from './arbitraries';
+import { T0, TENANT } from './arbitraries.js';
 
 /** The production cursor MAC: HMAC-SHA256 under a server key, compared in constant time. */
 export const hmacCursorSigner = (key: string): CursorSigner => ({

@@ -1,7 +1,7 @@
 import { describeMailTransportContract } from '@esig/testkit/mail-transport-contract';
 import { testMailboxTransport } from '@esig/core';
 import { createManualClock, createMemoryStores, createSequentialIds, ok } from '@esig/testkit';
-import { TENANT } from './arbitraries';
+import { TENANT } from './arbitraries.js';
 
 describeMailTransportContract('the test mailbox (memory stores)', async () => {
   const { stores, uow } = createMemoryStores();

@@ -1,6 +1,6 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ApiScope, Command, DomainError, GrantedScope, Principal, SignatureRequest } from '@esig/core';
 import {
@@ -25,8 +25,8 @@ import {
   sendSignatureRequest,
   uploadDocument,
 } from '@esig/core';
-import type { Harness } from './support';
-import { harness, left, principal, right } from './support';
+import type { Harness } from './support.js';
+import { harness, left, principal, right } from './support.js';
 
 const id = <A extends { readonly id: string }>(a: A) => a.id;
 

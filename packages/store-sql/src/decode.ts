@@ -1,7 +1,7 @@
 import type { Mode, StoreError } from '@esig/core';
 import { MODES, storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import * as t from 'io-ts';
 
 /**

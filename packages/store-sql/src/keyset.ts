@@ -1,9 +1,9 @@
 import type { KeysetPage, KeysetQuery, StoreError, StoreResult, Tenant } from '@esig/core';
 import { storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { decodeAll } from './decode';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { decodeAll } from './decode.js';
 
 /** What a paged list reads: a tenant-owned table with `created_at` and `id`, and its optional filter column. */
 export interface KeysetTable {

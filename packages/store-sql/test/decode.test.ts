@@ -1,7 +1,7 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName } from '../src/index';
+import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName } from '../src/index.js';
 
 const Row = t.type({ id: t.string, status: oneOf(['draft', 'sent'] as const, 'Status'), n: Int, at: nullable(Timestamp), mode: ModeC });
 const good = { id: 'doc_1', status: 'draft', n: 3, at: '2026-11-23T08:00:00.000Z', mode: 'test' };

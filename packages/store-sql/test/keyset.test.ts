@@ -1,11 +1,11 @@
 import type { KeysetQuery, StoreError, Tenant } from '@esig/core';
 import { storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import type { KeysetTable } from '../src/index';
-import { decode, keysetLists, singleFilterColumns } from '../src/index';
+import type { KeysetTable } from '../src/index.js';
+import { decode, keysetLists, singleFilterColumns } from '../src/index.js';
 
 const tenant = { orgId: 'org_1', mode: 'test' } as Tenant;
 const spec: KeysetTable = { table: 'documents', columns: 'id', filterColumn: 'status' };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SchemaTooNewError, loadMigrationsFrom, refuseTooNew } from '../src/index';
+import { SchemaTooNewError, loadMigrationsFrom, refuseTooNew } from '../src/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,9 +1,9 @@
 import type { SignatureRequest, StoreError } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import type { ColumnCodecs } from '../src/index';
-import { Int, RowDecodeError, Timestamp, attemptFilters, consistentRequest, endpointRow, requestRow, rowDecoder, signingLinkRow, toEndpoint, toSigningLink } from '../src/index';
+import type { ColumnCodecs } from '../src/index.js';
+import { Int, RowDecodeError, Timestamp, attemptFilters, consistentRequest, endpointRow, requestRow, rowDecoder, signingLinkRow, toEndpoint, toSigningLink } from '../src/index.js';
 
 // A dialect that stores JSON as text and booleans as 0/1, like SQLite: enough to see the shared row
 // codecs take their column types from the dialect and nothing else.

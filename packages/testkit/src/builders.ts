@@ -16,8 +16,8 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import type { TaskEither } from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
 
 /** Three tenants that differ by org only or by mode only: enough to prove both kinds of isolation. */
 export const TENANT_A: Tenant = { orgId: 'org_AAAAAAAAAAAAAAAAAAAAAAAAAA', mode: 'test' };

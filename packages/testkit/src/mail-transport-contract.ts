@@ -1,4 +1,4 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import type { MailMessage, MailTransport } from '@esig/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Clock, RateBucket, RateLimiter } from '@esig/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ManualClock } from './fakes';
-import { createManualClock } from './fakes';
+import type { ManualClock } from './fakes.js';
+import { createManualClock } from './fakes.js';
 
 /**
  * Opens limiters over one shared state, each on its own connection where the adapter has connections (two

@@ -1,20 +1,20 @@
 import type { Stores } from '@esig/core';
 import { afterEach, beforeEach, describe } from 'vitest';
-import { apiKeysContract, orgsContract } from './store-contract/api-keys';
-import { documentContentsContract, documentsContract } from './store-contract/documents';
-import { eventsContract } from './store-contract/events';
-import type { Harness, StoreHarness } from './store-contract/harness';
-import { idempotencyContract } from './store-contract/idempotency';
-import { jobsContract } from './store-contract/jobs';
-import { pagingContract } from './store-contract/paging';
-import { signatureRequestsContract } from './store-contract/signature-requests';
-import { evidenceContract, signingLinksContract } from './store-contract/signing';
-import { testMailboxContract } from './store-contract/test-mailbox';
-import { transactionsContract } from './store-contract/transactions';
-import { apiLogContract, webhookDeliveriesContract, webhookEndpointsContract, webhookTransactionsContract } from './store-contract/webhooks';
+import { apiKeysContract, orgsContract } from './store-contract/api-keys.js';
+import { documentContentsContract, documentsContract } from './store-contract/documents.js';
+import { eventsContract } from './store-contract/events.js';
+import type { Harness, StoreHarness } from './store-contract/harness.js';
+import { idempotencyContract } from './store-contract/idempotency.js';
+import { jobsContract } from './store-contract/jobs.js';
+import { pagingContract } from './store-contract/paging.js';
+import { signatureRequestsContract } from './store-contract/signature-requests.js';
+import { evidenceContract, signingLinksContract } from './store-contract/signing.js';
+import { testMailboxContract } from './store-contract/test-mailbox.js';
+import { transactionsContract } from './store-contract/transactions.js';
+import { apiLogContract, webhookDeliveriesContract, webhookEndpointsContract, webhookTransactionsContract } from './store-contract/webhooks.js';
 
-export * from './builders';
-export type { StoreHarness } from './store-contract/harness';
+export * from './builders.js';
+export type { StoreHarness } from './store-contract/harness.js';
 
 /** The store ports, each with a group of the contract of its own. */
 export const STORE_PORTS = [

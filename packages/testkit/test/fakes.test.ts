@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { IdPrefix } from '@esig/core';
-import { createManualClock, createSequentialIds, seededCrypto } from '../src/fakes';
+import { createManualClock, createSequentialIds, seededCrypto } from '../src/fakes.js';
 
 const PREFIXES: IdPrefix[] = ['doc', 'req', 'rcp', 'fld', 'coc', 'whe', 'dlv', 'key', 'ses', 'log', 'evt', 'org'];
 

@@ -1,11 +1,11 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { Stores } from '@esig/core';
-import { createMemoryStores } from '../src/memory-stores';
-import { TENANT_A, makeDocument, makeSignatureRequest, ok } from '../src/builders';
-import { describeStoreContract } from '../src/store-contract';
+import { createMemoryStores } from '../src/memory-stores.js';
+import { TENANT_A, makeDocument, makeSignatureRequest, ok } from '../src/builders.js';
+import { describeStoreContract } from '../src/store-contract.js';
 
 describeStoreContract('memory', async () => ({ ...createMemoryStores(), cleanup: async () => undefined }));
 

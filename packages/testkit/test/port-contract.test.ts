@@ -1,12 +1,12 @@
 // A contributor's single-port adapter: document contents kept in a Map of its own (as an object store would
 // keep them), the other ports in memory, joined with overridePorts. It runs only its port's group.
-import * as TE from 'fp-ts/TaskEither';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ContentKey, DocumentContentStore, Stores } from '@esig/core';
 import { overridePorts } from '@esig/core';
-import { TENANT_A, ok } from '../src/builders';
-import { createMemoryStores } from '../src/memory-stores';
-import { describeStoreContract } from '../src/store-contract';
+import { TENANT_A, ok } from '../src/builders.js';
+import { createMemoryStores } from '../src/memory-stores.js';
+import { describeStoreContract } from '../src/store-contract.js';
 
 const mapContents = (): DocumentContentStore => {
   const blobs = new Map<string, Uint8Array>();

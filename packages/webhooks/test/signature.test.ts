@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOLERANCE_S, WebhookSignatureError, constructEvent, signatureHeader, verifySignature } from '../src';
-import { byteBody, jsonObject, rawBody, secret, secretPair, textBody, timestampS } from './arbitraries';
+import { DEFAULT_TOLERANCE_S, WebhookSignatureError, constructEvent, signatureHeader, verifySignature } from '../src/index.js';
+import { byteBody, jsonObject, rawBody, secret, secretPair, textBody, timestampS } from './arbitraries.js';
 
 const at = (t: number) => ({ now: () => t * 1000 });
 const V1 = /v1=([0-9a-f]{64})/g;

@@ -1,6 +1,6 @@
-import type { MailMessage } from '../model/mail';
-import { OTP_TTL_MS, type Recipient, type SignatureRequest } from '../model/signature-request';
-import { formatUtc, oneLine, renderHtml, renderText, subjectFor, type MailBlock, type MailLayout } from './render';
+import type { MailMessage } from '../model/mail.js';
+import { OTP_TTL_MS, type Recipient, type SignatureRequest } from '../model/signature-request.js';
+import { formatUtc, oneLine, renderHtml, renderText, subjectFor, type MailBlock, type MailLayout } from './render.js';
 
 /**
  * The mails esig sends, as pure functions from the request to a rendered `MailMessage` (text and HTML

@@ -1,5 +1,5 @@
-import type { GrantedScope } from './scopes';
-import type { Mode } from './tenant';
+import type { GrantedScope } from './scopes.js';
+import type { Mode } from './tenant.js';
 
 /** A stored API key. The secret itself is never stored: only its SHA-256 and a short visible prefix. */
 export interface ApiKey {

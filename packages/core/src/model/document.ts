@@ -1,4 +1,4 @@
-import type { Mode } from './tenant';
+import type { Mode } from './tenant.js';
 
 export const DOCUMENT_STATUSES = ['UPLOADED', 'PENDING', 'COMPLETED', 'DECLINED', 'EXPIRED', 'CANCELLED'] as const;
 export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];

@@ -1,4 +1,4 @@
-import type { Mode } from './tenant';
+import type { Mode } from './tenant.js';
 
 /** Every event type a webhook endpoint may subscribe to (spec section 6). */
 export const EVENT_TYPES = [

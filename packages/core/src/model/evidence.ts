@@ -1,4 +1,4 @@
-import type { Mode } from './tenant';
+import type { Mode } from './tenant.js';
 
 export const EVIDENCE_ACTIONS = [
   'created', 'sent', 'notified', 'reminded', 'opened', 'viewed', 'otp_sent', 'authentication_failed', 'authenticated',

@@ -1,4 +1,4 @@
-import type { Mode } from './tenant';
+import type { Mode } from './tenant.js';
 
 /** Background work, each kind handled by one worker handler. */
 export const JOB_KINDS = ['mail.invite', 'mail.remind', 'mail.completed', 'seal', 'expire', 'remind.auto', 'webhook.dispatch', 'webhook.deliver'] as const;

@@ -1,4 +1,4 @@
-import type { Mode } from './tenant';
+import type { Mode } from './tenant.js';
 
 /** A rendered e-mail, ready for a transport. Real multipart: both text and HTML. */
 export interface MailMessage {

@@ -1,5 +1,5 @@
-import type { GrantedScope } from './scopes';
-import type { Tenant } from './tenant';
+import type { GrantedScope } from './scopes.js';
+import type { Tenant } from './tenant.js';
 
 /**
  * The credential a call was made with. The reference server knows API keys and OAuth access tokens; a

@@ -1,4 +1,4 @@
-import type { Mode } from './tenant';
+import type { Mode } from './tenant.js';
 
 export const REQUEST_STATUSES = ['DRAFT', 'SENT', 'COMPLETED', 'DECLINED', 'EXPIRED', 'CANCELLED'] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];

@@ -1,5 +1,5 @@
-import type { EventType } from './event';
-import type { Mode } from './tenant';
+import type { EventType } from './event.js';
+import type { Mode } from './tenant.js';
 
 /** One signing secret of an endpoint, encrypted at rest by the SecretBox. */
 export interface WebhookSecret {

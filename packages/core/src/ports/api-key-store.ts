@@ -1,6 +1,6 @@
-import type { ApiKey } from '../model/api-key';
-import type { Tenant } from '../model/tenant';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { ApiKey } from '../model/api-key.js';
+import type { Tenant } from '../model/tenant.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 /** API keys, stored only as a hash of the secret. */
 export interface ApiKeyStore {

@@ -1,6 +1,6 @@
-import type { Tenant } from '../model/tenant';
-import type { ApiLogEntry } from '../model/webhook';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { Tenant } from '../model/tenant.js';
+import type { ApiLogEntry } from '../model/webhook.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 /** The request log (API calls and webhook calls), per tenant. Append-only. */
 export interface ApiLogStore {

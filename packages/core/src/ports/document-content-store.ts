@@ -1,5 +1,5 @@
-import type { Tenant } from '../model/tenant';
-import type { StoreResult } from './store-result';
+import type { Tenant } from '../model/tenant.js';
+import type { StoreResult } from './store-result.js';
 
 /**
  * What a stored PDF is: an uploaded document's bytes as uploaded, or one of a completed request's two sealed

@@ -1,6 +1,6 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { CertificateData } from '../certificate';
-import type { AdoptedSignature, Field } from '../model/signature-request';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { CertificateData } from '../certificate.js';
+import type { AdoptedSignature, Field } from '../model/signature-request.js';
 
 export interface RenderFailure {
   readonly _tag: 'RenderFailure';

@@ -1,6 +1,6 @@
-import type { Document, DocumentStatus } from '../model/document';
-import type { Tenant } from '../model/tenant';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { Document, DocumentStatus } from '../model/document.js';
+import type { Tenant } from '../model/tenant.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 export interface DocumentFilter {
   readonly status?: DocumentStatus;

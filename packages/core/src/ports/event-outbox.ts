@@ -1,6 +1,6 @@
-import type { DomainEvent, EventType } from '../model/event';
-import type { Tenant } from '../model/tenant';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { DomainEvent, EventType } from '../model/event.js';
+import type { Tenant } from '../model/tenant.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 export interface EventFilter {
   readonly type?: EventType;

@@ -1,6 +1,6 @@
-import type { EvidenceEntry } from '../model/evidence';
-import type { Tenant } from '../model/tenant';
-import type { StoreResult } from './store-result';
+import type { EvidenceEntry } from '../model/evidence.js';
+import type { Tenant } from '../model/tenant.js';
+import type { StoreResult } from './store-result.js';
 
 /** The append-only audit trail of signature requests. */
 export interface EvidenceStore {

@@ -1,5 +1,5 @@
-import type { Tenant } from '../model/tenant';
-import type { StoreResult } from './store-result';
+import type { Tenant } from '../model/tenant.js';
+import type { StoreResult } from './store-result.js';
 
 /** A response as it is kept for replay. */
 export interface StoredResponse {

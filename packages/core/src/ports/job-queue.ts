@@ -1,5 +1,5 @@
-import type { Job, JobKind } from '../model/job';
-import type { StoreResult } from './store-result';
+import type { Job, JobKind } from '../model/job.js';
+import type { StoreResult } from './store-result.js';
 
 export interface NewJob {
   readonly id: string;

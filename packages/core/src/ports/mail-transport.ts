@@ -1,5 +1,5 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { MailMessage } from '../model/mail';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { MailMessage } from '../model/mail.js';
 
 export interface MailFailure {
   readonly _tag: 'MailFailure';

@@ -1,5 +1,5 @@
-import type { Org } from '../model/api-key';
-import type { StoreResult } from './store-result';
+import type { Org } from '../model/api-key.js';
+import type { StoreResult } from './store-result.js';
 
 /** Organizations, the top-level tenant. Names are unique. */
 export interface OrgStore {

@@ -1,6 +1,6 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { InvalidDocument } from '../errors';
-import type { PageSize } from '../model/document';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { InvalidDocument } from '../errors.js';
+import type { PageSize } from '../model/document.js';
 
 export interface PdfFacts {
   readonly pageCount: number;

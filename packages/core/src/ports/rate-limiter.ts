@@ -1,4 +1,4 @@
-import type { Task } from 'fp-ts/Task';
+import type { Task } from 'fp-ts/lib/Task.js';
 
 /** One counter to charge: an identity (a key, an org, a client address) and its limit per window. */
 export interface RateBucket {

@@ -1,4 +1,4 @@
-import type { Either } from 'fp-ts/Either';
+import type { Either } from 'fp-ts/lib/Either.js';
 
 /**
  * Authenticated encryption of secrets at rest (webhook signing secrets), under a key the core never sees.

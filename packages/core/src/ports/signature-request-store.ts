@@ -1,6 +1,6 @@
-import type { RequestStatus, SignatureRequest } from '../model/signature-request';
-import type { Tenant } from '../model/tenant';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { RequestStatus, SignatureRequest } from '../model/signature-request.js';
+import type { Tenant } from '../model/tenant.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 export interface SignatureRequestFilter {
   readonly status?: RequestStatus;

@@ -1,5 +1,5 @@
-import type { Mode } from '../model/tenant';
-import type { StoreResult } from './store-result';
+import type { Mode } from '../model/tenant.js';
+import type { StoreResult } from './store-result.js';
 
 /** A signing link: the hash of its token, bound to one recipient of one request. */
 export interface SigningLink {

@@ -1,7 +1,7 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { FieldProblem } from '../errors';
-import type { AdoptedSignature, Field } from '../model/signature-request';
-import type { RenderFailure } from './document-renderer';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { FieldProblem } from '../errors.js';
+import type { AdoptedSignature, Field } from '../model/signature-request.js';
+import type { RenderFailure } from './document-renderer.js';
 
 /** What one signer's signature will put on the finished document. */
 export interface StampCheckInput {

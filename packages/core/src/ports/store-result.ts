@@ -1,5 +1,5 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { StoreError } from '../errors';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { StoreError } from '../errors.js';
 
 /** What every store call returns: a value, or a StoreError (never a thrown exception). */
 export type StoreResult<A> = TaskEither<StoreError, A>;

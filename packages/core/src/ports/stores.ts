@@ -1,17 +1,17 @@
-import type { ApiKeyStore } from './api-key-store';
-import type { DocumentContentStore } from './document-content-store';
-import type { DocumentStore } from './document-store';
-import type { EventOutbox } from './event-outbox';
-import type { IdempotencyStore } from './idempotency-store';
-import type { OrgStore } from './org-store';
-import type { EvidenceStore } from './evidence-store';
-import type { JobQueue } from './job-queue';
-import type { SignatureRequestStore } from './signature-request-store';
-import type { SigningLinkStore } from './signing-link-store';
-import type { TestMailboxStore } from './test-mailbox-store';
-import type { ApiLogStore } from './api-log-store';
-import type { WebhookDeliveryStore } from './webhook-delivery-store';
-import type { WebhookEndpointStore } from './webhook-endpoint-store';
+import type { ApiKeyStore } from './api-key-store.js';
+import type { DocumentContentStore } from './document-content-store.js';
+import type { DocumentStore } from './document-store.js';
+import type { EventOutbox } from './event-outbox.js';
+import type { IdempotencyStore } from './idempotency-store.js';
+import type { OrgStore } from './org-store.js';
+import type { EvidenceStore } from './evidence-store.js';
+import type { JobQueue } from './job-queue.js';
+import type { SignatureRequestStore } from './signature-request-store.js';
+import type { SigningLinkStore } from './signing-link-store.js';
+import type { TestMailboxStore } from './test-mailbox-store.js';
+import type { ApiLogStore } from './api-log-store.js';
+import type { WebhookDeliveryStore } from './webhook-delivery-store.js';
+import type { WebhookEndpointStore } from './webhook-endpoint-store.js';
 
 /** The store ports together, as one adapter provides them (bound to a connection or a transaction). */
 export interface Stores {

@@ -1,6 +1,6 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { StoreError } from '../errors';
-import type { Stores } from './stores';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { StoreError } from '../errors.js';
+import type { Stores } from './stores.js';
 
 /**
  * Runs work atomically. `work` receives stores bound to one transaction: everything it writes commits

@@ -1,6 +1,6 @@
-import type { Tenant } from '../model/tenant';
-import type { DeliveryAttempt, WebhookDelivery } from '../model/webhook';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { Tenant } from '../model/tenant.js';
+import type { DeliveryAttempt, WebhookDelivery } from '../model/webhook.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 export interface AttemptFilter {
   readonly endpointId?: string;

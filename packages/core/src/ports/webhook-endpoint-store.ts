@@ -1,7 +1,7 @@
-import type { EventType } from '../model/event';
-import type { Tenant } from '../model/tenant';
-import type { WebhookEndpoint } from '../model/webhook';
-import type { KeysetPage, KeysetQuery, StoreResult } from './store-result';
+import type { EventType } from '../model/event.js';
+import type { Tenant } from '../model/tenant.js';
+import type { WebhookEndpoint } from '../model/webhook.js';
+import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
 /** Webhook endpoints. Every method filters by tenant: an endpoint belongs to one org and one mode. */
 export interface WebhookEndpointStore {

@@ -1,4 +1,4 @@
-import type { Task } from 'fp-ts/Task';
+import type { Task } from 'fp-ts/lib/Task.js';
 
 export interface WebhookRequest {
   readonly url: string;

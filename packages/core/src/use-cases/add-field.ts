@@ -1,15 +1,15 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { FieldProblem } from '../errors';
-import { validationFailed } from '../errors';
-import type { Document, PageSize } from '../model/document';
-import { boxFitsPage } from '../model/document';
-import type { Principal } from '../model/principal';
-import type { Field, FieldType } from '../model/signature-request';
-import type { Clock } from '../ports/clock';
-import type { IdGenerator } from '../ports/id-generator';
-import type { Command } from './command';
-import { applyCommand, check, loadRequest, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { FieldProblem } from '../errors.js';
+import { validationFailed } from '../errors.js';
+import type { Document, PageSize } from '../model/document.js';
+import { boxFitsPage } from '../model/document.js';
+import type { Principal } from '../model/principal.js';
+import type { Field, FieldType } from '../model/signature-request.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { Command } from './command.js';
+import { applyCommand, check, loadRequest, requireScope } from './policy.js';
 
 export interface AddFieldInput {
   readonly documentId: string;

@@ -1,12 +1,12 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Principal } from '../model/principal';
-import type { AuthenticationMethod, Recipient, RecipientRole } from '../model/signature-request';
-import type { Clock } from '../ports/clock';
-import type { Crypto } from '../ports/crypto';
-import type { IdGenerator } from '../ports/id-generator';
-import type { Command } from './command';
-import { applyCommand, check, loadRequest, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Principal } from '../model/principal.js';
+import type { AuthenticationMethod, Recipient, RecipientRole } from '../model/signature-request.js';
+import type { Clock } from '../ports/clock.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { Command } from './command.js';
+import { applyCommand, check, loadRequest, requireScope } from './policy.js';
 
 export interface AddRecipientInput {
   readonly email: string;

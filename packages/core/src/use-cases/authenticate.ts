@@ -1,10 +1,10 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { unauthenticated } from '../errors';
-import type { Principal } from '../model/principal';
-import type { Crypto } from '../ports/crypto';
-import type { Stores } from '../ports/stores';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { unauthenticated } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { Stores } from '../ports/stores.js';
 
 /** API key secrets: `esig_test_…` or `esig_live_…`, the mode visible in the key itself. */
 export const API_KEY_PATTERN = /^esig_(test|live)_[A-Za-z0-9]{32,128}$/;

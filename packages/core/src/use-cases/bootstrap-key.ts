@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Org } from '../model/api-key';
-import type { GrantedScope } from '../model/scopes';
-import type { Mode } from '../model/tenant';
-import type { Clock } from '../ports/clock';
-import type { Crypto } from '../ports/crypto';
-import type { IdGenerator } from '../ports/id-generator';
-import type { Command } from './command';
-import type { IssuedKey } from './issue-api-key';
-import { issueApiKey } from './issue-api-key';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Org } from '../model/api-key.js';
+import type { GrantedScope } from '../model/scopes.js';
+import type { Mode } from '../model/tenant.js';
+import type { Clock } from '../ports/clock.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { Command } from './command.js';
+import type { IssuedKey } from './issue-api-key.js';
+import { issueApiKey } from './issue-api-key.js';
 
 export interface BootstrapKeyInput {
   readonly orgName: string;

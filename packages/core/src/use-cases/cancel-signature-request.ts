@@ -1,10 +1,10 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Principal } from '../model/principal';
-import type { SignatureRequest } from '../model/signature-request';
-import type { Clock } from '../ports/clock';
-import type { Command } from './command';
-import { applyCommand, loadRequest, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Principal } from '../model/principal.js';
+import type { SignatureRequest } from '../model/signature-request.js';
+import type { Clock } from '../ports/clock.js';
+import type { Command } from './command.js';
+import { applyCommand, loadRequest, requireScope } from './policy.js';
 
 /** DRAFT or SENT → CANCELLED; its documents become CANCELLED. Finished requests cannot be cancelled. */
 export const cancelSignatureRequest =

@@ -1,15 +1,15 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../errors';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency';
-import type { Tenant } from '../model/tenant';
-import type { Clock } from '../ports/clock';
-import type { StoredResponse } from '../ports/idempotency-store';
-import type { SecretBox } from '../ports/secret-box';
-import type { Stores } from '../ports/stores';
-import type { UnitOfWork } from '../ports/unit-of-work';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../errors.js';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency.js';
+import type { Tenant } from '../model/tenant.js';
+import type { Clock } from '../ports/clock.js';
+import type { StoredResponse } from '../ports/idempotency-store.js';
+import type { SecretBox } from '../ports/secret-box.js';
+import type { Stores } from '../ports/stores.js';
+import type { UnitOfWork } from '../ports/unit-of-work.js';
 
 /**
  * A write use case, ready to run: a function of the transaction's stores. Keeping writes in this shape

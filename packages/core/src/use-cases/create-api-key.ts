@@ -1,16 +1,16 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { insufficientScope } from '../errors';
-import type { Principal } from '../model/principal';
-import type { GrantedScope } from '../model/scopes';
-import { scopesNotCovered } from '../model/scopes';
-import type { Clock } from '../ports/clock';
-import type { Crypto } from '../ports/crypto';
-import type { IdGenerator } from '../ports/id-generator';
-import type { Command } from './command';
-import type { IssuedKey } from './issue-api-key';
-import { issueApiKey } from './issue-api-key';
-import { check, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { insufficientScope } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { GrantedScope } from '../model/scopes.js';
+import { scopesNotCovered } from '../model/scopes.js';
+import type { Clock } from '../ports/clock.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { Command } from './command.js';
+import type { IssuedKey } from './issue-api-key.js';
+import { issueApiKey } from './issue-api-key.js';
+import { check, requireScope } from './policy.js';
 
 export interface CreateApiKeyInput {
   readonly name: string;

@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { invalidState, validationFailed } from '../errors';
-import type { Document, PageLimits } from '../model/document';
-import type { Principal } from '../model/principal';
-import type { SignatureRequest, SigningOrder } from '../model/signature-request';
-import type { Clock } from '../ports/clock';
-import type { IdGenerator } from '../ports/id-generator';
-import type { Command } from './command';
-import { check, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { invalidState, validationFailed } from '../errors.js';
+import type { Document, PageLimits } from '../model/document.js';
+import type { Principal } from '../model/principal.js';
+import type { SignatureRequest, SigningOrder } from '../model/signature-request.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { Command } from './command.js';
+import { check, requireScope } from './policy.js';
 
 export interface CreateSignatureRequestInput {
   readonly title: string;

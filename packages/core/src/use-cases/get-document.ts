@@ -1,12 +1,12 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { notFound } from '../errors';
-import type { Document } from '../model/document';
-import type { Principal } from '../model/principal';
-import type { Stores } from '../ports/stores';
-import { requireScope } from './policy';
-import { uploadKey } from './jobs/artifacts';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { notFound } from '../errors.js';
+import type { Document } from '../model/document.js';
+import type { Principal } from '../model/principal.js';
+import type { Stores } from '../ports/stores.js';
+import { requireScope } from './policy.js';
+import { uploadKey } from './jobs/artifacts.js';
 
 /** One document's metadata; another org's or mode's document is not found. */
 export const getDocument =

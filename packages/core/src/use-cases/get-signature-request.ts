@@ -1,10 +1,10 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import type { Principal } from '../model/principal';
-import type { SignatureRequest } from '../model/signature-request';
-import type { Stores } from '../ports/stores';
-import { loadRequest, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { SignatureRequest } from '../model/signature-request.js';
+import type { Stores } from '../ports/stores.js';
+import { loadRequest, requireScope } from './policy.js';
 
 /** One request with its recipients and fields, as its tenant sees it. */
 export const getSignatureRequest =

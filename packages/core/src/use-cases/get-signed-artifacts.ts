@@ -1,15 +1,15 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { CertificateData } from '../certificate';
-import { buildCertificateData } from '../certificate';
-import type { DomainError } from '../errors';
-import { invalidState, notFound } from '../errors';
-import type { Principal } from '../model/principal';
-import type { SignatureRequest } from '../model/signature-request';
-import type { Stores } from '../ports/stores';
-import type { ContentKey } from '../ports/document-content-store';
-import { certificateKey, finishedKey } from './jobs/artifacts';
-import { loadRequest, requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { CertificateData } from '../certificate.js';
+import { buildCertificateData } from '../certificate.js';
+import type { DomainError } from '../errors.js';
+import { invalidState, notFound } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { SignatureRequest } from '../model/signature-request.js';
+import type { Stores } from '../ports/stores.js';
+import type { ContentKey } from '../ports/document-content-store.js';
+import { certificateKey, finishedKey } from './jobs/artifacts.js';
+import { loadRequest, requireScope } from './policy.js';
 
 const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureRequest> =>
   r.status !== 'COMPLETED'

@@ -1,9 +1,9 @@
-import type { ApiKey } from '../model/api-key';
-import type { GrantedScope } from '../model/scopes';
-import type { Mode } from '../model/tenant';
-import type { Clock } from '../ports/clock';
-import type { Crypto } from '../ports/crypto';
-import type { IdGenerator } from '../ports/id-generator';
+import type { ApiKey } from '../model/api-key.js';
+import type { GrantedScope } from '../model/scopes.js';
+import type { Mode } from '../model/tenant.js';
+import type { Clock } from '../ports/clock.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { IdGenerator } from '../ports/id-generator.js';
 
 export interface IssuedKey {
   readonly key: ApiKey;

@@ -1,13 +1,13 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import type { ApiKey } from '../model/api-key';
-import type { Principal } from '../model/principal';
-import type { CursorSigner, ListEnvelope } from '../pagination';
-import type { Stores } from '../ports/stores';
-import type { PageRequest } from './list-page';
-import { listPage } from './list-page';
-import { requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import type { ApiKey } from '../model/api-key.js';
+import type { Principal } from '../model/principal.js';
+import type { CursorSigner, ListEnvelope } from '../pagination.js';
+import type { Stores } from '../ports/stores.js';
+import type { PageRequest } from './list-page.js';
+import { listPage } from './list-page.js';
+import { requireScope } from './policy.js';
 
 /** Lists the keys of the caller's org and mode (records only; secrets are never kept). */
 export const listApiKeys =

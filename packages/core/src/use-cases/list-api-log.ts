@@ -1,13 +1,13 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import type { Principal } from '../model/principal';
-import type { ApiLogEntry } from '../model/webhook';
-import type { CursorSigner, ListEnvelope } from '../pagination';
-import type { Stores } from '../ports/stores';
-import type { PageRequest } from './list-page';
-import { listPage } from './list-page';
-import { requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { ApiLogEntry } from '../model/webhook.js';
+import type { CursorSigner, ListEnvelope } from '../pagination.js';
+import type { Stores } from '../ports/stores.js';
+import type { PageRequest } from './list-page.js';
+import { listPage } from './list-page.js';
+import { requireScope } from './policy.js';
 
 /** The request log of the caller's org and mode: API calls and webhook calls. */
 export const listApiLog =

@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import type { Document } from '../model/document';
-import type { Principal } from '../model/principal';
-import type { CursorSigner, ListEnvelope } from '../pagination';
-import type { DocumentFilter } from '../ports/document-store';
-import type { Stores } from '../ports/stores';
-import type { PageRequest } from './list-page';
-import { listPage } from './list-page';
-import { requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import type { Document } from '../model/document.js';
+import type { Principal } from '../model/principal.js';
+import type { CursorSigner, ListEnvelope } from '../pagination.js';
+import type { DocumentFilter } from '../ports/document-store.js';
+import type { Stores } from '../ports/stores.js';
+import type { PageRequest } from './list-page.js';
+import { listPage } from './list-page.js';
+import { requireScope } from './policy.js';
 
 /** A page of the caller's documents, newest first unless asked otherwise, optionally by status. */
 export const listDocuments =

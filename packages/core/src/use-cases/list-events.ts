@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import type { DomainEvent } from '../model/event';
-import type { Principal } from '../model/principal';
-import type { CursorSigner, ListEnvelope } from '../pagination';
-import type { EventFilter } from '../ports/event-outbox';
-import type { Stores } from '../ports/stores';
-import type { PageRequest } from './list-page';
-import { listPage } from './list-page';
-import { requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import type { DomainEvent } from '../model/event.js';
+import type { Principal } from '../model/principal.js';
+import type { CursorSigner, ListEnvelope } from '../pagination.js';
+import type { EventFilter } from '../ports/event-outbox.js';
+import type { Stores } from '../ports/stores.js';
+import type { PageRequest } from './list-page.js';
+import { listPage } from './list-page.js';
+import { requireScope } from './policy.js';
 
 /**
  * The event log of the caller's org and mode, for reconciling by polling (webhooks are an acceleration,

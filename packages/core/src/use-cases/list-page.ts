@@ -1,11 +1,11 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { validationFailed } from '../errors';
-import type { CursorContext, CursorSigner, ListEnvelope, SortOrder } from '../pagination';
-import { DEFAULT_PAGE_LIMIT, decodeCursor, isValidLimit, toEnvelope } from '../pagination';
-import type { KeysetPage, KeysetPosition, KeysetQuery, StoreResult } from '../ports/store-result';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { validationFailed } from '../errors.js';
+import type { CursorContext, CursorSigner, ListEnvelope, SortOrder } from '../pagination.js';
+import { DEFAULT_PAGE_LIMIT, decodeCursor, isValidLimit, toEnvelope } from '../pagination.js';
+import type { KeysetPage, KeysetPosition, KeysetQuery, StoreResult } from '../ports/store-result.js';
 
 /** The paging part of every list call, as a client sends it. */
 export interface PageRequest {

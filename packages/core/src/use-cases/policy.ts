@@ -1,15 +1,15 @@
-import * as E from 'fp-ts/Either';
-import * as TE from 'fp-ts/TaskEither';
-import { pipe } from 'fp-ts/function';
-import type { DomainError, FieldProblem } from '../errors';
-import { insufficientScope, invalidState, notFound, rateLimited, validationFailed } from '../errors';
-import type { Principal } from '../model/principal';
-import type { ApiScope } from '../model/scopes';
-import { hasScope } from '../model/scopes';
-import type { SignatureRequest } from '../model/signature-request';
-import type { RequestCommand, TransitionError } from '../state-machine';
-import { transition } from '../state-machine';
-import type { Stores } from '../ports/stores';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { DomainError, FieldProblem } from '../errors.js';
+import { insufficientScope, invalidState, notFound, rateLimited, validationFailed } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { ApiScope } from '../model/scopes.js';
+import { hasScope } from '../model/scopes.js';
+import type { SignatureRequest } from '../model/signature-request.js';
+import type { RequestCommand, TransitionError } from '../state-machine.js';
+import { transition } from '../state-machine.js';
+import type { Stores } from '../ports/stores.js';
 
 /** Refuses a principal that lacks `scope`. Use cases check it themselves, so embedders get it too. */
 export const requireScope = (p: Principal, scope: ApiScope): TE.TaskEither<DomainError, void> =>

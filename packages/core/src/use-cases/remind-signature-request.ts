@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { invalidState } from '../errors';
-import type { Principal } from '../model/principal';
-import type { SignatureRequest } from '../model/signature-request';
-import type { Clock } from '../ports/clock';
-import type { IdGenerator } from '../ports/id-generator';
-import { signersDue } from '../state-machine';
-import type { Command } from './command';
-import { loadRequest, requireScope } from './policy';
-import { enqueueJob } from './signing/records';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { invalidState } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { SignatureRequest } from '../model/signature-request.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import { signersDue } from '../state-machine.js';
+import type { Command } from './command.js';
+import { loadRequest, requireScope } from './policy.js';
+import { enqueueJob } from './signing/records.js';
 
 /**
  * Re-notifies the signers whose turn it is and who have not signed. At most one manual reminder per signer

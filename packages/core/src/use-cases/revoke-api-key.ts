@@ -1,12 +1,12 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { insufficientScope, notFound } from '../errors';
-import type { ApiKey } from '../model/api-key';
-import type { Principal } from '../model/principal';
-import { scopesNotCovered } from '../model/scopes';
-import type { Clock } from '../ports/clock';
-import type { Command } from './command';
-import { requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { insufficientScope, notFound } from '../errors.js';
+import type { ApiKey } from '../model/api-key.js';
+import type { Principal } from '../model/principal.js';
+import { scopesNotCovered } from '../model/scopes.js';
+import type { Clock } from '../ports/clock.js';
+import type { Command } from './command.js';
+import { requireScope } from './policy.js';
 
 /**
  * Revokes a key of the caller's org and mode at once; revoking twice is harmless. A caller may revoke only

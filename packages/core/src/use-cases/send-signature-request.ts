@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { ClientInfo } from '../model/evidence';
-import type { Principal } from '../model/principal';
-import type { SignatureRequest } from '../model/signature-request';
-import type { Clock } from '../ports/clock';
-import type { IdGenerator } from '../ports/id-generator';
-import { signersDue } from '../state-machine';
-import type { Command } from './command';
-import { applyCommand, loadRequest, requireScope } from './policy';
-import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './signing/records';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { ClientInfo } from '../model/evidence.js';
+import type { Principal } from '../model/principal.js';
+import type { SignatureRequest } from '../model/signature-request.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import { signersDue } from '../state-machine.js';
+import type { Command } from './command.js';
+import { applyCommand, loadRequest, requireScope } from './policy.js';
+import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './signing/records.js';
 
 export interface SendDeps {
   readonly clock: Clock;

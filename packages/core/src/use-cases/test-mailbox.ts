@@ -1,19 +1,19 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { notFound } from '../errors';
-import type { StoredMail } from '../model/mail';
-import type { Principal } from '../model/principal';
-import type { Tenant } from '../model/tenant';
-import type { Clock } from '../ports/clock';
-import type { IdGenerator } from '../ports/id-generator';
-import type { MailTransport } from '../ports/mail-transport';
-import type { Stores } from '../ports/stores';
-import type { UnitOfWork } from '../ports/unit-of-work';
-import type { CursorSigner, ListEnvelope } from '../pagination';
-import type { PageRequest } from './list-page';
-import { listPage } from './list-page';
-import { requireScope } from './policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { notFound } from '../errors.js';
+import type { StoredMail } from '../model/mail.js';
+import type { Principal } from '../model/principal.js';
+import type { Tenant } from '../model/tenant.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { MailTransport } from '../ports/mail-transport.js';
+import type { Stores } from '../ports/stores.js';
+import type { UnitOfWork } from '../ports/unit-of-work.js';
+import type { CursorSigner, ListEnvelope } from '../pagination.js';
+import type { PageRequest } from './list-page.js';
+import { listPage } from './list-page.js';
+import { requireScope } from './policy.js';
 
 /**
  * The test mailbox as a transport: test-mode mail is kept in the tenant's mailbox (readable through the

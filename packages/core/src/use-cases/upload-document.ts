@@ -1,17 +1,17 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../errors';
-import { invalidDocument } from '../errors';
-import type { Document, PageLimits, PageSize } from '../model/document';
-import type { Principal } from '../model/principal';
-import type { Clock } from '../ports/clock';
-import type { Crypto } from '../ports/crypto';
-import type { IdGenerator } from '../ports/id-generator';
-import type { PdfInspector } from '../ports/pdf-inspector';
-import type { Command } from './command';
-import { check, requireScope } from './policy';
-import { recordEvent } from './signing/records';
-import { uploadKey } from './jobs/artifacts';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { invalidDocument } from '../errors.js';
+import type { Document, PageLimits, PageSize } from '../model/document.js';
+import type { Principal } from '../model/principal.js';
+import type { Clock } from '../ports/clock.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { IdGenerator } from '../ports/id-generator.js';
+import type { PdfInspector } from '../ports/pdf-inspector.js';
+import type { Command } from './command.js';
+import { check, requireScope } from './policy.js';
+import { recordEvent } from './signing/records.js';
+import { uploadKey } from './jobs/artifacts.js';
 
 /** An upload that passed inspection. Only `inspectUpload` makes one, so no unchecked bytes get stored. */
 export interface InspectedPdf {

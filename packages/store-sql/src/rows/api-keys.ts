@@ -1,8 +1,8 @@
 import type { ApiKey, GrantedScope } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { ModeC, nullable, oneOf } from '../decode.js';
 
 export const GrantedScopeC = oneOf<GrantedScope>([...API_SCOPES, '*'], 'GrantedScope');
 

@@ -1,7 +1,7 @@
 import type { ApiLogEntry } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, nullable, oneOf } from '../decode.js';
 
 export const ApiLogKindC = oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind');
 

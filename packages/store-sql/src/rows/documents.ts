@@ -1,8 +1,8 @@
 import type { Document } from '@esig/core';
 import { DOCUMENT_STATUSES } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, nullable, oneOf } from '../decode.js';
 
 export const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
 

@@ -1,8 +1,8 @@
 import type { DomainEvent } from '@esig/core';
 import { EVENT_TYPES } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { ModeC, nullable, oneOf } from '../decode.js';
 
 export const EventTypeC = oneOf(EVENT_TYPES, 'EventType');
 

@@ -1,8 +1,8 @@
 import type { EvidenceEntry } from '@esig/core';
 import { EVIDENCE_ACTIONS } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { ModeC, nullable, oneOf } from '../decode.js';
 
 export const EvidenceActionC = oneOf(EVIDENCE_ACTIONS, 'EvidenceAction');
 export const EvidenceDetailsC = t.readonly(t.record(t.string, t.string));

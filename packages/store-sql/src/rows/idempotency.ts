@@ -1,7 +1,7 @@
 import type { IdempotencyRecord } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, nullable, oneOf } from '../decode.js';
 
 export const StoredResponseC = t.type({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
 export const IdempotencyStateC = oneOf(['in_progress', 'completed'] as const, 'IdempotencyState');

@@ -1,8 +1,8 @@
 import type { Job } from '@esig/core';
 import { JOB_KINDS } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, nullable, oneOf } from '../decode.js';
 
 export const JobKindC = oneOf(JOB_KINDS, 'JobKind');
 export const JobPayloadC = t.readonly(t.record(t.string, t.string));

@@ -1,8 +1,8 @@
 import type { SignatureRequest } from '@esig/core';
 import { AUTHENTICATION_METHODS, FIELD_TYPES, RECIPIENT_ROLES, RECIPIENT_STATUSES, SIGNING_ORDERS } from '@esig/core';
 import * as t from 'io-ts';
-import { Int, ModeC, Timestamp, nullable, oneOf, withDefault } from '../decode';
-import { RequestStatusC } from './signature-requests';
+import { Int, ModeC, Timestamp, nullable, oneOf, withDefault } from '../decode.js';
+import { RequestStatusC } from './signature-requests.js';
 
 // Fields added to the aggregate after rows were written without them read with a default (`withDefault`):
 // both dialects keep the aggregate as JSON, so an older row is the same JSON in either.

@@ -1,9 +1,9 @@
 import type { SignatureRequest, StoreError } from '@esig/core';
 import { REQUEST_STATUSES, storeFailure } from '@esig/core';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, RowDecodeError, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, RowDecodeError, oneOf } from '../decode.js';
 
 export const RequestStatusC = oneOf(REQUEST_STATUSES, 'RequestStatus');
 

@@ -1,7 +1,7 @@
 import type { SigningLink } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { ModeC, nullable } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { ModeC, nullable } from '../decode.js';
 
 export const signingLinkRow = (c: ColumnCodecs) =>
   t.type({

@@ -1,7 +1,7 @@
 import type { StoredMail } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { ModeC } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { ModeC } from '../decode.js';
 
 export const mailRow = (c: ColumnCodecs) =>
   t.type({

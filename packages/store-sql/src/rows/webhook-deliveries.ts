@@ -1,9 +1,9 @@
 import type { AttemptFilter, DeliveryAttempt, WebhookDelivery } from '@esig/core';
 import { DELIVERY_STATUSES } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, nullable, oneOf } from '../decode';
-import type { KeysetFilters } from '../keyset';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, nullable, oneOf } from '../decode.js';
+import type { KeysetFilters } from '../keyset.js';
 
 export const DeliveryStatusC = oneOf(DELIVERY_STATUSES, 'DeliveryStatus');
 

@@ -1,8 +1,8 @@
 import type { WebhookEndpoint, WebhookSecret } from '@esig/core';
 import { EVENT_TYPES } from '@esig/core';
 import * as t from 'io-ts';
-import type { ColumnCodecs } from '../columns';
-import { Int, ModeC, Timestamp, nullable, oneOf } from '../decode';
+import type { ColumnCodecs } from '../columns.js';
+import { Int, ModeC, Timestamp, nullable, oneOf } from '../decode.js';
 
 export const EventTypesC = t.readonlyArray(oneOf(EVENT_TYPES, 'EventType'));
 // Inside the JSON, times are the ports' ISO text in either dialect.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeApiKey, makeOrg, ok } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS } from './harness';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeApiKey, makeOrg, ok } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS } from './harness.js';
 
 export const apiKeysContract = (h: Harness) =>
   describe('apiKeys', () => {

@@ -1,11 +1,11 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { ContentKey, StoreResult } from '@esig/core';
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, TENANT_B, fails, makeDocument, ok, tagOf } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS, byKeyset, sameBytes } from './harness';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, fails, makeDocument, ok, tagOf } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS, byKeyset, sameBytes } from './harness.js';
 
 export const documentsContract = (h: Harness) =>
   describe('documents', () => {

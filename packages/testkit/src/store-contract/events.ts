@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, at, fails, makeEvent, ok, tagOf } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS, firstPage } from './harness';
+import { TENANT_A, at, fails, makeEvent, ok, tagOf } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS, firstPage } from './harness.js';
 
 export const eventsContract = (h: Harness) =>
   describe('events', () => {

@@ -1,5 +1,5 @@
 import type { KeysetPosition, Stores, Tenant, UnitOfWork } from '@esig/core';
-import { TENANT_A_LIVE, TENANT_B, ok } from '../builders';
+import { TENANT_A_LIVE, TENANT_B, ok } from '../builders.js';
 
 /** One adapter instance with its own empty data, made fresh for every test. */
 export interface StoreHarness {

@@ -1,11 +1,11 @@
 import type { Job, JobKind, NewJob, Stores } from '@esig/core';
 import { JOB_KINDS } from '@esig/core';
-import * as TE from 'fp-ts/TaskEither';
-import { pipe } from 'fp-ts/function';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeJob, ok } from '../builders';
-import type { Harness } from './harness';
-import { pause } from './harness';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeJob, ok } from '../builders.js';
+import type { Harness } from './harness.js';
+import { pause } from './harness.js';
 
 const W1 = 'worker-1';
 const W2 = 'worker-2';

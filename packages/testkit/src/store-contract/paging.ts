@@ -15,9 +15,9 @@ import type {
   Tenant,
 } from '@esig/core';
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, at, makeApiKey, makeDocument, makeEvent, makeSignatureRequest, makeStoredMail, ok } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS, byKeyset, position } from './harness';
+import { TENANT_A, at, makeApiKey, makeDocument, makeEvent, makeSignatureRequest, makeStoredMail, ok } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS, byKeyset, position } from './harness.js';
 
 /** How the paging contract reaches one list (the webhook lists use it too). */
 export interface PagedList<A extends { readonly id: string; readonly createdAt: string }, F> {

@@ -1,11 +1,11 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { SignatureRequest, StoreError } from '@esig/core';
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, fails, makeSignatureRequest, ok, tagOf } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS } from './harness';
+import { TENANT_A, TENANT_A_LIVE, fails, makeSignatureRequest, ok, tagOf } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS } from './harness.js';
 
 const pause = (ms: number) => () => new Promise<void>((r) => setTimeout(r, ms));
 

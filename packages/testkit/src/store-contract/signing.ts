@@ -1,8 +1,8 @@
 import type { EvidenceEntry } from '@esig/core';
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeEvidence, makeSigningLink, ok } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS } from './harness';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeEvidence, makeSigningLink, ok } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS } from './harness.js';
 
 export const signingLinksContract = (h: Harness) =>
   describe('signingLinks', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, at, makeStoredMail, ok } from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS } from './harness';
+import { TENANT_A, at, makeStoredMail, ok } from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS } from './harness.js';
 
 /** Paging and the `to` filter are in the paging contract; these are the rest. */
 export const testMailboxContract = (h: Harness) =>

@@ -1,7 +1,7 @@
 import type { SignatureRequest, StoreError, Stores } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import { JOB_KINDS } from '@esig/core';
 import {
@@ -20,9 +20,9 @@ import {
   makeStoredMail,
   ok,
   tagOf,
-} from '../builders';
-import type { Harness } from './harness';
-import { deferred, firstPage, pause } from './harness';
+} from '../builders.js';
+import type { Harness } from './harness.js';
+import { deferred, firstPage, pause } from './harness.js';
 
 export const transactionsContract = (h: Harness) =>
   describe('transactions (UnitOfWork)', () => {

@@ -1,7 +1,7 @@
 import type { ApiLogEntry, AttemptFilter, DeliveryAttempt, StoreError, Stores, WebhookDelivery, WebhookEndpoint } from '@esig/core';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import {
   TENANT_A,
@@ -16,10 +16,10 @@ import {
   makeWebhookEndpoint,
   ok,
   tagOf,
-} from '../builders';
-import type { Harness } from './harness';
-import { STRANGERS, pause } from './harness';
-import { cycle, describePaging } from './paging';
+} from '../builders.js';
+import type { Harness } from './harness.js';
+import { STRANGERS, pause } from './harness.js';
+import { cycle, describePaging } from './paging.js';
 
 const everything = { limit: 100, order: 'asc', after: null } as const;
 

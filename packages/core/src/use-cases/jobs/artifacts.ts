@@ -1,4 +1,4 @@
-import type { ContentKey } from '../../ports/document-content-store';
+import type { ContentKey } from '../../ports/document-content-store.js';
 
 /** Where the sealed artifacts of a request are kept in the DocumentContentStore. */
 export const finishedKey = (requestId: string): ContentKey => ({ kind: 'finished', requestId });

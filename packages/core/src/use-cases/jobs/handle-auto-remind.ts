@@ -1,13 +1,13 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Clock } from '../../ports/clock';
-import type { IdGenerator } from '../../ports/id-generator';
-import type { Stores } from '../../ports/stores';
-import { signersDue } from '../../state-machine';
-import { enqueueJob } from '../signing/records';
-import type { JobHandler } from './job-handler';
-import { nothingToRecord } from './job-handler';
-import { tenantOf } from './load-job-request';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Clock } from '../../ports/clock.js';
+import type { IdGenerator } from '../../ports/id-generator.js';
+import type { Stores } from '../../ports/stores.js';
+import { signersDue } from '../../state-machine.js';
+import { enqueueJob } from '../signing/records.js';
+import type { JobHandler } from './job-handler.js';
+import { nothingToRecord } from './job-handler.js';
+import { tenantOf } from './load-job-request.js';
 
 /**
  * `remind.auto`: while a request is open, remind the signers whose turn it is and who have not signed,

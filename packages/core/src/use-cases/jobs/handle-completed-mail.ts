@@ -1,11 +1,11 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { completedMail } from '../../mail/templates';
-import type { MailJobDeps } from './handle-invitation-mail';
-import { mintSigningLink } from './handle-invitation-mail';
-import type { JobHandler } from './job-handler';
-import { jobFailure, nothingToRecord } from './job-handler';
-import { loadJobRequest, tenantOf } from './load-job-request';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { completedMail } from '../../mail/templates.js';
+import type { MailJobDeps } from './handle-invitation-mail.js';
+import { mintSigningLink } from './handle-invitation-mail.js';
+import type { JobHandler } from './job-handler.js';
+import { jobFailure, nothingToRecord } from './job-handler.js';
+import { loadJobRequest, tenantOf } from './load-job-request.js';
 
 /** `mail.completed`: tells a recipient (signer or cc) the request is complete, linking the finished PDF. */
 export const handleCompletedMail =

@@ -1,18 +1,18 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { invitationMail } from '../../mail/templates';
-import type { Mode, Tenant } from '../../model/tenant';
-import type { Clock } from '../../ports/clock';
-import type { Crypto } from '../../ports/crypto';
-import type { IdGenerator } from '../../ports/id-generator';
-import type { MailTransport } from '../../ports/mail-transport';
-import type { Stores } from '../../ports/stores';
-import type { UnitOfWork } from '../../ports/unit-of-work';
-import { applyCommand } from '../policy';
-import { appendEvent, appendEvidence } from '../signing/records';
-import type { JobHandler } from './job-handler';
-import { jobFailure, nothingToRecord } from './job-handler';
-import { loadJobRequest, tenantOf } from './load-job-request';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { invitationMail } from '../../mail/templates.js';
+import type { Mode, Tenant } from '../../model/tenant.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { IdGenerator } from '../../ports/id-generator.js';
+import type { MailTransport } from '../../ports/mail-transport.js';
+import type { Stores } from '../../ports/stores.js';
+import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import { applyCommand } from '../policy.js';
+import { appendEvent, appendEvidence } from '../signing/records.js';
+import type { JobHandler } from './job-handler.js';
+import { jobFailure, nothingToRecord } from './job-handler.js';
+import { loadJobRequest, tenantOf } from './load-job-request.js';
 
 export interface MailJobDeps {
   readonly stores: Stores;

@@ -1,19 +1,19 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import { buildCertificateData } from '../../certificate';
-import type { DomainError } from '../../errors';
-import type { AdoptedSignature, SignatureRequest } from '../../model/signature-request';
-import type { Clock } from '../../ports/clock';
-import type { Crypto } from '../../ports/crypto';
-import type { DocumentRenderer } from '../../ports/document-renderer';
-import type { IdGenerator } from '../../ports/id-generator';
-import type { Stores } from '../../ports/stores';
-import { applyCommand } from '../policy';
-import { appendEvent, appendEvidence, enqueueJob } from '../signing/records';
-import { certificateKey, finishedKey, uploadKey } from './artifacts';
-import type { JobFailure, JobHandler } from './job-handler';
-import { jobFailure, nothingToRecord } from './job-handler';
-import { loadJobRequest, tenantOf } from './load-job-request';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { buildCertificateData } from '../../certificate.js';
+import type { DomainError } from '../../errors.js';
+import type { AdoptedSignature, SignatureRequest } from '../../model/signature-request.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { DocumentRenderer } from '../../ports/document-renderer.js';
+import type { IdGenerator } from '../../ports/id-generator.js';
+import type { Stores } from '../../ports/stores.js';
+import { applyCommand } from '../policy.js';
+import { appendEvent, appendEvidence, enqueueJob } from '../signing/records.js';
+import { certificateKey, finishedKey, uploadKey } from './artifacts.js';
+import type { JobFailure, JobHandler } from './job-handler.js';
+import { jobFailure, nothingToRecord } from './job-handler.js';
+import { loadJobRequest, tenantOf } from './load-job-request.js';
 
 export interface SealDeps {
   readonly stores: Stores;

@@ -1,7 +1,7 @@
-import type { TaskEither } from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { Job } from '../../model/job';
-import type { Command } from '../command';
+import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { Job } from '../../model/job.js';
+import type { Command } from '../command.js';
 
 /** A job that failed for a reason outside the domain (a mail server, a renderer). */
 export interface JobFailure {

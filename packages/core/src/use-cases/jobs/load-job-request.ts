@@ -1,10 +1,10 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { Job } from '../../model/job';
-import type { SignatureRequest } from '../../model/signature-request';
-import type { Tenant } from '../../model/tenant';
-import type { Stores } from '../../ports/stores';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { Job } from '../../model/job.js';
+import type { SignatureRequest } from '../../model/signature-request.js';
+import type { Tenant } from '../../model/tenant.js';
+import type { Stores } from '../../ports/stores.js';
 
 export const tenantOf = (job: Job): Tenant => ({ orgId: job.orgId, mode: job.mode });
 

@@ -1,6 +1,6 @@
-import type { FieldProblem } from '../../errors';
-import type { AdoptedSignature, FieldValue } from '../../model/signature-request';
-import { SIGNATURE_IMAGE_LIMITS } from '../../model/signature-request';
+import type { FieldProblem } from '../../errors.js';
+import type { AdoptedSignature, FieldValue } from '../../model/signature-request.js';
+import { SIGNATURE_IMAGE_LIMITS } from '../../model/signature-request.js';
 
 const PNG_DATA_URL = /^data:image\/png;base64,([A-Za-z0-9+/]+={0,2})$/;
 const PNG_MAGIC = '\x89PNG\r\n\x1a\n';

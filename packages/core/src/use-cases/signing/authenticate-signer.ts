@@ -1,16 +1,16 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { invalidState, validationFailed } from '../../errors';
-import type { ClientInfo } from '../../model/evidence';
-import { MAX_AUTH_ATTEMPTS } from '../../model/signature-request';
-import { applyCommand } from '../policy';
-import { appendEvent, appendEvidence } from './records';
-import { otpHash } from './request-signer-otp';
-import type { SignerDeps } from './signer-step';
-import { buildSignerView, loadSigningContext } from './signing-session';
-import type { SignerView } from './signing-session';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { invalidState, validationFailed } from '../../errors.js';
+import type { ClientInfo } from '../../model/evidence.js';
+import { MAX_AUTH_ATTEMPTS } from '../../model/signature-request.js';
+import { applyCommand } from '../policy.js';
+import { appendEvent, appendEvidence } from './records.js';
+import { otpHash } from './request-signer-otp.js';
+import type { SignerDeps } from './signer-step.js';
+import { buildSignerView, loadSigningContext } from './signing-session.js';
+import type { SignerView } from './signing-session.js';
 
 /**
  * Checks an e-mailed code or a sender-set access code. A wrong code is recorded (and counts toward the

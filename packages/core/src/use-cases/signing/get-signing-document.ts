@@ -1,11 +1,11 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { invalidState, notFound } from '../../errors';
-import type { Crypto } from '../../ports/crypto';
-import type { Stores } from '../../ports/stores';
-import { finishedKey, uploadKey } from '../jobs/artifacts';
-import { isIdentified, loadSigningContext, mayShowAgreement } from './signing-session';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { invalidState, notFound } from '../../errors.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { Stores } from '../../ports/stores.js';
+import { finishedKey, uploadKey } from '../jobs/artifacts.js';
+import { isIdentified, loadSigningContext, mayShowAgreement } from './signing-session.js';
 
 /** One original document of the request, for an identified recipient of it, while the request is open. */
 export const getSigningDocument =

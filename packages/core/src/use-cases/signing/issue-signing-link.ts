@@ -1,13 +1,13 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { invalidState, notFound } from '../../errors';
-import type { Principal } from '../../model/principal';
-import type { Clock } from '../../ports/clock';
-import type { Crypto } from '../../ports/crypto';
-import type { Stores } from '../../ports/stores';
-import type { Command } from '../command';
-import { loadRequest, requireScope } from '../policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { invalidState, notFound } from '../../errors.js';
+import type { Principal } from '../../model/principal.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { Stores } from '../../ports/stores.js';
+import type { Command } from '../command.js';
+import { loadRequest, requireScope } from '../policy.js';
 
 /** A signing link, minted: its token is in clear here only (the store keeps its hash). */
 export interface IssuedSigningLink {

@@ -1,12 +1,12 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { ClientInfo } from '../../model/evidence';
-import { applyCommand } from '../policy';
-import { appendEvent, appendEvidence } from './records';
-import type { SignerDeps } from './signer-step';
-import { signerStep } from './signer-step';
-import type { SignerView } from './signing-session';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { ClientInfo } from '../../model/evidence.js';
+import { applyCommand } from '../policy.js';
+import { appendEvent, appendEvidence } from './records.js';
+import type { SignerDeps } from './signer-step.js';
+import { signerStep } from './signer-step.js';
+import type { SignerView } from './signing-session.js';
 
 /**
  * A recipient resolved their link: the first time, while the request is open, this records `OPENED`

@@ -1,12 +1,12 @@
-import * as TE from 'fp-ts/TaskEither';
-import { pipe } from 'fp-ts/function';
-import type { DomainError } from '../../errors';
-import type { ClientInfo, EvidenceAction } from '../../model/evidence';
-import type { DomainEvent, EventType } from '../../model/event';
-import type { JobKind } from '../../model/job';
-import type { SignatureRequest } from '../../model/signature-request';
-import type { IdGenerator } from '../../ports/id-generator';
-import type { Stores } from '../../ports/stores';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { DomainError } from '../../errors.js';
+import type { ClientInfo, EvidenceAction } from '../../model/evidence.js';
+import type { DomainEvent, EventType } from '../../model/event.js';
+import type { JobKind } from '../../model/job.js';
+import type { SignatureRequest } from '../../model/signature-request.js';
+import type { IdGenerator } from '../../ports/id-generator.js';
+import type { Stores } from '../../ports/stores.js';
 
 /**
  * The small writes every signing step makes together with its state change: an event in the outbox (ids,

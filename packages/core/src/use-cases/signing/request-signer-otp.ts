@@ -1,17 +1,17 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { mailUnavailable } from '../../errors';
-import { otpMail } from '../../mail/templates';
-import type { ClientInfo } from '../../model/evidence';
-import type { Tenant } from '../../model/tenant';
-import { OTP_TTL_MS } from '../../model/signature-request';
-import type { MailTransport } from '../../ports/mail-transport';
-import { applyCommand } from '../policy';
-import { appendEvidence } from './records';
-import type { SignerDeps } from './signer-step';
-import { signerStep } from './signer-step';
-import { maskEmail } from './signing-session';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { mailUnavailable } from '../../errors.js';
+import { otpMail } from '../../mail/templates.js';
+import type { ClientInfo } from '../../model/evidence.js';
+import type { Tenant } from '../../model/tenant.js';
+import { OTP_TTL_MS } from '../../model/signature-request.js';
+import type { MailTransport } from '../../ports/mail-transport.js';
+import { applyCommand } from '../policy.js';
+import { appendEvidence } from './records.js';
+import type { SignerDeps } from './signer-step.js';
+import { signerStep } from './signer-step.js';
+import { maskEmail } from './signing-session.js';
 
 export const otpHash = (deps: Pick<SignerDeps, 'crypto'>, recipientId: string, code: string) => deps.crypto.sha256Hex(`otp:${recipientId}:${code}`);
 

@@ -1,20 +1,20 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError, FieldProblem } from '../../errors';
-import { storeFailure, validationFailed } from '../../errors';
-import { checkAdoptedSignature, checkFieldValues } from './adopted-signature';
-import type { ClientInfo } from '../../model/evidence';
-import type { AdoptedSignature, FieldValue } from '../../model/signature-request';
-import type { StampPreflight } from '../../ports/stamp-preflight';
-import type { RequestCommand } from '../../state-machine';
-import { signersDue, transition } from '../../state-machine';
-import { applyCommand } from '../policy';
-import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './records';
-import type { SignerDeps } from './signer-step';
-import { signerStep } from './signer-step';
-import type { SignerView } from './signing-session';
-import { loadSigningContext } from './signing-session';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError, FieldProblem } from '../../errors.js';
+import { storeFailure, validationFailed } from '../../errors.js';
+import { checkAdoptedSignature, checkFieldValues } from './adopted-signature.js';
+import type { ClientInfo } from '../../model/evidence.js';
+import type { AdoptedSignature, FieldValue } from '../../model/signature-request.js';
+import type { StampPreflight } from '../../ports/stamp-preflight.js';
+import type { RequestCommand } from '../../state-machine.js';
+import { signersDue, transition } from '../../state-machine.js';
+import { applyCommand } from '../policy.js';
+import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './records.js';
+import type { SignerDeps } from './signer-step.js';
+import { signerStep } from './signer-step.js';
+import type { SignerView } from './signing-session.js';
+import { loadSigningContext } from './signing-session.js';
 
 export interface SignInput {
   readonly values: Readonly<Record<string, FieldValue>>;

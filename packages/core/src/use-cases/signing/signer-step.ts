@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { ClientInfo } from '../../model/evidence';
-import type { Clock } from '../../ports/clock';
-import type { Crypto } from '../../ports/crypto';
-import type { IdGenerator } from '../../ports/id-generator';
-import type { Stores } from '../../ports/stores';
-import type { UnitOfWork } from '../../ports/unit-of-work';
-import type { SignerView, SigningContext } from './signing-session';
-import { buildSignerView, loadSigningContext } from './signing-session';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { ClientInfo } from '../../model/evidence.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { IdGenerator } from '../../ports/id-generator.js';
+import type { Stores } from '../../ports/stores.js';
+import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import type { SignerView, SigningContext } from './signing-session.js';
+import { buildSignerView, loadSigningContext } from './signing-session.js';
 
 export interface SignerDeps {
   readonly stores: Stores;

@@ -1,15 +1,15 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { notFound } from '../../errors';
-import type { Document } from '../../model/document';
-import type { Field, Recipient, SignatureRequest } from '../../model/signature-request';
-import { MAX_AUTH_ATTEMPTS, isTerminal } from '../../model/signature-request';
-import type { Tenant } from '../../model/tenant';
-import type { Crypto } from '../../ports/crypto';
-import type { SigningLink } from '../../ports/signing-link-store';
-import type { Stores } from '../../ports/stores';
-import { signersDue } from '../../state-machine';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { notFound } from '../../errors.js';
+import type { Document } from '../../model/document.js';
+import type { Field, Recipient, SignatureRequest } from '../../model/signature-request.js';
+import { MAX_AUTH_ATTEMPTS, isTerminal } from '../../model/signature-request.js';
+import type { Tenant } from '../../model/tenant.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { SigningLink } from '../../ports/signing-link-store.js';
+import type { Stores } from '../../ports/stores.js';
+import { signersDue } from '../../state-machine.js';
 
 /**
  * What one signer may see of a request through their link. Never other recipients' names or addresses;

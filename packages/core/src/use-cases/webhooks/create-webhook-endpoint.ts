@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { EventType } from '../../model/event';
-import type { Principal } from '../../model/principal';
-import type { WebhookEndpoint } from '../../model/webhook';
-import type { Command } from '../command';
-import { requireScope } from '../policy';
-import { checkUrl } from './endpoint-access';
-import type { WebhookDeps } from './webhook-deps';
-import { newWebhookSecret } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { EventType } from '../../model/event.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookEndpoint } from '../../model/webhook.js';
+import type { Command } from '../command.js';
+import { requireScope } from '../policy.js';
+import { checkUrl } from './endpoint-access.js';
+import type { WebhookDeps } from './webhook-deps.js';
+import { newWebhookSecret } from './webhook-deps.js';
 
 export interface CreatedEndpoint {
   readonly endpoint: WebhookEndpoint;

@@ -1,11 +1,11 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Principal } from '../../model/principal';
-import type { WebhookEndpoint } from '../../model/webhook';
-import type { Command } from '../command';
-import { requireScope } from '../policy';
-import { loadEndpoint } from './endpoint-access';
-import type { WebhookDeps } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookEndpoint } from '../../model/webhook.js';
+import type { Command } from '../command.js';
+import { requireScope } from '../policy.js';
+import { loadEndpoint } from './endpoint-access.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /** Deletes an endpoint; its waiting deliveries are cancelled (the log stays). */
 export const deleteWebhookEndpoint =

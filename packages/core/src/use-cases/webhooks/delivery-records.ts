@@ -1,11 +1,11 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { Tenant } from '../../model/tenant';
-import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook';
-import type { Stores } from '../../ports/stores';
-import { webhookBody } from '../../webhook-rules';
-import type { WebhookDeps } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { Tenant } from '../../model/tenant.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook.js';
+import type { Stores } from '../../ports/stores.js';
+import { webhookBody } from '../../webhook-rules.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /** Creates a pending delivery of `body` to an endpoint and schedules its first attempt now. */
 export const createDelivery = (

@@ -1,11 +1,11 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { notFound, validationFailed } from '../../errors';
-import type { Principal } from '../../model/principal';
-import type { WebhookEndpoint } from '../../model/webhook';
-import type { Stores } from '../../ports/stores';
-import type { WebhookDeps } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { notFound, validationFailed } from '../../errors.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookEndpoint } from '../../model/webhook.js';
+import type { Stores } from '../../ports/stores.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /** Checks the target rules (HTTPS, no credentials, public addresses) before an endpoint is stored. */
 export const checkUrl = (deps: Pick<WebhookDeps, 'sender'>, url: string): TE.TaskEither<DomainError, void> =>

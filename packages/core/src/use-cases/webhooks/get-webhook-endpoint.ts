@@ -1,11 +1,11 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { Principal } from '../../model/principal';
-import type { WebhookEndpoint } from '../../model/webhook';
-import type { Stores } from '../../ports/stores';
-import { requireScope } from '../policy';
-import { loadEndpoint } from './endpoint-access';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookEndpoint } from '../../model/webhook.js';
+import type { Stores } from '../../ports/stores.js';
+import { requireScope } from '../policy.js';
+import { loadEndpoint } from './endpoint-access.js';
 
 /** One endpoint of the caller's org and mode (never its secrets), with why it was disabled if it is. */
 export const getWebhookEndpoint =

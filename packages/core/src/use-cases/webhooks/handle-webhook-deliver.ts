@@ -1,15 +1,15 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook';
-import type { Stores } from '../../ports/stores';
-import type { WebhookResponse } from '../../ports/webhook-sender';
-import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, secretsInForce, signatureHeader } from '../../webhook-rules';
-import type { JobHandler } from '../jobs/job-handler';
-import { nothingToRecord } from '../jobs/job-handler';
-import { tenantOf } from '../jobs/load-job-request';
-import type { WebhookDeps } from './webhook-deps';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook.js';
+import type { Stores } from '../../ports/stores.js';
+import type { WebhookResponse } from '../../ports/webhook-sender.js';
+import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, secretsInForce, signatureHeader } from '../../webhook-rules.js';
+import type { JobHandler } from '../jobs/job-handler.js';
+import { nothingToRecord } from '../jobs/job-handler.js';
+import { tenantOf } from '../jobs/load-job-request.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /** The secrets that sign now: the current one first, then any still inside its overlap window. */
 const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): string[] =>

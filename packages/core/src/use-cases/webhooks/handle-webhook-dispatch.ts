@@ -1,10 +1,10 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Stores } from '../../ports/stores';
-import type { JobHandler } from '../jobs/job-handler';
-import { tenantOf } from '../jobs/load-job-request';
-import { dispatchEvent } from './delivery-records';
-import type { WebhookDeps } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Stores } from '../../ports/stores.js';
+import type { JobHandler } from '../jobs/job-handler.js';
+import { tenantOf } from '../jobs/load-job-request.js';
+import { dispatchEvent } from './delivery-records.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /** `webhook.dispatch`: fan an event out to its subscribed endpoints (in the job's commit). */
 export const handleWebhookDispatch =

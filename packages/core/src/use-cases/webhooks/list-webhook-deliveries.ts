@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { Principal } from '../../model/principal';
-import type { DeliveryAttempt } from '../../model/webhook';
-import type { CursorSigner, ListEnvelope } from '../../pagination';
-import type { Stores } from '../../ports/stores';
-import type { AttemptFilter } from '../../ports/webhook-delivery-store';
-import type { PageRequest } from '../list-page';
-import { listPage } from '../list-page';
-import { requireScope } from '../policy';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { Principal } from '../../model/principal.js';
+import type { DeliveryAttempt } from '../../model/webhook.js';
+import type { CursorSigner, ListEnvelope } from '../../pagination.js';
+import type { Stores } from '../../ports/stores.js';
+import type { AttemptFilter } from '../../ports/webhook-delivery-store.js';
+import type { PageRequest } from '../list-page.js';
+import { listPage } from '../list-page.js';
+import { requireScope } from '../policy.js';
 
 /** The delivery log: one entry per attempt, newest first by default, by endpoint or event if asked. */
 export const listWebhookDeliveries =

@@ -1,16 +1,16 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import { notFound } from '../../errors';
-import type { DomainEvent } from '../../model/event';
-import type { Principal } from '../../model/principal';
-import type { WebhookDelivery } from '../../model/webhook';
-import { webhookBody } from '../../webhook-rules';
-import type { Command } from '../command';
-import { requireScope } from '../policy';
-import { createDelivery } from './delivery-records';
-import type { WebhookDeps } from './webhook-deps';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { notFound } from '../../errors.js';
+import type { DomainEvent } from '../../model/event.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookDelivery } from '../../model/webhook.js';
+import { webhookBody } from '../../webhook-rules.js';
+import type { Command } from '../command.js';
+import { requireScope } from '../policy.js';
+import { createDelivery } from './delivery-records.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /**
  * Resends a delivery's event from the log: a new event (new id, `redelivery_of` the original) in a new

@@ -1,14 +1,14 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Principal } from '../../model/principal';
-import type { WebhookEndpoint } from '../../model/webhook';
-import { SECRET_OVERLAP_MS, secretsInForce } from '../../webhook-rules';
-import type { Command } from '../command';
-import { requireScope } from '../policy';
-import type { CreatedEndpoint } from './create-webhook-endpoint';
-import { loadEndpoint } from './endpoint-access';
-import type { WebhookDeps } from './webhook-deps';
-import { newWebhookSecret } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookEndpoint } from '../../model/webhook.js';
+import { SECRET_OVERLAP_MS, secretsInForce } from '../../webhook-rules.js';
+import type { Command } from '../command.js';
+import { requireScope } from '../policy.js';
+import type { CreatedEndpoint } from './create-webhook-endpoint.js';
+import { loadEndpoint } from './endpoint-access.js';
+import type { WebhookDeps } from './webhook-deps.js';
+import { newWebhookSecret } from './webhook-deps.js';
 
 /**
  * A new signing secret, returned once. The previous one keeps signing for the overlap window (24 h): every

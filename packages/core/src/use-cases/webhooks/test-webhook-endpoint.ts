@@ -1,13 +1,13 @@
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { Principal } from '../../model/principal';
-import type { WebhookDelivery } from '../../model/webhook';
-import { webhookBody } from '../../webhook-rules';
-import type { Command } from '../command';
-import { requireScope } from '../policy';
-import { createDelivery } from './delivery-records';
-import { loadEndpoint } from './endpoint-access';
-import type { WebhookDeps } from './webhook-deps';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Principal } from '../../model/principal.js';
+import type { WebhookDelivery } from '../../model/webhook.js';
+import { webhookBody } from '../../webhook-rules.js';
+import type { Command } from '../command.js';
+import { requireScope } from '../policy.js';
+import { createDelivery } from './delivery-records.js';
+import { loadEndpoint } from './endpoint-access.js';
+import type { WebhookDeps } from './webhook-deps.js';
 
 /**
  * A test delivery to one endpoint: a `webhook.test` event (not in the event log, never subscribed to),

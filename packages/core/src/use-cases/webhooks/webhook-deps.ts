@@ -1,10 +1,10 @@
-import type { Clock } from '../../ports/clock';
-import type { Crypto } from '../../ports/crypto';
-import type { IdGenerator } from '../../ports/id-generator';
-import type { SecretBox } from '../../ports/secret-box';
-import type { Stores } from '../../ports/stores';
-import type { UnitOfWork } from '../../ports/unit-of-work';
-import type { WebhookSender } from '../../ports/webhook-sender';
+import type { Clock } from '../../ports/clock.js';
+import type { Crypto } from '../../ports/crypto.js';
+import type { IdGenerator } from '../../ports/id-generator.js';
+import type { SecretBox } from '../../ports/secret-box.js';
+import type { Stores } from '../../ports/stores.js';
+import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import type { WebhookSender } from '../../ports/webhook-sender.js';
 
 export interface WebhookDeps {
   readonly stores: Stores;
