@@ -47,7 +47,8 @@ export const workerEntry = (here: string = import.meta.url): WorkerEntry => {
   const fromSources = /\.[cm]?ts$/.test(new URL(here).pathname);
   const entry = new URL(fromSources ? './worker-source.mjs' : './worker.js', here);
   if (!existsSync(fileURLToPath(entry))) throw new Error(`The PDF worker entry ${fileURLToPath(entry)} is missing.`);
-  return { filename: entry.href };
+  // From sources, the thread's own imports of @esig/* packages must resolve to their sources too.
+  return fromSources ? { filename: entry.href, execArgv: [...process.execArgv, '--conditions=@esig/source'] } : { filename: entry.href };
 };
 
 const isFailure = (r: unknown): r is TaskFailure => typeof r === 'object' && r !== null && 'failure' in r;

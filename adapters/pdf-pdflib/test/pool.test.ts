@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import * as E from 'fp-ts/lib/Either.js';
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,7 +148,11 @@ describe('workerEntry', () => {
   const src = new URL('../src/', import.meta.url);
 
   it('from TypeScript sources: the bootstrap that loads worker.ts through tsx inside the thread', () => {
-    expect(workerEntry(new URL('pool.ts', src).href)).toEqual({ filename: new URL('worker-source.mjs', src).href });
+    expect(workerEntry(new URL('pool.ts', src).href)).toEqual({
+      filename: new URL('worker-source.mjs', src).href,
+      // The thread's own imports of @esig/* packages resolve to their sources as well.
+      execArgv: expect.arrayContaining(['--conditions=@esig/source']),
+    });
   });
 
   it('compiled: worker.js beside the module, plain Node; a missing entry fails at once', () => {
@@ -163,28 +166,18 @@ describe('workerEntry', () => {
     }
   });
 
-  it('runs compiled: the adapter built to JavaScript works in plain Node, no TypeScript loader anywhere', async () => {
-    // Inside the repository, so the compiled files resolve pdf-lib, piscina and the font from node_modules.
+  it('runs compiled: the built package (dist/, what npm installs) works in plain Node, no TypeScript loader anywhere', async () => {
+    // `npm test` builds first (pretest). A script inside the repository resolves @esig/pdf-pdflib through its
+    // exports map without the source condition: to dist/index.js, whose pool starts dist/worker.js.
     const root = fileURLToPath(new URL('../../../', import.meta.url));
     mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
     const out = mkdtempSync(join(root, 'node_modules', '.cache', 'esig-pdf-compiled-'));
     try {
-      await build({
-        entryPoints: { index: fileURLToPath(new URL('index.ts', src)), worker: fileURLToPath(new URL('worker.ts', src)) },
-        outdir: out,
-        bundle: true,
-        format: 'esm',
-        platform: 'node',
-        target: 'node20',
-        // The workspace's own TypeScript packages are compiled in; published dependencies stay imports.
-        external: ['pdf-lib', '@pdf-lib/fontkit', 'piscina', '@expo-google-fonts/*'],
-        logLevel: 'silent',
-      });
       writeFileSync(join(out, 'pdf.bin'), await makePdf(2));
       writeFileSync(
         join(out, 'main.mjs'),
         `import { readFileSync } from 'node:fs';
-         import { createPdfWorkerPool } from './index.js';
+         import { createPdfWorkerPool } from '@esig/pdf-pdflib';
          const pool = createPdfWorkerPool({ threads: 1 });
          const bytes = new Uint8Array(readFileSync(new URL('./pdf.bin', import.meta.url)));
          const facts = await pool.inspector.inspect(bytes, { maxPages: 10 })();

@@ -33,7 +33,7 @@ describe('the embedded-core example', () => {
   });
 
   it('runs as a script, as the README shows', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', new URL('../src/index.ts', import.meta.url).pathname, join(dir, 'script.db')], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--conditions=@esig/source', '--import', 'tsx', new URL('../src/index.ts', import.meta.url).pathname, join(dir, 'script.db')], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^sent req_[0-9A-Z]{26}: SENT, 1 recipient\(s\), 1 field\(s\)/);
   }, 30_000);
