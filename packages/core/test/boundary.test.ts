@@ -48,10 +48,10 @@ describe('core boundary', () => {
     expect(problems).toEqual([]);
   });
 
-  it('packages/core/package.json depends on fp-ts and io-ts only', () => {
+  it('packages/core/package.json needs fp-ts and io-ts only, as peers (their types are in the core’s public types)', () => {
     const pkg = JSON.parse(readFileSync(join(CORE, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
-    expect(Object.keys(pkg.dependencies ?? {}).sort()).toEqual(['fp-ts', 'io-ts']);
-    for (const field of ['peerDependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies'])
+    expect(Object.keys(pkg.peerDependencies ?? {}).sort()).toEqual(['fp-ts', 'io-ts']);
+    for (const field of ['dependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies'])
       expect(Object.keys(pkg[field] ?? {}), field).toEqual([]);
   });
 });
