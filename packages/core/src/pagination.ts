@@ -1,4 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import type { ValidationFailed } from './errors.js';
 import { validationFailed } from './errors.js';
 import type { KeysetPage, KeysetPosition } from './ports/store-result.js';
@@ -63,19 +64,19 @@ export const decodeCursor = (
   if (dot <= 0) return E.left(bad('The cursor is malformed.'));
   const body = cursor.slice(0, dot);
   if (!signer.verify(body, cursor.slice(dot + 1))) return E.left(bad('The cursor is not valid.'));
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fromBase64Url(body));
-  } catch {
-    // A correctly signed body always parses; reaching this means the signing key itself leaked or changed.
-    return E.left(bad('The cursor is not valid.'));
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 5 || !parsed.every((x) => typeof x === 'string'))
-    return E.left(bad('The cursor is not valid.'));
-  const [list, order, filter, createdAt, id] = parsed as string[];
-  if (list !== expected.list || order !== expected.order || filter !== expected.filter)
-    return E.left(bad('The cursor belongs to another list, order or filter.'));
-  return E.right({ createdAt: createdAt!, id: id! });
+  return pipe(
+    // A correctly signed body always parses; failing here means the signing key itself leaked or changed.
+    E.tryCatch((): unknown => JSON.parse(fromBase64Url(body)), () => bad('The cursor is not valid.')),
+    E.filterOrElse(
+      (parsed): parsed is [string, string, string, string, string] => Array.isArray(parsed) && parsed.length === 5 && parsed.every((x) => typeof x === 'string'),
+      () => bad('The cursor is not valid.'),
+    ),
+    E.filterOrElse(
+      ([list, order, filter]) => list === expected.list && order === expected.order && filter === expected.filter,
+      () => bad('The cursor belongs to another list, order or filter.'),
+    ),
+    E.map(([, , , createdAt, id]) => ({ createdAt, id })),
+  );
 };
 
 /** Builds the envelope from a store page; the next cursor points at the last row of this page. */

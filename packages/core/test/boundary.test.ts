@@ -48,6 +48,19 @@ describe('core boundary', () => {
     expect(problems).toEqual([]);
   });
 
+  it('has no try/catch: exceptions become values at adapter edges (E.tryCatch where the core must call a thrower)', () => {
+    const withTry = sourceFiles(SRC).filter((file) => {
+      let found = false;
+      const visit = (n: ts.Node): void => {
+        if (ts.isTryStatement(n)) found = true;
+        else ts.forEachChild(n, visit);
+      };
+      visit(ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true));
+      return found;
+    });
+    expect(withTry.map((f) => relative(CORE, f))).toEqual([]);
+  });
+
   it('packages/core/package.json needs fp-ts and io-ts only, as peers (their types are in the core’s public types)', () => {
     const pkg = JSON.parse(readFileSync(join(CORE, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
     expect(Object.keys(pkg.peerDependencies ?? {}).sort()).toEqual(['fp-ts', 'io-ts']);
