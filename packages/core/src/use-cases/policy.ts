@@ -42,7 +42,11 @@ export const loadRequest = (tx: Stores, p: Principal, id: string, forChange = tr
     TE.chainW((r) => (r === null ? TE.left(notFound('signature_request', id)) : TE.right(r))),
   );
 
-/** Applies one state-machine command and stores the result. */
+/**
+ * Applies one state-machine command and stores the result. A command the state machine accepts without a
+ * change (Notify, Open or View of a recipient already further along) keeps the version and writes nothing:
+ * the store would refuse an unchanged version as a concurrent modification.
+ */
 export const applyCommand = (
   tx: Stores,
   r: SignatureRequest,
@@ -51,5 +55,5 @@ export const applyCommand = (
 ): TE.TaskEither<DomainError, SignatureRequest> =>
   pipe(
     TE.fromEither(E.mapLeft(fromTransitionError)(transition(r, cmd, now))),
-    TE.chainFirstW((next) => tx.signatureRequests.update(next)),
+    TE.chainFirstW((next) => (next.version === r.version ? TE.right(undefined) : tx.signatureRequests.update(next))),
   );

@@ -27,6 +27,7 @@ export interface SignerView {
   readonly fields: readonly Field[];
   readonly authenticated: boolean;
   readonly locked: boolean;
+  /** Whether this recipient may sign now: the request is open and no earlier signer is still awaited. */
   readonly yourTurn: boolean;
   readonly finishedDocumentAvailable: boolean;
 }
@@ -94,7 +95,8 @@ export const buildSignerView = (stores: Stores, ctx: SigningContext): TE.TaskEit
       fields: show ? request.fields.filter((f) => f.recipientId === recipient.id) : [],
       authenticated: identified,
       locked: recipient.authFailures >= MAX_AUTH_ATTEMPTS,
-      yourTurn: signersDue(request).some((s) => s.id === recipient.id),
+      // signersDue reads the recipients only; an ended request has no turns left.
+      yourTurn: request.status === 'SENT' && signersDue(request).some((s) => s.id === recipient.id),
       finishedDocumentAvailable: request.status === 'COMPLETED' && request.finishedSha256 !== null,
     })),
   );
