@@ -1,4 +1,4 @@
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { Job, JobKind, Tenant } from '@esig/core';
 import {
@@ -16,11 +16,11 @@ import {
   remindSignatureRequest,
   signAsRecipient,
 } from '@esig/core';
-import { TENANT, baseRequest, documentRow, iso, recipient, T0 } from './arbitraries';
-import { certificateIn, linkIn } from './fakes';
-import { left, right } from './support';
-import type { Sent, World } from './world';
-import { CLIENT, DAY, PUBLIC_URL, claim, commit, eventsOf, evidenceOf, requestNow, runJob, runOk, sentRequest, signInput, world } from './world';
+import { TENANT, baseRequest, documentRow, iso, recipient, T0 } from './arbitraries.js';
+import { certificateIn, linkIn } from './fakes.js';
+import { left, right } from './support.js';
+import type { Sent, World } from './world.js';
+import { CLIENT, DAY, PUBLIC_URL, claim, commit, eventsOf, evidenceOf, requestNow, runJob, runOk, sentRequest, signInput, world } from './world.js';
 
 const at = (w: World) => w.h.clock.now().toISOString();
 const sign = (w: World, s: Sent, i: number) => right(signAsRecipient(w.deps)(s.signers[i]!.token, signInput(s.signers[i]!), CLIENT));

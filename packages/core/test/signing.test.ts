@@ -19,10 +19,10 @@ import {
   viewAgreement,
 } from '@esig/core';
 import { fakeStampPreflight } from '@esig/testkit';
-import { codeIn } from './fakes';
-import { left, right } from './support';
-import type { Sent, SentSigner, World } from './world';
-import { CLIENT, claim, eventsOf, evidenceOf, requestNow, runOk, sentRequest, signInput, snapshot, world } from './world';
+import { codeIn } from './fakes.js';
+import { left, right } from './support.js';
+import type { Sent, SentSigner, World } from './world.js';
+import { CLIENT, claim, eventsOf, evidenceOf, requestNow, runOk, sentRequest, signInput, snapshot, world } from './world.js';
 
 const OTHER_CLIENT = { ip: '203.0.113.9', userAgent: 'curl/8' };
 const MIN = 60_000;

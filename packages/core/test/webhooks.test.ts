@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ApiScope, DomainError, DomainEvent, EventType, Principal, Tenant, WebhookDelivery, WebhookEndpoint } from '@esig/core';
 import {
@@ -28,11 +28,11 @@ import {
   updateWebhookEndpoint,
   webhookBody,
 } from '@esig/core';
-import { OTHER_TENANTS, TENANT } from './arbitraries';
-import type { Reply } from './fakes';
-import { left, principal, right } from './support';
-import type { World } from './world';
-import { CLIENT, DAY, claim, commit, runJob, runOk, sentRequest, signInput, world } from './world';
+import { OTHER_TENANTS, TENANT } from './arbitraries.js';
+import type { Reply } from './fakes.js';
+import { left, principal, right } from './support.js';
+import type { World } from './world.js';
+import { CLIENT, DAY, claim, commit, runJob, runOk, sentRequest, signInput, world } from './world.js';
 
 const HOOK = 'https://hooks.example';
 const now = (w: World) => w.h.clock.now().toISOString();

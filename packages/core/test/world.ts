@@ -1,6 +1,6 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type {
   AddRecipientInput,
   AuthenticationMethod,
@@ -32,8 +32,8 @@ import {
 } from '@esig/core';
 import { createAesGcmSecretBox } from '@esig/runtime-node';
 import { fakeStampPreflight } from '@esig/testkit';
-import { fakeMail, fakeRenderer, fakeWebhookNet } from './fakes';
-import { harness, principal, right } from './support';
+import { fakeMail, fakeRenderer, fakeWebhookNet } from './fakes.js';
+import { harness, principal, right } from './support.js';
 
 export const PUBLIC_URL = 'https://esig.example';
 export const CLIENT = { ip: '198.51.100.7', userAgent: 'Mozilla/5.0 (core tests)' };
