@@ -46,6 +46,9 @@ const invalidTransition = (r: SignatureRequest, command: RequestCommand['type'],
 });
 const invalidCommand = (path: string, detail: string): TransitionError => ({ _tag: 'InvalidCommand', path, detail });
 
+/** What a recipient does through a link (as opposed to the sender and the workers). */
+const RECIPIENT_ACTIONS: ReadonlyArray<RequestCommand['type']> = ['Open', 'View', 'Sign', 'Decline', 'IssueOtp', 'FailAuthentication', 'Authenticate'];
+
 /** Recipient statuses in the order they may be reached; a recipient never moves backwards. */
 const RECIPIENT_PROGRESS: readonly RecipientStatus[] = ['PENDING', 'NOTIFIED', 'OPENED', 'VIEWED'];
 
@@ -101,6 +104,9 @@ export const transition = (
   now: Date,
 ): E.Either<TransitionError, SignatureRequest> => {
   const at = now.toISOString();
+  // Past its deadline a request takes no recipient action, even before the expiry job has marked it EXPIRED.
+  if (RECIPIENT_ACTIONS.includes(cmd.type) && r.status === 'SENT' && r.expiresAt !== null && r.expiresAt <= at)
+    return E.left(invalidTransition(r, cmd.type, `The request expired at ${r.expiresAt}.`));
   switch (cmd.type) {
     case 'AddRecipient':
       return E.map(() => bump({ ...r, recipients: [...r.recipients, cmd.recipient] }))(requireStatus(r, cmd.type, 'DRAFT'));

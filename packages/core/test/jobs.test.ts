@@ -79,6 +79,17 @@ describe('handleInvitationMail', () => {
     expect(view.recipient.id).toBe(s.signers[0]!.rcp.id);
   });
 
+  it('mails nothing once the deadline has passed, even before the expiry job has run', async () => {
+    const w = world();
+    const s = await sentRequest(w, { expiresAt: new Date(Date.parse(at(w)) + 3_600_000).toISOString() });
+    const [job] = await claim(w, ['mail.invite']);
+    w.h.clock.advance(3_600_000);
+    const before = await records(w, s);
+    await runOk(w, handleInvitationMail(w.deps), job!);
+    expect(w.mail.sent).toEqual([]);
+    expect(await records(w, s)).toEqual(before);
+  });
+
   it('a reminder is mailed as a reminder and recorded as reminded, never moving the recipient back', async () => {
     const w = world();
     const s = await sentRequest(w);

@@ -218,6 +218,9 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
     },
   });
   const rec = 'recipientId' in cmd ? m.recipients.find((x) => x.id === cmd.recipientId) : undefined;
+  // Past the deadline, no recipient acts, whether or not the expiry job has run yet.
+  const recipientAction = ['Open', 'View', 'Sign', 'Decline', 'IssueOtp', 'FailAuthentication', 'Authenticate'].includes(cmd.type);
+  if (recipientAction && m.status === 'SENT' && m.expiresAt !== null && m.expiresAt <= now) return reject;
   switch (cmd.type) {
     case 'AddRecipient':
       if (m.status !== 'DRAFT') return reject;
@@ -551,6 +554,26 @@ describe('transition (model-based)', () => {
   it('agrees with the model on mailed codes: at most 3 a window, and a new code lifts a lock-out', () => {
     const runsReaching = runModel(codeRequestArb, codeStepArb, 40, 200);
     for (const s of CODE_MILESTONES) expect(runsReaching.get(s) ?? 0, `runs reaching ${s}`).toBeGreaterThan(0);
+  });
+});
+
+describe('the deadline', () => {
+  it('past expiresAt a SENT request takes no recipient action, before the expiry job has run; the sender may still cancel', () => {
+    const deadline = T0 + 3_600_000;
+    const r: SignatureRequest = baseRequest({ status: 'SENT', sentAt: iso(T0), expiresAt: iso(deadline), recipients: [recipient('rcp_1', 'signer', 1, 'PENDING', 'email_otp')] });
+    const later = new Date(deadline);
+    for (const cmd of [
+      { type: 'Open', recipientId: 'rcp_1' },
+      { type: 'View', recipientId: 'rcp_1' },
+      { type: 'Sign', recipientId: 'rcp_1', values: {}, signature: { kind: 'typed', value: 'A' }, certificateId: 'coc_1' },
+      { type: 'Decline', recipientId: 'rcp_1', reason: 'late' },
+      { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h', expiresAt: iso(deadline + 600_000) },
+      { type: 'Authenticate', recipientId: 'rcp_1' },
+    ] as const)
+      expect(transition(r, cmd, later), cmd.type).toMatchObject({ _tag: 'Left', left: { _tag: 'InvalidTransition', detail: expect.stringContaining('expired') } });
+    expect(E.isRight(transition(r, { type: 'Open', recipientId: 'rcp_1' }, new Date(deadline - 1)))).toBe(true);
+    expect(E.isRight(transition(r, { type: 'Cancel' }, later))).toBe(true);
+    expect(E.isRight(transition(r, { type: 'Expire' }, later))).toBe(true);
   });
 });
 

@@ -48,7 +48,9 @@ export const handleInvitationMail =
       loadJobRequest(deps.stores, job),
       TE.chainW((request) => {
         const recipient = request?.recipients.find((r) => r.id === job.payload.recipientId);
-        if (!request || request.status !== 'SENT' || !recipient || recipient.status === 'SIGNED' || recipient.status === 'DECLINED')
+        // Nothing to invite to once the request ended or its deadline passed (the expiry job may not have run yet).
+        const pastDeadline = request?.expiresAt != null && request.expiresAt <= deps.clock.now().toISOString();
+        if (!request || request.status !== 'SENT' || pastDeadline || !recipient || recipient.status === 'SIGNED' || recipient.status === 'DECLINED')
           return TE.right(nothingToRecord);
         const reminder = job.kind === 'mail.remind';
         return pipe(
