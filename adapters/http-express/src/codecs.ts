@@ -233,7 +233,7 @@ export const ApiKeyResource = t.type(
     id: KeyId,
     name: t.string,
     prefix: t.string,
-    scopes: t.array(t.string),
+    scopes: t.array(oneOf([...API_SCOPES, '*'] as const, 'Scope')),
     testMode: t.boolean,
     createdAt: dateTime,
     revokedAt: nullableTime,
