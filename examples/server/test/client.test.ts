@@ -44,7 +44,8 @@ beforeAll(async () => {
     ESIG_MAX_UPLOAD_BYTES: String(256 * 1024),
     ESIG_BODY_TIMEOUT_S: '2',
   });
-  esig = new Esig({ apiKey: s.key, baseUrl: s.url });
+  // Every answer the client gets from the server is checked against the OpenAPI document on its way in.
+  esig = new Esig({ apiKey: s.key, baseUrl: s.url, fetch: s.fetch });
 });
 afterAll(async () => {
   await s?.close();
@@ -67,12 +68,12 @@ const rejection = async (p: Promise<unknown>): Promise<EsigError> => {
   return e;
 };
 /** A `fetch` that records each attempt (the client's `fetch` option, as a proxy or a test would use it). */
-const recordingFetch = () => {
+const recordingFetch = (inner: FetchLike = (url, init) => s.fetch(url, init)) => {
   const attempts: Array<{ method: string; url: string; headers: Headers; status?: number; at: number; answeredAt?: number; retryAfter?: string | null }> = [];
   const f: FetchLike = async (url, init) => {
     const a = { method: init.method ?? 'GET', url, headers: new Headers(init.headers), at: Date.now() } as (typeof attempts)[number];
     attempts.push(a);
-    const res = await fetch(url, init);
+    const res = await inner(url, init);
     Object.assign(a, { status: res.status, answeredAt: Date.now(), retryAfter: res.headers.get('retry-after') });
     return res;
   };
@@ -167,7 +168,7 @@ describe('the whole flow through the client', () => {
     const keys: string[] = [];
     for await (const k of esig.apiKeys.list()) keys.push(k.id);
     expect(keys).toContain(created.id);
-    const reader = new Esig({ apiKey: created.secret, baseUrl: s.url });
+    const reader = new Esig({ apiKey: created.secret, baseUrl: s.url, fetch: s.fetch });
     expect(await reader.documents.list({ limit: 1 }).page()).toMatchObject({ pageInfo: { limit: 1 } });
     expect((await esig.apiKeys.revoke(created.id)).revokedAt).not.toBeNull();
     expect(await rejection(reader.documents.list().page())).toBeInstanceOf(EsigAuthenticationError);
@@ -191,12 +192,12 @@ describe('the whole flow through the client', () => {
     const tampered = Buffer.from(delivery!.raw);
     tampered[tampered.length - 2]! ^= 1;
     for (const bad of [
-      Esig.webhooks.constructEvent(tampered, header, hook.secret),
-      Esig.webhooks.constructEvent(delivery!.raw, header, 'whsec_wrong'),
-      Esig.webhooks.constructEvent(delivery!.raw, header, hook.secret, 300, { now: () => Date.now() + 301_000 }),
-      Esig.webhooks.constructEvent(delivery!.raw, undefined, hook.secret),
+      () => Esig.webhooks.constructEvent(tampered, header, hook.secret),
+      () => Esig.webhooks.constructEvent(delivery!.raw, header, 'whsec_wrong'),
+      () => Esig.webhooks.constructEvent(delivery!.raw, header, hook.secret, 300, { now: () => Date.now() + 301_000 }),
+      () => Esig.webhooks.constructEvent(delivery!.raw, undefined, hook.secret),
     ])
-      expect(await rejection(bad)).toBeInstanceOf(EsigSignatureVerificationError);
+      expect(await rejection(bad())).toBeInstanceOf(EsigSignatureVerificationError);
 
     // After a rotation every delivery carries both signatures: either secret verifies it.
     const rotated = await esig.webhooks.endpoints.rotateSecret(hook.id);
@@ -249,7 +250,7 @@ describe('pagination', () => {
 
   it('gives one page with page(), and the next from its cursor', async () => {
     const key = await s.newKey('page-org', 'test');
-    const c = new Esig({ apiKey: key, baseUrl: s.url });
+    const c = new Esig({ apiKey: key, baseUrl: s.url, fetch: s.fetch });
     for (let i = 0; i < 3; i++) await c.documents.upload(await makePdf(1), { name: `p${i}.pdf` });
     const first = await c.documents.list({ limit: 2 }).page();
     expect(first.data).toHaveLength(2);
@@ -386,7 +387,7 @@ describe('rate limits', () => {
 
   it('waits Retry-After on a 429 and then succeeds; without retries the error carries retryAfter', async () => {
     const key = await limited.newKey('limited', 'test');
-    const rec = recordingFetch();
+    const rec = recordingFetch(limited.fetch);
     const c = new Esig({ apiKey: key, baseUrl: limited.url, fetch: rec.fetch });
     await c.documents.list().page();
     await c.documents.list().page();
@@ -403,7 +404,7 @@ describe('rate limits', () => {
       expect(rec.attempts[i + 1]!.at - a.answeredAt!).toBeGreaterThanOrEqual(Number(a.retryAfter) * 1000 - 5);
     }
 
-    const impatient = new Esig({ apiKey: key, baseUrl: limited.url, maxRetries: 0 });
+    const impatient = new Esig({ apiKey: key, baseUrl: limited.url, fetch: limited.fetch, maxRetries: 0 });
     await impatient.documents.list().page().catch(() => undefined);
     await impatient.documents.list().page().catch(() => undefined);
     const e = await rejection(impatient.documents.list().page());
@@ -414,7 +415,7 @@ describe('rate limits', () => {
 
   it('does not wait a Retry-After longer than maxRetryAfterMs', async () => {
     const key = await limited.newKey('limited-long', 'test');
-    const rec = recordingFetch();
+    const rec = recordingFetch(limited.fetch);
     const c = new Esig({ apiKey: key, baseUrl: limited.url, fetch: rec.fetch, maxRetryAfterMs: 10 });
     await c.documents.list().page();
     await c.documents.list().page();
@@ -428,8 +429,8 @@ describe('every error code, as the server answers it', () => {
 
   it.each([
     ['validation_failed', 400, EsigInvalidRequestError, () => esig.signatureRequests.create({ title: '', documentIds: [] })],
-    ['unauthenticated', 401, EsigAuthenticationError, () => new Esig({ apiKey: 'esig_test_nope', baseUrl: s.url }).documents.list().page()],
-    ['insufficient_scope', 403, EsigPermissionError, async () => new Esig({ apiKey: await s.newKey('default', 'test', ['documents:read']), baseUrl: s.url }).signatureRequests.create({ title: 'x', documentIds: [] })],
+    ['unauthenticated', 401, EsigAuthenticationError, () => new Esig({ apiKey: 'esig_test_nope', baseUrl: s.url, fetch: s.fetch }).documents.list().page()],
+    ['insufficient_scope', 403, EsigPermissionError, async () => new Esig({ apiKey: await s.newKey('default', 'test', ['documents:read']), baseUrl: s.url, fetch: s.fetch }).signatureRequests.create({ title: 'x', documentIds: [] })],
     ['not_found', 404, EsigNotFoundError, () => esig.signatureRequests.get(`req_${'0'.repeat(26)}`)],
     ['invalid_state', 409, EsigInvalidStateError, async () => esig.signatureRequests.send((await esig.signatureRequests.create({ title: 'Empty', documentIds: [(await esig.documents.upload(await makePdf(1), { name: 'e.pdf' })).id] })).id)],
     ['idempotency_key_reused', 422, EsigIdempotencyError, async () => {
@@ -445,7 +446,7 @@ describe('every error code, as the server answers it', () => {
       const stalling: FetchLike = (url, init) => {
         const bytes = init.body as Uint8Array;
         const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(bytes.subarray(0, 10)) });
-        return fetch(url, { ...init, body, duplex: 'half' } as RequestInit);
+        return s.fetch(url, { ...init, body, duplex: 'half' } as RequestInit);
       };
       return new Esig({ apiKey: s.key, baseUrl: s.url, fetch: stalling, maxRetries: 0 }).documents.upload(new Uint8Array(1000), { name: 'slow.pdf' });
     }],
@@ -469,7 +470,7 @@ describe('every error code, as the server answers it', () => {
 
       const second = await startServer(env('b'.repeat(64)), () => undefined);
       try {
-        const rec = recordingFetch();
+        const rec = recordingFetch(fetch);
         const e = await rejection(new Esig({ apiKey: key, baseUrl: second.url, fetch: rec.fetch }).apiKeys.create({ name: 'once', scopes: ['documents:read'] }, { idempotencyKey: 'sealed-1' }));
         expect(e).toBeInstanceOf(EsigAPIError);
         expect(e).toMatchObject({ status: 500, code: 'internal', requestId: expect.stringMatching(/^log_/) });

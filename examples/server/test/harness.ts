@@ -60,6 +60,19 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     return answer;
   };
 
+  /**
+   * A `fetch` for clients under test (`new Esig({ fetch: s.fetch })`): it checks every answer against the
+   * OpenAPI document exactly as `call` does, and hands it over untouched.
+   */
+  const checkedFetch = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const res = await fetch(url, init);
+    const text = await res.clone().text();
+    const body = (res.headers.get('content-type') ?? '').includes('json') && text !== '' ? JSON.parse(text) : text;
+    const u = new URL(url);
+    openApi.check(init.method ?? 'GET', `${u.pathname}${u.search}`, { status: res.status, headers: res.headers, body });
+    return res;
+  };
+
   const uploadPdf = async (name = 'contract.pdf', pages = 1, key?: string) => {
     const r = await call('POST', `/api/v1/documents?name=${encodeURIComponent(name)}`, { key, raw: { bytes: await makePdf(pages), contentType: 'application/pdf' } });
     if (r.status !== 201) throw new Error(`upload failed: ${r.status} ${r.text}`);
@@ -85,6 +98,7 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     dir,
     orgId: first.org.id,
     call,
+    fetch: checkedFetch,
     uploadPdf,
     draftReady,
     newKey: async (orgName: string, mode: Mode, scopes: readonly GrantedScope[] = ['*']) =>
