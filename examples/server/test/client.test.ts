@@ -362,6 +362,26 @@ describe('retries, through a proxy that fails on purpose', () => {
     expect(dropped).toMatchObject({ status: 0, code: 'connection_error', requestId: null });
   });
 
+  it('takes a 2xx that is not JSON for a fault, without retrying; an aborted call stops, retries included', async () => {
+    proxy.reset();
+    proxy.failNext((m) => m === 'GET', { kind: 'status', status: 200, body: '<html>captive portal</html>', headers: { 'content-type': 'text/html' } });
+    const odd = await rejection(viaProxy.documents.list().page());
+    expect(odd).toBeInstanceOf(EsigAPIError);
+    expect(odd).toMatchObject({ status: 200, code: 'unexpected_response' });
+    expect(proxy.log).toHaveLength(1);
+
+    proxy.reset();
+    proxy.failNext((m) => m === 'GET', { kind: 'status', status: 503, body: 'down' });
+    // The 503 is retried after a backoff of at least 250 ms; the caller aborts during it.
+    const controller = new AbortController();
+    const aborted = viaProxy.documents.list(undefined, { signal: controller.signal }).page();
+    await until(async () => (proxy.log.length === 1 ? true : undefined), 'the first attempt');
+    controller.abort(new Error('caller gave up'));
+    await expect(aborted).rejects.toThrow('caller gave up');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(proxy.log).toHaveLength(1);
+  });
+
   it('times out an attempt that gets no answer, and retries it', async () => {
     proxy.reset();
     // A server that accepts the connection and never answers.

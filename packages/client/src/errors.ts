@@ -147,12 +147,12 @@ export const retryAfterSeconds = (headers: Headers, now: number = Date.now()): n
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** The error for a non-2xx answer: its problem document mapped to the family of its `code`. */
-export const errorFromResponse = (status: number, headers: Headers, body: unknown): EsigError => {
+export const errorFromResponse = (status: number, headers: Headers, body: unknown, what = `HTTP ${status} without a problem document`): EsigError => {
   const requestId = headers.get('x-request-id');
-  const problem = isRecord(body) && typeof body.code === 'string' && typeof body.detail === 'string' ? body : null;
+  const problem = status >= 400 && isRecord(body) && typeof body.code === 'string' && typeof body.detail === 'string' ? body : null;
   if (problem === null) {
     const text = typeof body === 'string' ? body.slice(0, 200) : '';
-    const init = { status, code: 'unexpected_response', detail: `HTTP ${status} without a problem document${text ? `: ${text}` : ''}`, requestId, headers };
+    const init = { status, code: 'unexpected_response', detail: `${what}${text ? `: ${text}` : ''}`, requestId, headers };
     return status === 429 ? new EsigRateLimitError({ ...init, retryAfter: retryAfterSeconds(headers) }) : new EsigAPIError(init);
   }
   const init: EsigErrorInit = {

@@ -112,6 +112,7 @@ export const createTransport = (config: TransportConfig) => {
 
   /** One attempt: the answer, or the error it amounts to (never thrown, so the caller decides on a retry). */
   const attempt = async <T>(url: string, init: RequestInit, call: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answer<T> | EsigError> => {
+    if (signal?.aborted) throw signal.reason;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -120,24 +121,12 @@ export const createTransport = (config: TransportConfig) => {
     }, timeoutMs);
     const onAbort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
+    let res: Response;
+    let raw: string | Uint8Array;
     try {
-      const res = await config.fetch(url, { ...init, signal: controller.signal });
+      res = await config.fetch(url, { ...init, signal: controller.signal });
       // The timeout covers the body too: a server that stalls mid-answer is a failed attempt.
-      const raw = call.accept === 'bytes' && res.ok ? new Uint8Array(await res.arrayBuffer()) : await res.text();
-      const requestId = res.headers.get('x-request-id');
-      if (!res.ok) {
-        let body: unknown = raw;
-        if (typeof raw === 'string' && /json/.test(res.headers.get('content-type') ?? '')) {
-          try {
-            body = JSON.parse(raw);
-          } catch {
-            // Not JSON after all: the text is kept for the error's detail.
-          }
-        }
-        return errorFromResponse(res.status, res.headers, body);
-      }
-      const data = (typeof raw === 'string' ? (raw === '' ? undefined : JSON.parse(raw)) : raw) as T;
-      return { data, status: res.status, headers: res.headers, requestId };
+      raw = call.accept === 'bytes' && res.ok ? new Uint8Array(await res.arrayBuffer()) : await res.text();
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
       if (timedOut) return new EsigTimeoutError({ status: 0, code: 'timeout', detail: `No answer within ${timeoutMs} ms`, requestId: null, cause: e });
@@ -146,6 +135,18 @@ export const createTransport = (config: TransportConfig) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
+    const json = /json/.test(res.headers.get('content-type') ?? '');
+    let body: unknown = raw;
+    if (typeof raw === 'string' && raw !== '' && (json || res.ok)) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        // Not JSON after all (a proxy's page, say): an error keeps the text for its detail; a success is unexpected.
+        if (res.ok) return errorFromResponse(res.status, res.headers, raw, 'a 2xx answer that is not JSON');
+      }
+    }
+    if (!res.ok) return errorFromResponse(res.status, res.headers, body);
+    return { data: (raw === '' ? undefined : body) as T, status: res.status, headers: res.headers, requestId: res.headers.get('x-request-id') };
   };
 
   /**
