@@ -51,6 +51,7 @@ const SIGNING_LINK_AUTH =
 const PARAMETERS: Readonly<Record<string, string>> = {
   documentId: 'The document’s id (`doc_…`).',
   requestId: 'The signature request’s id (`req_…`).',
+  recipientId: 'The recipient’s id (`rcp_…`).',
   endpointId: 'The webhook endpoint’s id (`whe_…`); as a query parameter, only that endpoint’s deliveries.',
   deliveryId: 'The delivery’s id (`dlv_…`).',
   keyId: 'The API key’s id (`key_…`).',
