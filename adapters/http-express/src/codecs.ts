@@ -18,6 +18,9 @@ export const DocumentId = id('doc');
 export const RequestId = id('req');
 export const RecipientId = id('rcp');
 export const KeyId = id('key');
+export const FieldId = id('fld');
+export const CertificateId = id('coc');
+export const LogId = id('log');
 
 export const ListQuery = object({}, ListQuery_props(), 'ListQuery');
 export const DocumentListQuery = object({}, { ...ListQuery_props(), status: oneOf(DOCUMENT_STATUSES, 'DocumentStatus') }, 'DocumentListQuery');
@@ -147,7 +150,7 @@ export const RecipientResource = t.type(
 
 export const FieldResource = t.type(
   {
-    id: t.string,
+    id: FieldId,
     documentId: DocumentId,
     recipientId: RecipientId,
     type: oneOf(FIELD_TYPES, 'FieldType'),
@@ -219,7 +222,7 @@ export const SignatureRequestResource = t.type(
     cancelledAt: nullableTime,
     declinedAt: nullableTime,
     expiredAt: nullableTime,
-    certificateId: nullable(t.string),
+    certificateId: nullable(CertificateId),
     testMode: t.boolean,
   },
   'SignatureRequest',
@@ -230,7 +233,7 @@ export const ApiKeyResource = t.type(
     id: KeyId,
     name: t.string,
     prefix: t.string,
-    scopes: t.array(t.string),
+    scopes: t.array(oneOf([...API_SCOPES, '*'] as const, 'Scope')),
     testMode: t.boolean,
     createdAt: dateTime,
     revokedAt: nullableTime,
@@ -257,11 +260,18 @@ export const PageInfo = t.type(
   'PageInfo',
 );
 
-export const listOf = <C extends t.Mixed>(item: C) => t.type({ data: t.array(item), pageInfo: PageInfo }, `${item.name}List`);
+/** The item codec of each list envelope codec, for the OpenAPI document's examples. */
+export const listItems = new WeakMap<t.Mixed, t.Mixed>();
+
+export const listOf = <C extends t.Mixed>(item: C) => {
+  const codec = t.type({ data: t.array(item), pageInfo: PageInfo }, `${item.name}List`);
+  listItems.set(codec, item);
+  return codec;
+};
 
 export const Problem = t.intersection(
   [
-    t.type({ type: t.string, title: t.string, status: t.number, detail: t.string, code: t.string, requestId: t.string }),
+    t.type({ type: t.string, title: t.string, status: num({ integer: true }), detail: t.string, code: t.string, requestId: LogId }),
     t.partial({ errors: t.array(t.type({ path: t.string, message: t.string })) }),
   ],
   'Problem',
@@ -323,18 +333,64 @@ export const DeliveryAttemptResource = t.type(
 );
 export const ApiLogResource = t.type(
   {
-    id: t.string,
+    id: LogId,
     kind: oneOf(['api', 'webhook'] as const, 'LogKind'),
     method: t.string,
     target: t.string,
     status: nullable(num({ integer: true })),
     outcome: t.string,
     durationMs: num({ integer: true }),
-    keyId: nullable(t.string),
+    keyId: nullable(KeyId),
     createdAt: dateTime,
     testMode: t.boolean,
   },
   'LogEntry',
+);
+
+/** The evidence certificate's data (`Accept: application/json`): the same value the certificate PDF renders. */
+export const CertificateDataResource = t.type(
+  {
+    certificateId: CertificateId,
+    requestId: RequestId,
+    title: t.string,
+    testMode: t.boolean,
+    requestedSignatureLevel: t.literal('SES'),
+    createdAt: dateTime,
+    sentAt: nullableTime,
+    completedAt: nullableTime,
+    documents: t.array(t.type({ id: DocumentId, name: t.string, pageCount: num({ integer: true }), sha256: t.string }, 'CertificateDocument')),
+    finishedDocumentSha256: t.string,
+    recipients: t.array(
+      t.type(
+        {
+          id: RecipientId,
+          name: t.string,
+          email: t.string,
+          role: oneOf(RECIPIENT_ROLES, 'RecipientRole'),
+          // As the certificate records it; core types it as text.
+          authentication: t.string,
+          signedAt: nullableTime,
+          signatureKind: nullable(oneOf(['typed', 'drawn'] as const, 'SignatureKind')),
+        },
+        'CertificateRecipient',
+      ),
+    ),
+    events: t.array(
+      t.type(
+        {
+          at: dateTime,
+          action: t.string,
+          recipientId: nullable(RecipientId),
+          actor: nullable(t.string),
+          ip: nullable(t.string),
+          userAgent: nullable(t.string),
+          details: t.record(t.string, t.string),
+        },
+        'CertificateEvent',
+      ),
+    ),
+  },
+  'CertificateData',
 );
 
 export const Health = t.type({ status: t.string }, 'Health');
@@ -348,3 +404,4 @@ export type EventResource = t.TypeOf<typeof EventResource>;
 export type Problem = t.TypeOf<typeof Problem>;
 export type SignerViewResource = t.TypeOf<typeof SignerViewResource>;
 export type OtpSentResource = t.TypeOf<typeof OtpSentResource>;
+export type CertificateDataResource = t.TypeOf<typeof CertificateDataResource>;

@@ -4,5 +4,7 @@ export type { EsigHttpDeps, EsigHttpOptions, Logger } from './deps.js';
 export { defaultHttpOptions } from './deps.js';
 export { buildOpenApi } from './openapi.js';
 export { buildRoutes } from './routes.js';
+export { buildSignerRoutes } from './signer-routes.js';
 export * as codecs from './codecs.js';
-export { toProblem, statusOf } from './problem.js';
+export { toProblem, statusOf, PROBLEMS } from './problem.js';
+export type { ProblemCode } from './problem.js';

@@ -1,7 +1,7 @@
-import type { ApiKey, ApiLogEntry, DeliveryAttempt, Document, DomainEvent, Field, Recipient, SignatureRequest, WebhookDelivery, WebhookEndpoint } from '@esig/core';
+import type { ApiKey, ApiLogEntry, CertificateData, DeliveryAttempt, Document, DomainEvent, Field, Recipient, SignatureRequest, WebhookDelivery, WebhookEndpoint } from '@esig/core';
 import type * as t from 'io-ts';
 import type { ApiKeyResource, DocumentResource, EventResource, FieldResource, RecipientResource, SignatureRequestResource } from './codecs.js';
-import type { ApiLogResource, DeliveryAttemptResource, WebhookDeliveryResource, WebhookEndpointResource } from './codecs.js';
+import type { ApiLogResource, CertificateDataResource, DeliveryAttemptResource, WebhookDeliveryResource, WebhookEndpointResource } from './codecs.js';
 
 // Domain records → API representations (camelCase, `testMode` instead of the internal mode). Typed against
 // the response codecs, so a representation cannot drift from the OpenAPI document without a compile error.
@@ -139,4 +139,20 @@ export const presentLogEntry = (l: ApiLogEntry): t.TypeOf<typeof ApiLogResource>
   keyId: l.keyId,
   createdAt: l.createdAt,
   testMode: l.mode === 'test',
+});
+
+/** The certificate's data as its PDF renders it; the recipients' addresses are the sender's own data. */
+export const presentCertificateData = (d: CertificateData): CertificateDataResource => ({
+  certificateId: d.certificateId,
+  requestId: d.requestId,
+  title: d.title,
+  testMode: d.testMode,
+  requestedSignatureLevel: d.requestedSignatureLevel,
+  createdAt: d.createdAt,
+  sentAt: d.sentAt,
+  completedAt: d.completedAt,
+  documents: d.documents.map((x) => ({ id: x.id, name: x.name, pageCount: x.pageCount, sha256: x.sha256 })),
+  finishedDocumentSha256: d.finishedDocumentSha256,
+  recipients: d.recipients.map((r) => ({ id: r.id, name: r.name, email: r.email, role: r.role, authentication: r.authentication, signedAt: r.signedAt, signatureKind: r.signatureKind })),
+  events: d.events.map((e) => ({ at: e.at, action: e.action, recipientId: e.recipientId, actor: e.actor, ip: e.ip, userAgent: e.userAgent, details: { ...e.details } })),
 });

@@ -23,7 +23,7 @@ interface Mapping {
  * The one table from error tags to HTTP. It is a total Record over the tags, so a new domain error does not
  * compile until it is mapped here.
  */
-const TABLE: { readonly [K in ApiError['_tag']]: Mapping } = {
+const TABLE = {
   ValidationFailed: { status: 400, code: 'validation_failed', title: 'Validation failed' },
   Unauthenticated: { status: 401, code: 'unauthenticated', title: 'Unauthenticated' },
   InsufficientScope: { status: 403, code: 'insufficient_scope', title: 'Insufficient scope' },
@@ -41,7 +41,18 @@ const TABLE: { readonly [K in ApiError['_tag']]: Mapping } = {
   MailUnavailable: { status: 503, code: 'mail_unavailable', title: 'Mail unavailable' },
   StoreFailure: { status: 500, code: 'internal', title: 'Internal error' },
   Internal: { status: 500, code: 'internal', title: 'Internal error' },
-};
+} as const satisfies { readonly [K in ApiError['_tag']]: Mapping };
+
+/** Every `code` a problem can carry. */
+export type ProblemCode = (typeof TABLE)[keyof typeof TABLE]['code'];
+
+/** Status and title of each problem code, from the table above (several tags may share a code). */
+export const PROBLEMS: Readonly<Record<ProblemCode, { readonly status: number; readonly title: string }>> = Object.fromEntries(
+  Object.values(TABLE).map((m) => [m.code, { status: m.status, title: m.title }]),
+) as Record<ProblemCode, { readonly status: number; readonly title: string }>;
+
+/** The problem `type` URI of a code. */
+export const problemType = (code: ProblemCode | string): string => `urn:esig:problem:${code}`;
 
 const detailOf = (e: ApiError): string => {
   switch (e._tag) {
@@ -68,7 +79,7 @@ export const statusOf = (e: ApiError): number => TABLE[e._tag].status;
 export const toProblem = (e: ApiError, requestId: string): t.TypeOf<typeof Problem> => {
   const m = TABLE[e._tag];
   return {
-    type: `urn:esig:problem:${m.code}`,
+    type: problemType(m.code),
     title: m.title,
     status: m.status,
     detail: detailOf(e),

@@ -1,6 +1,7 @@
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type * as t from 'io-ts';
 import type { ApiScope, ClientInfo, Command, DomainError, Principal } from '@esig/core';
+import type { ProblemCode } from './problem.js';
 
 /** What a read handler answers: JSON, or bytes (PDFs). */
 export type Reply =
@@ -34,8 +35,16 @@ export interface ResponseSpec {
   readonly status: number;
   readonly codec?: t.Mixed;
   readonly contentType?: string;
+  /** For bytes: the JSON representation a client gets instead with `Accept: application/json`. */
+  readonly json?: t.Mixed;
   readonly description: string;
 }
+
+/**
+ * Rejections particular to one route, by problem code (`invalid_document`), saying when: the OpenAPI document
+ * lists them besides those every route of its kind may answer.
+ */
+export type RouteErrors = Readonly<Partial<Record<ProblemCode, string>>>;
 
 export const json = (status: number) => (body: unknown): Reply => ({ kind: 'json', status, body });
 export const pdf = (bytes: Uint8Array, filename: string): Reply => ({ kind: 'bytes', status: 200, contentType: 'application/pdf', bytes, filename });
@@ -58,6 +67,7 @@ interface RouteBase<P extends Record<string, t.Mixed>, Q extends t.Mixed | undef
   /** Whether a missing body counts as `{}` (action routes like send and cancel). */
   readonly emptyBodyAllowed?: boolean;
   readonly response: ResponseSpec;
+  readonly errors?: RouteErrors;
 }
 
 export interface ReadRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed | undefined, B extends t.Mixed | undefined> extends RouteBase<P, Q, B> {
@@ -118,8 +128,8 @@ export interface SignerRoute<P extends Record<string, t.Mixed>, B extends t.Mixe
   /** A JSON body codec; a missing body counts as `{}`. */
   readonly body?: B;
   readonly response: ResponseSpec;
-  /** Rejections particular to this route, by status, beyond those every signer route may answer. */
-  readonly errors?: Readonly<Record<string, string>>;
+  /** Rejections particular to this route, beyond those every signer route may answer. */
+  readonly errors?: RouteErrors;
   readonly handle: (ctx: SignerContext<ParamsOf<P>, Decoded<B>>) => TE.TaskEither<DomainError, Reply>;
 }
 

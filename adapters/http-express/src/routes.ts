@@ -4,7 +4,7 @@ import * as core from '@esig/core';
 import { validationFailed } from '@esig/core';
 import * as c from './codecs.js';
 import type { EsigHttpDeps } from './deps.js';
-import { presentApiKey, presentAttempt, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters.js';
+import { presentApiKey, presentAttempt, presentCertificateData, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters.js';
 import type { Route } from './route.js';
 import { json, op, pdf, read, write } from './route.js';
 
@@ -21,6 +21,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     summary: 'Upload a PDF: raw `application/pdf` with `?name=`, or `multipart/form-data` with `file` and `name`.',
     query: c.UploadQuery, body: 'pdf',
     response: { status: 201, codec: c.DocumentResource, description: 'The stored document.' },
+    errors: { invalid_document: 'the file is not a readable PDF (corrupt, encrypted, no pages)' },
     handle: ({ principal, upload, query }) =>
       pipe(
         TE.fromNullable(validationFailed([{ path: 'file', message: 'is required' }]))(upload),
@@ -113,6 +114,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     method: 'get', path: '/api/v1/signature-requests/{requestId}/document', operationId: 'getFinishedDocument', tag: 'Signature requests', scope: 'signature_requests:read',
     summary: 'The finished PDF: every document in order with the values and signatures stamped. 409 before the request is COMPLETED and sealed.', params: { requestId: c.RequestId },
     response: { status: 200, contentType: 'application/pdf', description: 'The finished PDF.' },
+    errors: { invalid_state: 'the request is not COMPLETED, or its finished document is still being produced' },
     handle: ({ principal, params }) =>
       pipe(
         core.getFinishedDocument(d)(principal, params.requestId),
@@ -122,10 +124,11 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
   read({
     method: 'get', path: '/api/v1/signature-requests/{requestId}/certificate', operationId: 'getCertificate', tag: 'Signature requests', scope: 'signature_requests:read',
     summary: 'The evidence certificate as a PDF; with `Accept: application/json`, its data. 409 before the request is COMPLETED and sealed.', params: { requestId: c.RequestId },
-    response: { status: 200, contentType: 'application/pdf', description: 'The certificate PDF (or its JSON data).' },
+    response: { status: 200, contentType: 'application/pdf', json: c.CertificateDataResource, description: 'The certificate PDF, or its data with `Accept: application/json`.' },
+    errors: { invalid_state: 'the request is not COMPLETED, or its certificate is still being produced' },
     handle: ({ principal, params, accept }) =>
       accept !== undefined && /application\/json/.test(accept) && !/application\/pdf/.test(accept)
-        ? pipe(core.getCertificateData(d)(principal, params.requestId), TE.map(json(200)))
+        ? pipe(core.getCertificateData(d)(principal, params.requestId), TE.map((x) => json(200)(presentCertificateData(x))))
         : pipe(
             core.getCertificatePdf(d)(principal, params.requestId),
             TE.map(({ request, bytes }) => pdf(bytes, `${request.certificateId}.pdf`)),
@@ -137,6 +140,7 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     method: 'get', path: '/api/v1/test-mailbox', operationId: 'listTestMailbox', tag: 'Test mode', scope: 'signature_requests:read',
     summary: 'Mail that test mode kept instead of sending (test keys only; without ESIG_TEST_SMTP_URL).', query: c.MailboxListQuery,
     response: { status: 200, codec: c.listOf(c.StoredMailResource), description: listDesc('kept test mail') },
+    errors: { not_found: 'a live key: live mode has no test mailbox' },
     handle: ({ principal, query }) =>
       pipe(
         core.listTestMailbox(d)(principal, query, { to: query.to }, (m) => ({ id: m.id, to: m.to, subject: m.subject, text: m.text, html: m.html, messageId: m.messageId, createdAt: m.createdAt })),

@@ -248,7 +248,17 @@ export const toJsonSchema = (codec: t.Mixed, named: ReadonlyMap<t.Mixed, string>
     case 'LiteralType': return { const: c.value };
     case 'KeyofType': return { type: 'string', enum: Object.keys(c.keys!) };
     case 'UnionType': return { anyOf: c.types!.map((x) => toJsonSchema(x, named)) };
-    case 'IntersectionType': return { allOf: c.types!.map((x) => toJsonSchema(x, named)) };
+    case 'IntersectionType': {
+      const parts = c.types!.map((x) => toJsonSchema(x, named));
+      // `t.type` & `t.partial` (an object with optional keys) is one object: shown as one, not as `allOf`.
+      const plain = (p: JsonSchema) => p.type === 'object' && p.properties !== undefined && p.additionalProperties === undefined && p.$ref === undefined;
+      if (!parts.every(plain)) return { allOf: parts };
+      return {
+        type: 'object',
+        properties: Object.assign({}, ...parts.map((p) => p.properties)),
+        required: parts.flatMap((p) => (p.required as string[] | undefined) ?? []),
+      };
+    }
     case 'ArrayType':
     case 'ReadonlyArrayType': return { type: 'array', items: toJsonSchema(c.type!, named) };
     case 'DictionaryType':

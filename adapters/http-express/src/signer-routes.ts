@@ -92,7 +92,7 @@ export const buildSignerRoutes = (deps: EsigHttpDeps, opts: EsigHttpOptions): re
     method: 'post', path: `${SIGNING_PATH}/otp`, operationId: 'requestSignerOtp',
     summary: 'Mail a 6-digit code, valid for 10 minutes, to an `email_otp` recipient.', body: c.EmptyBody,
     response: { status: 202, codec: c.OtpSentResource, description: 'The code is on its way, to the masked address shown.' },
-    errors: { '503': 'mail_unavailable: the code could not be mailed; ask again' },
+    errors: { mail_unavailable: 'the code could not be mailed; ask again' },
     handle: ({ token, client }) =>
       pipe(requestSignerOtp({ ...deps, publicUrl: opts.publicUrl })(token, client), TE.map((r): OtpSentResource => r), TE.map(json(202))),
   }),

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GrantedScope, Mode } from '@esig/core';
 import { makePdf } from '@esig/testkit/pdf';
 import { createKey, loadConfig, startServer } from '../src/index.js';
+import { createResponseValidator } from './openapi-validator.js';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -34,6 +35,8 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
   // SQLite prints a first-start key; on PostgreSQL the test makes its own, as an operator would with the CLI.
   const first = running.bootstrap ?? (await createKey(running.container, { orgName: 'default', mode: 'test', scopes: ['*'], name: 'test key' }));
   const key = first.secret;
+  // Every response `call` receives is checked against the document this server serves (openapi-validator.ts).
+  const openApi = createResponseValidator(await (await fetch(`${running.url}/api/v1/openapi.json`)).json());
 
   const call = async <T = any>(method: string, path: string, o: CallOptions = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -52,7 +55,22 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
+    const answer = { status: res.status, headers: res.headers, body: parsed as T, text };
+    openApi.check(method, path, answer);
+    return answer;
+  };
+
+  /**
+   * A `fetch` for clients under test (`new Esig({ fetch: s.fetch })`): it checks every answer against the
+   * OpenAPI document exactly as `call` does, and hands it over untouched.
+   */
+  const checkedFetch = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const res = await fetch(url, init);
+    const text = await res.clone().text();
+    const body = (res.headers.get('content-type') ?? '').includes('json') && text !== '' ? JSON.parse(text) : text;
+    const u = new URL(url);
+    openApi.check(init.method ?? 'GET', `${u.pathname}${u.search}`, { status: res.status, headers: res.headers, body });
+    return res;
   };
 
   const uploadPdf = async (name = 'contract.pdf', pages = 1, key?: string) => {
@@ -82,11 +100,16 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     dir,
     orgId: first.org.id,
     call,
+    fetch: checkedFetch,
     uploadPdf,
     draftReady,
     newKey: async (orgName: string, mode: Mode, scopes: readonly GrantedScope[] = ['*']) =>
       (await createKey(running.container, { orgName, mode, scopes, name: `${orgName}-${mode}` })).secret,
+    /** How many responses were checked against the OpenAPI document. */
+    openApiStats: openApi.stats,
     close: async () => {
+      // ESIG_OPENAPI_STATS=<file> collects the counts of a whole run (one line per server).
+      if (process.env.ESIG_OPENAPI_STATS) appendFileSync(process.env.ESIG_OPENAPI_STATS, `${JSON.stringify(openApi.stats)}\n`);
       await running.close();
       rmSync(dir, { recursive: true, force: true });
     },

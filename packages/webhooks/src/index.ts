@@ -59,9 +59,11 @@ const mac = (secret: string, t: string, rawBody: RawBody): string => {
   return h.digest('hex');
 };
 
-const sameAscii = (a: string, b: string): boolean => {
-  const x = Buffer.from(a, 'latin1');
-  const y = Buffer.from(b, 'latin1');
+const sameText = (a: string, b: string): boolean => {
+  // UTF-8, not Latin-1: Latin-1 keeps only the low byte of each character, so a header's `\u0161` would
+  // compare equal to the `a` of the real MAC.
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
   // Lengths are public (a MAC is always 64 hex digits); only the content is compared in constant time.
   return x.length === y.length && timingSafeEqual(x, y);
 };
@@ -118,7 +120,7 @@ export const verifySignature = (
     const expected = mac(secret, parsed.t, rawBody);
     for (const candidate of parsed.v1) {
       // No early exit: the work done does not depend on which pair matched.
-      if (sameAscii(expected, candidate.toLowerCase())) matched = true;
+      if (sameText(expected, candidate.toLowerCase())) matched = true;
     }
   }
   if (!matched) return { ok: false, reason: 'no_matching_signature' };
