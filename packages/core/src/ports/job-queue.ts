@@ -39,8 +39,9 @@ export interface JobQueue {
    */
   complete(id: string, worker: string): StoreResult<boolean>;
   /**
-   * Renews the lease `worker` holds on a job to `leaseUntil`: the heartbeat of a worker whose handler is
-   * still running, so a slow job is not handed to a second worker. Like `complete`, a lease that ran out
+   * Sets the end of the lease `worker` holds on a job to `leaseUntil`: the heartbeat of a worker whose
+   * handler is still running, so a slow job is not handed to a second worker (or, with `leaseUntil` now, a
+   * stopping worker giving back a job it has not started, which is otherwise left as it was). Like `complete`, a lease that ran out
    * still counts until another worker claims the job. `false` (and nothing written) means `worker` no
    * longer holds the job (another worker claimed it, it was revived, or it is gone): the lease is lost, and
    * the caller must not record the job's outcome.
