@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +9,12 @@ import { startSmtpServer } from '@esig/testkit/smtp';
 import { verifySignature } from '@esig/webhooks';
 import { createKeyStandalone, loadConfig } from '../src';
 import { createTestDatabase, postgresAvailable } from './pg';
+import { startEsig } from './spawn';
 
-const BIN = new URL('../bin/esig.mjs', import.meta.url).pathname;
 const available = await postgresAvailable('the scale-out test (2 API and 2 worker processes on PostgreSQL)');
 const REQUESTS = 200;
+/** Job loops per worker process: how many jobs the killed worker can have had in flight when it died. */
+const CONCURRENCY = 4;
 
 describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers, one killed', () => {
   const children: ChildProcess[] = [];
@@ -22,23 +23,7 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
   let rx: HttpsReceiver;
   let env: NodeJS.ProcessEnv;
 
-  const start = (args: string[], ready: RegExp) =>
-    new Promise<{ child: ChildProcess; match: RegExpExecArray }>((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      children.push(child);
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`${args[0]} did not start:\n${out}`)), 30_000);
-      const onData = (d: Buffer) => {
-        out += d.toString();
-        const m = ready.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve({ child, match: m });
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-    });
+  const start = (args: string[], ready: RegExp) => startEsig(args, env, ready, children);
 
   beforeAll(async () => {
     db = await createTestDatabase('esig_scale');
@@ -55,6 +40,7 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
       ESIG_TEST_SMTP_URL: smtp.url,
       ESIG_WORKER_POLL_MS: '100',
       ESIG_WORKER_LEASE_MS: '3000',
+      ESIG_WORKER_CONCURRENCY: String(CONCURRENCY),
       ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
       ESIG_WEBHOOK_CA_FILE: rx.certFile,
       ESIG_WEBHOOK_RETRY_SCALE: '0.0001',
@@ -177,6 +163,9 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
     for (const m of invitations) for (const to of m.to) perSigner.set(to, (perSigner.get(to) ?? 0) + 1);
     expect(perSigner.size).toBe(REQUESTS);
     const repeatedMail = [...perSigner.values()].filter((c) => c > 1).length;
+    // A repeat is the same job run again (same Message-ID), never a second invitation job.
+    for (const [to, count] of perSigner)
+      if (count > 1) expect(new Set(invitations.filter((m) => m.to.includes(to)).map((m) => m.messageId)).size, to).toBe(1);
 
     // Every event reached the endpoint, signed; repeats only where an attempt was recorded (or was in
     // flight in the killed worker, whose job loops could each hold one).
@@ -201,8 +190,15 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
     expect(successes.size).toBe(REQUESTS * 2);
     expect([...successes.values()].every((c) => c === 1)).toBe(true);
     const unrecorded = received.length - attempts.length;
+    console.info(
+      `scale-out: ${REQUESTS} requests, ${received.length} webhook POSTs for ${byEvent.size} events (${attempts.length} recorded attempts, ${unrecorded} unrecorded), ${invitations.length} invitations (${repeatedMail} repeated)`,
+    );
     expect(unrecorded).toBeGreaterThanOrEqual(0);
-    expect(unrecorded + repeatedMail).toBeLessThanOrEqual(4);
-    console.info(`scale-out: ${REQUESTS} requests, ${received.length} webhook POSTs for ${byEvent.size} events (${attempts.length} recorded attempts), ${invitations.length} invitations`);
+    // Live workers renew their leases while a job runs, so however slow the machine, no job is run twice
+    // by them, and a mail whose outcome commit failed is not sent again (the acceptance is noted first).
+    // Only the SIGKILLed worker can leave a repeat behind: each of its job loops can have had one job in
+    // flight, a webhook POST the receiver got but no attempt recorded, or a mail accepted by the server a
+    // moment before the worker died and before the acceptance was noted. So at most one per loop.
+    expect(unrecorded + repeatedMail).toBeLessThanOrEqual(CONCURRENCY);
   }, 300_000);
 });
