@@ -171,9 +171,10 @@ export const pgJobs = (conn: Conn): JobQueue => ({
            WHERE (cardinality($1::text[]) = 0 OR kind = ANY($1::text[]))
              AND (NOT $2::boolean OR last_error IS NOT NULL)
              AND ($3::text IS NULL OR payload->>'requestId' = $3::text)
+             AND ($5::text[] IS NULL OR id = ANY($5::text[]))
            ORDER BY run_at, id
            LIMIT $4`,
-          [[...kinds], filter.failedOnly === true, filter.requestId ?? null, filter.limit],
+          [[...kinds], filter.failedOnly === true, filter.requestId ?? null, filter.limit, filter.ids === undefined ? null : [...filter.ids]],
         ),
       ),
       TE.chainEitherK((r) => decodeAll(decodeQueuedRow)(r.rows)),

@@ -195,6 +195,12 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
           where.push("json_extract(payload, '$.requestId') = ?");
           params.push(filter.requestId);
         }
+        if (filter.ids !== undefined) {
+          // No ids, no jobs (and `IN ()` is no valid SQL).
+          if (filter.ids.length === 0) return TE.right([]);
+          where.push(`id IN (${placeholders(filter.ids.length)})`);
+          params.push(...filter.ids);
+        }
         return attempt(conn, (c) =>
           c
             .prepare(

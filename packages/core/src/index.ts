@@ -75,6 +75,8 @@ export * from './use-cases/jobs/handle-completed-mail';
 export * from './use-cases/jobs/handle-seal';
 export * from './use-cases/jobs/handle-expire';
 export * from './use-cases/jobs/handle-auto-remind';
+export * from './use-cases/jobs/list-jobs';
+export * from './use-cases/jobs/retry-jobs';
 export * from './use-cases/signing/adopted-signature';
 export type * from './ports/webhook-sender';
 export * from './model/webhook';

@@ -185,7 +185,8 @@ const toQueuedJob = (j: JobRow): QueuedJob => ({
 const matchesFilter = (j: JobRow, f: JobFilter) =>
   (f.kinds === undefined || f.kinds.length === 0 || f.kinds.includes(j.kind)) &&
   (!f.failedOnly || j.lastError !== null) &&
-  (f.requestId === undefined || j.payload.requestId === f.requestId);
+  (f.requestId === undefined || j.payload.requestId === f.requestId) &&
+  (f.ids === undefined || f.ids.includes(j.id));
 
 const isFreeAt = (j: JobRow, now: string) => !j.dead && j.runAt <= now && (j.lockedUntil === null || j.lockedUntil <= now);
 

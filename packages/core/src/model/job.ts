@@ -56,6 +56,26 @@ export interface JobFilter {
   readonly failedOnly?: boolean;
   /** Only jobs about this signature request (their payload's `requestId`). */
   readonly requestId?: string;
+  /** Only these jobs. */
+  readonly ids?: readonly string[];
   /** At most this many, soonest `runAt` first (ties by id). */
   readonly limit: number;
 }
+
+/**
+ * Where a job stands at `now`, for an operator: `running` (a worker holds a live lease), `buried`,
+ * `backing-off` (it failed and waits for its next attempt), `due` (claimable now; a lease that ran out
+ * means its worker died), or `scheduled` (for later).
+ */
+export type JobState = 'running' | 'buried' | 'backing-off' | 'due' | 'scheduled';
+
+export const jobState = (job: QueuedJob, now: string): JobState =>
+  job.buried
+    ? 'buried'
+    : job.lease !== null && job.lease.until > now
+      ? 'running'
+      : job.lastError !== null && job.runAt > now
+        ? 'backing-off'
+        : job.runAt <= now
+          ? 'due'
+          : 'scheduled';

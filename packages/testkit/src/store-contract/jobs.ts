@@ -270,6 +270,9 @@ export const jobsContract = (h: Harness) =>
       expect(ids(await list({ requestId: 'req_2' }))).toEqual([running.id, backingOff.id]);
       expect(ids(await list({ requestId: 'req_2', failedOnly: true, kinds: ['seal'] }))).toEqual([backingOff.id]);
       expect(await list({ requestId: 'req_9' })).toEqual([]);
+      expect(await list({ ids: [webhook.id, 'job_unknown', running.id] })).toEqual([all[0], all[2]]);
+      expect(ids(await list({ ids: [webhook.id, buried.id], kinds: ['seal'] }))).toEqual([buried.id]);
+      expect(await list({ ids: [] })).toEqual([]);
       expect(await list({ requestId: "req_1' OR '1'='1" })).toEqual([]);
       await fails(h().stores.jobs.list({ limit: 0 }));
     });
