@@ -53,7 +53,7 @@ export const defaultRetryDelayMs = (attempts: number) => Math.min(5_000 * 2 ** M
 const silent: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** What the logs say about a job: enough to find it (`esig jobs list`) and the request it is about. */
-const describe = (job: Job) => ({
+const jobFields = (job: Job) => ({
   job: job.id,
   kind: job.kind,
   org: job.orgId,
@@ -136,11 +136,11 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   beat();
 
   const runJob = async (job: Job, hand: InHand) => {
-    if (hand.lost) return log.warn(describe(job), 'job lease lost before the job started; another worker has it');
+    if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
     const handler = o.handlers[job.kind]!;
     const done = await handler(job)();
     // Another worker holds the job now and will record its outcome; committing ours too would record it twice.
-    if (hand.lost) return log.warn(describe(job), 'job lease lost while the job ran; its outcome is left to the worker that has it');
+    if (hand.lost) return log.warn(jobFields(job), 'job lease lost while the job ran; its outcome is left to the worker that has it');
     hand.settling = true;
     const outcome = E.isLeft(done)
       ? done
@@ -152,15 +152,15 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
             TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
           ),
         )();
-    if (E.isRight(outcome)) return log.info(describe(job), 'job done');
+    if (E.isRight(outcome)) return log.info(jobFields(job), 'job done');
     const e = outcome.left;
     const detail = e._tag === 'JobFailure' ? e.detail : e._tag === 'StoreFailure' ? String((e.cause as Error)?.message ?? e.cause) : e._tag;
-    if (e._tag === 'ConcurrentModification' && e.resource === 'job') return log.warn(describe(job), 'job lease lost; another worker has it');
+    if (e._tag === 'ConcurrentModification' && e.resource === 'job') return log.warn(jobFields(job), 'job lease lost; another worker has it');
     const transient = e._tag === 'StoreFailure' || e._tag === 'ConcurrentModification' || (e._tag === 'JobFailure' && !e.permanent);
     const again = transient && job.attempts < maxAttempts;
     const nextRunAt = again ? new Date(o.clock.now().getTime() + delay(job.attempts)).toISOString() : null;
     const settled = await (nextRunAt !== null ? o.stores.jobs.retry(job.id, o.id, nextRunAt, detail) : o.stores.jobs.bury(job.id, o.id, detail))();
-    const fields = { ...describe(job), error: detail, permanent: !transient, buried: !again, nextRunAt, settled: E.isRight(settled) };
+    const fields = { ...jobFields(job), error: detail, permanent: !transient, buried: !again, nextRunAt, settled: E.isRight(settled) };
     if (again) return log.warn(fields, 'job failed, will retry');
     // A buried job never runs again by itself: say so loudly, with the way back once the cause is fixed.
     log.error({ ...fields, retryWith: `esig jobs retry ${job.id}` }, 'job buried');
