@@ -27,6 +27,11 @@ export interface WorkerOptions {
   readonly leaseMs?: number;
   /** How often the leases of the jobs in hand are renewed; default a third of `leaseMs`, so one late or failed renewal does not lose them. */
   readonly heartbeatMs?: number;
+  /**
+   * Jobs one loop claims at once; default 1. A loop runs its batch one job after another, so the rest wait
+   * in this worker's hand — renewed by every heartbeat, out of reach of idle workers — instead of in the
+   * queue: larger batches save claim statements at the price of slower heartbeats and less sharing.
+   */
   readonly batch?: number;
   /**
    * Job loops run side by side in this worker. Most jobs wait on the network (SMTP, webhook receivers), so
@@ -83,7 +88,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const pollMs = o.pollMs ?? 1000;
   const leaseMs = o.leaseMs ?? 5 * 60_000;
   const heartbeatMs = Math.max(1, o.heartbeatMs ?? Math.floor(leaseMs / 3));
-  const batch = o.batch ?? 10;
+  const batch = Math.max(1, o.batch ?? 1);
   const maxAttempts = o.maxAttempts ?? 12;
   const delay = o.retryDelayMs ?? defaultRetryDelayMs;
   const log = o.logger ?? silent;
@@ -125,10 +130,18 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   let heartbeat: ReturnType<typeof setTimeout> | undefined;
   let beating = true;
   const beat = () => {
+    // Real time, not the clock: this measures how late the process itself is (a blocked event loop, a starved CPU).
+    const due = Date.now() + heartbeatMs;
     heartbeat = setTimeout(() => {
+      const started = Date.now();
       void renewLeases()
         .catch((e: unknown) => log.error({ err: String(e) }, 'job heartbeat crashed'))
         .finally(() => {
+          const late = started - due;
+          const took = Date.now() - started;
+          // Past a third of the lease on top of the interval, the leases in hand are at risk: say so, with the numbers.
+          if (inHand.size > 0 && late + took > heartbeatMs)
+            log.warn({ lateMs: late, renewMs: took, jobsInHand: inHand.size, leaseMs }, 'job heartbeat slow: leases in hand are at risk (event loop blocked or database slow)');
           if (beating) beat();
         });
     }, heartbeatMs);

@@ -219,7 +219,12 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
     const unrecorded = received.length - attempts.length;
     // What the workers said about leases: a live worker that lost one logs it (its heartbeat or its commit finds another holder).
     const leaseLosses = workers.map((w) => logLines(w.out()).filter((l) => String(l.msg).startsWith('job lease lost')));
-    console.info(`scale-out: lease losses logged by w1 (killed later), w2, w3: ${leaseLosses.map((l) => l.length).join(', ')}`, leaseLosses.flat().slice(0, 10));
+    const slowBeats = workers.map((w) => logLines(w.out()).filter((l) => String(l.msg).startsWith('job heartbeat slow')));
+    console.info(
+      `scale-out: lease losses logged by w1 (killed later), w2, w3: ${leaseLosses.map((l) => l.length).join(', ')}; slow heartbeats: ${slowBeats.map((b) => b.length).join(', ')}`,
+      slowBeats.flat().slice(0, 10),
+      leaseLosses.flat().slice(0, 5),
+    );
     console.info(
       `scale-out: ${REQUESTS} requests, ${received.length} webhook POSTs for ${byEvent.size} events (${attempts.length} recorded attempts, ${unrecorded} unrecorded), ${invitations.length} invitations (${repeatedMail} repeated)`,
     );
