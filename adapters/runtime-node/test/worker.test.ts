@@ -1,11 +1,11 @@
 import type { Job, JobHandler, JobKind, QueuedJob, Stores } from '@esig/core';
 import { jobFailure } from '@esig/core';
 import { TENANT_A, createManualClock, createMemoryStores, makeJob, ok } from '@esig/testkit';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunningWorker, WorkerLogger } from '../src/worker';
-import { startWorker } from '../src/worker';
+import type { RunningWorker, WorkerLogger } from '../src/worker.js';
+import { startWorker } from '../src/worker.js';
 
 // The lease is counted on a manual clock that only the test moves; heartbeats and polls run on real timers.
 // Every wait below is for a condition, never for a duration, so a slow machine only makes the tests slower.

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import * as E from 'fp-ts/Either';
+import * as E from 'fp-ts/lib/Either.js';
 import type { Clock, JobKind, JobRetry, QueuedJob, Stores } from '@esig/core';
 import { JOB_KINDS, MAX_JOB_LIST, jobState, listJobs, retryJobs } from '@esig/core';
 

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
-import { UsageError, runJobsCommand } from '../src/jobs-command';
-import { BIN, startEsig } from './spawn';
+import { UsageError, runJobsCommand } from '../src/jobs-command.js';
+import { BIN, startEsig } from './spawn.js';
 
 /**
  * Every wait in these tests is for a condition; the one time bound is each test's timeout, a hang guard far

@@ -1,6 +1,6 @@
-import * as E from 'fp-ts/Either';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { Job, JobKind, MailTransport, Tenant } from '@esig/core';
 import {
@@ -17,8 +17,8 @@ import {
   testMailboxTransport,
   uploadDocument,
 } from '@esig/core';
-import type { Harness } from './support';
-import { harness, principal, right } from './support';
+import type { Harness } from './support.js';
+import { harness, principal, right } from './support.js';
 
 const LEASE_MS = 60_000;
 

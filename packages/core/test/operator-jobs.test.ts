@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NewJob, QueuedJob } from '@esig/core';
 import { jobState, listJobs, retryJobs } from '@esig/core';
-import { harness, right } from './support';
+import { harness, right } from './support.js';
 
 const at = (h: ReturnType<typeof harness>, deltaMs = 0) => new Date(h.clock.now().getTime() + deltaMs).toISOString();
 

@@ -1,6 +1,6 @@
-import type { JobFilter, QueuedJob } from '../../model/job';
-import type { StoreResult } from '../../ports/store-result';
-import type { Stores } from '../../ports/stores';
+import type { JobFilter, QueuedJob } from '../../model/job.js';
+import type { StoreResult } from '../../ports/store-result.js';
+import type { Stores } from '../../ports/stores.js';
 
 /** The most jobs one listing returns. */
 export const MAX_JOB_LIST = 1000;

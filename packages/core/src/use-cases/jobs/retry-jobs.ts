@@ -1,12 +1,12 @@
-import * as A from 'fp-ts/Array';
-import { pipe } from 'fp-ts/function';
-import * as TE from 'fp-ts/TaskEither';
-import type { DomainError } from '../../errors';
-import type { QueuedJob } from '../../model/job';
-import { jobState } from '../../model/job';
-import type { Clock } from '../../ports/clock';
-import type { Stores } from '../../ports/stores';
-import { MAX_JOB_LIST } from './list-jobs';
+import * as A from 'fp-ts/lib/Array.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import type { QueuedJob } from '../../model/job.js';
+import { jobState } from '../../model/job.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Stores } from '../../ports/stores.js';
+import { MAX_JOB_LIST } from './list-jobs.js';
 
 /** What an operator's retry did to one job. */
 export type JobRetry =

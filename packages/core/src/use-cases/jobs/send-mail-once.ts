@@ -1,10 +1,10 @@
-import { pipe } from 'fp-ts/function';
-import * as T from 'fp-ts/Task';
-import * as TE from 'fp-ts/TaskEither';
-import type { Job } from '../../model/job';
-import { JOB_NOTES } from '../../model/job';
-import type { Clock } from '../../ports/clock';
-import type { Stores } from '../../ports/stores';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as T from 'fp-ts/lib/Task.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Job } from '../../model/job.js';
+import { JOB_NOTES } from '../../model/job.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Stores } from '../../ports/stores.js';
 
 /**
  * Sends a mail job's message unless an earlier run of the same job already had it accepted, and notes the
