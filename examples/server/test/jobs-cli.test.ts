@@ -124,6 +124,8 @@ describe('esig jobs: a seal that keeps failing is seen and finished after the ca
     expect(retried.status, retried.stderr).toBe(0);
     expect(retried.stdout.trim()).toBe(`${jobId} (seal, request ${req.id}): due now, attempts reset (last error: content of ${doc.id} is missing)`);
     await until(async () => ((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status === 200 ? true : undefined), 'the finished PDF');
+    // The worker logs after its commit, and its output reaches this process through a pipe: wait for the line.
+    await until(() => (logLines(worker.out()).some((l) => l.job === jobId && l.msg === 'job done') ? true : undefined), "the worker's 'job done'");
     expect(logLines(worker.out()).filter((l) => l.job === jobId).map((l) => l.msg)).toEqual(['job buried', 'job done']);
     expect((await call('GET', '/api/v1/events?type=request.completed')).body.data).toHaveLength(1);
 
