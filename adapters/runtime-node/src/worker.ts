@@ -19,8 +19,19 @@ export interface WorkerOptions {
   readonly handlers: Partial<Record<JobKind, JobHandler>>;
   /** Longest sleep when idle; a wake() or a due job ends it sooner. */
   readonly pollMs?: number;
-  /** How long a claimed job stays ours; a worker that dies releases its jobs when this runs out. */
+  /**
+   * How long a claimed job stays ours without a renewal. While a job is in hand (running, or claimed and
+   * waiting its turn in this worker) its lease is renewed every `heartbeatMs`; a worker that dies stops
+   * renewing, and its jobs are taken over when this runs out.
+   */
   readonly leaseMs?: number;
+  /** How often the leases of the jobs in hand are renewed; default a third of `leaseMs`, so one late or failed renewal does not lose them. */
+  readonly heartbeatMs?: number;
+  /**
+   * Jobs one loop claims at once; default 1. A loop runs its batch one job after another, so the rest wait
+   * in this worker's hand — renewed by every heartbeat, out of reach of idle workers — instead of in the
+   * queue: larger batches save claim statements at the price of slower heartbeats and less sharing.
+   */
   readonly batch?: number;
   /**
    * Job loops run side by side in this worker. Most jobs wait on the network (SMTP, webhook receivers), so
@@ -46,16 +57,38 @@ export const defaultRetryDelayMs = (attempts: number) => Math.min(5_000 * 2 ** M
 
 const silent: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** What the logs say about a job: enough to find it (`esig jobs list`) and the request it is about. */
+const jobFields = (job: Job) => ({
+  job: job.id,
+  kind: job.kind,
+  org: job.orgId,
+  mode: job.mode,
+  request: job.payload.requestId ?? null,
+  payload: job.payload,
+  attempts: job.attempts,
+});
+
+/** A job this worker holds: claimed and not yet settled. */
+interface InHand {
+  /** A renewal found another holder: the job is no longer ours, and its outcome must not be recorded here. */
+  lost: boolean;
+  /** Its outcome is being committed (the commit checks the lease itself): a renewal's answer no longer matters. */
+  settling: boolean;
+}
+
 /**
  * A job worker loop. Each job's handler does its outside work, then its recorded outcome commits in the
  * same transaction as the job's completion (which checks the lease is still ours), so a job's effects are
- * recorded exactly once even when workers crash or race.
+ * recorded exactly once even when workers crash or race. A heartbeat renews the lease of every job in
+ * hand, so a slow job (a slow SMTP server, a big PDF) is never handed to a second worker while this one
+ * is alive; only a worker that died (or stalled longer than the lease) loses its jobs to another.
  */
 export const startWorker = (o: WorkerOptions): RunningWorker => {
   const kinds = Object.keys(o.handlers) as JobKind[];
   const pollMs = o.pollMs ?? 1000;
   const leaseMs = o.leaseMs ?? 5 * 60_000;
-  const batch = o.batch ?? 10;
+  const heartbeatMs = Math.max(1, o.heartbeatMs ?? Math.floor(leaseMs / 3));
+  const batch = Math.max(1, o.batch ?? 1);
   const maxAttempts = o.maxAttempts ?? 12;
   const delay = o.retryDelayMs ?? defaultRetryDelayMs;
   const log = o.logger ?? silent;
@@ -76,33 +109,75 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       sleepers.add(done);
     });
 
-  const runJob = async (job: Job) => {
+  const inHand = new Map<string, InHand>();
+
+  /** One heartbeat: renews every lease in hand, side by side; a `false` answer means that job was lost. */
+  const renewLeases = async () => {
+    const until = new Date(o.clock.now().getTime() + leaseMs).toISOString();
+    await Promise.all(
+      [...inHand].map(async ([id, hand]) => {
+        if (hand.lost || hand.settling) return;
+        const renewed = await o.stores.jobs.extendLease(id, o.id, until)();
+        // A store failure proves nothing either way: the next heartbeat tries again, and the commit checks the lease.
+        if (E.isLeft(renewed)) return log.warn({ job: id, error: renewed.left._tag }, 'renewing a job lease failed; trying again at the next heartbeat');
+        if (!renewed.right && !hand.settling && inHand.get(id) === hand) {
+          hand.lost = true;
+          log.warn({ job: id }, 'job lease lost: another worker has the job; this worker will not record its outcome');
+        }
+      }),
+    );
+  };
+  let heartbeat: ReturnType<typeof setTimeout> | undefined;
+  let beating = true;
+  const beat = () => {
+    // Real time, not the clock: this measures how late the process itself is (a blocked event loop, a starved CPU).
+    const due = Date.now() + heartbeatMs;
+    heartbeat = setTimeout(() => {
+      const started = Date.now();
+      const holding = inHand.size;
+      void renewLeases()
+        .catch((e: unknown) => log.error({ err: String(e) }, 'job heartbeat crashed'))
+        .finally(() => {
+          const late = started - due;
+          const took = Date.now() - started;
+          // Past a third of the lease on top of the interval, the leases in hand are at risk: say so, with the numbers.
+          if (holding > 0 && late + took > heartbeatMs)
+            log.warn({ lateMs: late, renewMs: took, jobsInHand: holding, leaseMs }, 'job heartbeat slow: leases in hand are at risk (event loop blocked or database slow)');
+          if (beating) beat();
+        });
+    }, heartbeatMs);
+  };
+  beat();
+
+  const runJob = async (job: Job, hand: InHand) => {
+    if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
     const handler = o.handlers[job.kind]!;
-    const outcome = await pipe(
-      handler(job),
-      TE.chainW((command) =>
-        o.uow.transaction((tx) =>
+    const done = await handler(job)();
+    // Another worker holds the job now and will record its outcome; committing ours too would record it twice.
+    if (hand.lost) return log.warn(jobFields(job), 'job lease lost while the job ran; its outcome is left to the worker that has it');
+    hand.settling = true;
+    const outcome = E.isLeft(done)
+      ? done
+      : await o.uow.transaction((tx) =>
           pipe(
-            command(tx),
+            done.right(tx),
             TE.chainW(() => tx.jobs.complete(job.id, o.id)),
             // Our lease ran out and another worker owns the job now: record nothing, let it finish.
             TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
           ),
-        ),
-      ),
-    )();
-    if (E.isRight(outcome)) return log.info({ job: job.id, kind: job.kind, attempts: job.attempts }, 'job done');
+        )();
+    if (E.isRight(outcome)) return log.info(jobFields(job), 'job done');
     const e = outcome.left;
     const detail = e._tag === 'JobFailure' ? e.detail : e._tag === 'StoreFailure' ? String((e.cause as Error)?.message ?? e.cause) : e._tag;
-    if (e._tag === 'ConcurrentModification' && e.resource === 'job') return log.warn({ job: job.id }, 'job lease lost; another worker has it');
+    if (e._tag === 'ConcurrentModification' && e.resource === 'job') return log.warn(jobFields(job), 'job lease lost; another worker has it');
     const transient = e._tag === 'StoreFailure' || e._tag === 'ConcurrentModification' || (e._tag === 'JobFailure' && !e.permanent);
-    const now = o.clock.now().getTime();
-    const settle =
-      transient && job.attempts < maxAttempts
-        ? o.stores.jobs.retry(job.id, o.id, new Date(now + delay(job.attempts)).toISOString(), detail)
-        : o.stores.jobs.bury(job.id, o.id, detail);
-    const settled = await settle();
-    log[transient ? 'warn' : 'error']({ job: job.id, kind: job.kind, attempts: job.attempts, error: detail, buried: !(transient && job.attempts < maxAttempts), settled: E.isRight(settled) }, 'job failed');
+    const again = transient && job.attempts < maxAttempts;
+    const nextRunAt = again ? new Date(o.clock.now().getTime() + delay(job.attempts)).toISOString() : null;
+    const settled = await (nextRunAt !== null ? o.stores.jobs.retry(job.id, o.id, nextRunAt, detail) : o.stores.jobs.bury(job.id, o.id, detail))();
+    const fields = { ...jobFields(job), error: detail, permanent: !transient, buried: !again, nextRunAt, settled: E.isRight(settled) };
+    if (again) return log.warn(fields, 'job failed, will retry');
+    // A buried job never runs again by itself: say so loudly, with the way back once the cause is fixed.
+    log.error({ ...fields, retryWith: `esig jobs retry ${job.id}` }, 'job buried');
   };
 
   const loop = async () => {
@@ -114,13 +189,24 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         await sleep(pollMs);
         continue;
       }
-      for (const job of claimed.right) {
-        // Finish the job in hand even when asked to stop; the rest were only leased and are released.
-        if (!running) {
-          await o.stores.jobs.retry(job.id, o.id, job.runAt, 'worker stopped before starting it')();
-          continue;
+      const hands = claimed.right.map((job) => {
+        const hand: InHand = { lost: false, settling: false };
+        inHand.set(job.id, hand);
+        return hand;
+      });
+      for (const [i, job] of claimed.right.entries()) {
+        const hand = hands[i]!;
+        try {
+          // Finish the job in hand even when asked to stop; the rest were only leased and are given back (their
+          // lease ends now), unchanged otherwise: not starting a job is no failure of it.
+          if (running) await runJob(job, hand);
+          else {
+            hand.settling = true;
+            await o.stores.jobs.extendLease(job.id, o.id, o.clock.now().toISOString())();
+          }
+        } finally {
+          inHand.delete(job.id);
         }
-        await runJob(job);
       }
       if (claimed.right.length === batch) continue;
       const next = await o.stores.jobs.nextRunAt(kinds)();
@@ -137,6 +223,8 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       running = false;
       wakeAll();
       await finished;
+      beating = false;
+      clearTimeout(heartbeat);
     },
   };
 };

@@ -1,6 +1,6 @@
 import type { Job, JobQueue } from '@esig/core';
-import { concurrentModification } from '@esig/core';
-import { JobKindC, JobPayloadC, jobRow, toJob } from '@esig/store-sql';
+import { concurrentModification, storeFailure } from '@esig/core';
+import { JobKindC, JobPayloadC, jobRow, queuedJobRow, toJob, toQueuedJob } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -28,6 +28,7 @@ const NewJobC = t.type({
 const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
 
 const decodeRow = rowDecoder(JobRow, 'jobs', toJob);
+const decodeQueuedRow = rowDecoder(queuedJobRow(columnCodecs), 'jobs', toQueuedJob);
 
 const Kinds = t.readonlyArray(JobKindC);
 const checkTimes = (what: string, ...times: string[]) => E.traverseArray(decode(Timestamp, what))(times);
@@ -101,6 +102,21 @@ export const pgJobs = (conn: Conn): JobQueue => ({
       TE.map((r) => r.rowCount === 1),
     ),
 
+  extendLease: (id, worker, leaseUntil) =>
+    pipe(
+      TE.fromEither(checkTimes('lease end', leaseUntil)),
+      TE.chain(() => run(conn, 'write', 'UPDATE jobs SET locked_until = $3 WHERE id = $1 AND locked_by = $2 AND NOT dead', [id, worker, leaseUntil])),
+      TE.map((r) => r.rowCount === 1),
+    ),
+
+  // jsonb || merges the notes' keys into the payload object, a note replacing the same key.
+  annotate: (id, notes) =>
+    pipe(
+      TE.fromEither(decode(JobPayloadC, `notes for job ${id}`)(notes)),
+      TE.chain(() => run(conn, 'write', 'UPDATE jobs SET payload = payload || $2::jsonb WHERE id = $1', [id, JSON.stringify(notes)])),
+      TE.map((r) => r.rowCount === 1),
+    ),
+
   // Without the lease nothing happens: the job belongs to whoever holds it now.
   retry: (id, worker, runAt, error) =>
     pipe(
@@ -140,4 +156,48 @@ export const pgJobs = (conn: Conn): JobQueue => ({
       TE.map((r) => r.next),
     );
   },
+
+  list: (filter) => {
+    if (!Number.isSafeInteger(filter.limit) || filter.limit < 1)
+      return TE.left(storeFailure(new RangeError(`list limit must be a positive integer, got ${filter.limit}`)));
+    return pipe(
+      TE.fromEither(decode(Kinds, 'job kinds')(filter.kinds ?? [])),
+      TE.chain((kinds) =>
+        run(
+          conn,
+          'read',
+          // Absent conditions are NULL parameters that let every row through, so one statement serves every filter.
+          `SELECT ${COLUMNS}, dead, locked_by, locked_until FROM jobs
+           WHERE (cardinality($1::text[]) = 0 OR kind = ANY($1::text[]))
+             AND (NOT $2::boolean OR last_error IS NOT NULL)
+             AND ($3::text IS NULL OR payload->>'requestId' = $3::text)
+             AND ($5::text[] IS NULL OR id = ANY($5::text[]))
+           ORDER BY run_at, id
+           LIMIT $4`,
+          [[...kinds], filter.failedOnly === true, filter.requestId ?? null, filter.limit, filter.ids === undefined ? null : [...filter.ids]],
+        ),
+      ),
+      TE.chainEitherK((r) => decodeAll(decodeQueuedRow)(r.rows)),
+    );
+  },
+
+  // Notifies like enqueue: to idle workers a revived job is new work.
+  revive: (id, now) =>
+    pipe(
+      TE.fromEither(checkTimes('revive time', now)),
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `WITH revived AS (
+             UPDATE jobs SET dead = false, attempts = 0, run_at = $2, locked_by = NULL, locked_until = NULL
+             WHERE id = $1 AND last_error IS NOT NULL AND (locked_until IS NULL OR locked_until <= $2::timestamptz)
+             RETURNING kind
+           )
+           SELECT pg_notify('${JOBS_CHANNEL}', kind) FROM revived`,
+          [id, now],
+        ),
+      ),
+      TE.map((r) => r.rowCount === 1),
+    ),
 });

@@ -1,6 +1,6 @@
 import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, jobRow, toJob } from '@esig/store-sql';
+import { JobKindC, jobRow, queuedJobRow, toJob, toQueuedJob } from '@esig/store-sql';
 import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -12,6 +12,7 @@ import { Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.
 import { placeholders } from './documents.js';
 
 const JobRow = jobRow(columnCodecs);
+const QueuedJobRow = queuedJobRow(columnCodecs);
 
 const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
 
@@ -29,6 +30,9 @@ const toRow = (j: NewJob) => ({
 });
 
 const decodeRow = rowDecoder(JobRow, 'jobs', toJob);
+const decodeQueuedRow = rowDecoder(QueuedJobRow, 'jobs', toQueuedJob);
+
+const Notes = t.readonly(t.record(t.string, t.string));
 
 const NextRow = t.type({ next: nullable(Timestamp) });
 
@@ -112,6 +116,23 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
       TE.map(changed),
     ),
 
+  extendLease: (id, worker, leaseUntil) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'lease end')(leaseUntil)),
+      TE.chain(() =>
+        attempt(conn, (c) => c.prepare('UPDATE jobs SET locked_until = ? WHERE id = ? AND locked_by = ? AND dead = 0').run(leaseUntil, id, worker)),
+      ),
+      TE.map(changed),
+    ),
+
+  // json_patch merges the notes' keys into the payload object (RFC 7396; the values are strings, never null).
+  annotate: (id, notes) =>
+    pipe(
+      TE.fromEither(decode(Notes, `notes for job ${id}`)(notes)),
+      TE.chain(() => attempt(conn, (c) => c.prepare('UPDATE jobs SET payload = json_patch(payload, ?) WHERE id = ?').run(JSON.stringify(notes), id))),
+      TE.map(changed),
+    ),
+
   retry: (id, worker, runAt, error) =>
     pipe(
       TE.fromEither(decode(Timestamp, 'retry time')(runAt)),
@@ -155,5 +176,59 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
               TE.map((r) => r.next),
             ),
       ),
+    ),
+
+  list: (filter) => {
+    if (!Number.isSafeInteger(filter.limit) || filter.limit < 1)
+      return TE.left(storeFailure(new RangeError(`list limit must be a positive integer, got ${filter.limit}`)));
+    return pipe(
+      TE.fromEither(checkKinds(filter.kinds ?? [])),
+      TE.chain((kinds) => {
+        const where: string[] = [];
+        const params: unknown[] = [];
+        if (kinds.length > 0) {
+          where.push(`kind IN (${placeholders(kinds.length)})`);
+          params.push(...kinds);
+        }
+        if (filter.failedOnly) where.push('last_error IS NOT NULL');
+        if (filter.requestId !== undefined) {
+          where.push("json_extract(payload, '$.requestId') = ?");
+          params.push(filter.requestId);
+        }
+        if (filter.ids !== undefined) {
+          // No ids, no jobs (and `IN ()` is no valid SQL).
+          if (filter.ids.length === 0) return TE.right([]);
+          where.push(`id IN (${placeholders(filter.ids.length)})`);
+          params.push(...filter.ids);
+        }
+        return attempt(conn, (c) =>
+          c
+            .prepare(
+              `SELECT ${COLUMNS}, dead, locked_by, locked_until FROM jobs
+               ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+               ORDER BY run_at, id LIMIT ?`,
+            )
+            .all(...params, filter.limit),
+        );
+      }),
+      TE.chainEitherK(A.traverse(E.Applicative)(decodeQueuedRow)),
+    );
+  },
+
+  revive: (id, now) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'revive time')(now)),
+      TE.chain(() =>
+        attempt(conn, (c) =>
+          c
+            .prepare(
+              // A live lease means a worker is running the job now: leave it to finish.
+              `UPDATE jobs SET dead = 0, attempts = 0, run_at = ?, locked_by = NULL, locked_until = NULL
+               WHERE id = ? AND last_error IS NOT NULL AND (locked_until IS NULL OR locked_until <= ?)`,
+            )
+            .run(now, id, now),
+        ),
+      ),
+      TE.map(changed),
     ),
 });

@@ -85,6 +85,9 @@ export const topLevelStores = (read: Conn, uow: UnitOfWork): Stores => {
       // A claim writes (the lease), so it runs on the write connection like any other write.
       claim: (kinds, worker, now, leaseUntil, limit) => inTx((tx) => tx.jobs.claim(kinds, worker, now, leaseUntil, limit)),
       complete: (id, worker) => inTx((tx) => tx.jobs.complete(id, worker)),
+      extendLease: (id, worker, leaseUntil) => inTx((tx) => tx.jobs.extendLease(id, worker, leaseUntil)),
+      annotate: (id, notes) => inTx((tx) => tx.jobs.annotate(id, notes)),
+      revive: (id, now) => inTx((tx) => tx.jobs.revive(id, now)),
       retry: (id, worker, runAt, error) => inTx((tx) => tx.jobs.retry(id, worker, runAt, error)),
       bury: (id, worker, error) => inTx((tx) => tx.jobs.bury(id, worker, error)),
     },

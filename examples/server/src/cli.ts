@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
-import { ConfigError, configFromEnvironment, createKeyStandalone, migrate, runWorkerProcess, startServer } from './main.js';
+import { JOBS_USAGE, UsageError, runJobsCommand } from './jobs-command.js';
+import { ConfigError, configFromEnvironment, createKeyStandalone, migrate, runWorkerProcess, startServer, withJobStores } from './main.js';
 
 const USAGE = `esig — electronic signatures
 
@@ -11,6 +12,7 @@ Usage:
   esig migrate                    apply pending database migrations
   esig keys create --org <name> --mode test|live --scopes <list|*> [--name <label>]
                                   create an API key and print its secret once
+${JOBS_USAGE}
 
 Configuration comes from the environment (ESIG_DATABASE_URL, ESIG_PUBLIC_URL, …); see docs/configuration.md.`;
 
@@ -22,7 +24,8 @@ const fail = (msg: string): never => {
 const main = async () => {
   const [command, sub, ...rest] = process.argv.slice(2);
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return void process.stdout.write(`${USAGE}\n`);
-  if (command !== 'keys' && (sub === '--help' || sub === '-h')) return void process.stdout.write(`${USAGE}\n`);
+  if (command !== 'keys' && command !== 'jobs' && (sub === '--help' || sub === '-h')) return void process.stdout.write(`${USAGE}\n`);
+  if (command === 'jobs' && [sub, ...rest].some((a) => a === '--help' || a === '-h')) return void process.stdout.write(`${USAGE}\n`);
   const config = configFromEnvironment();
 
   switch (command) {
@@ -82,6 +85,18 @@ const main = async () => {
       const issued = await createKeyStandalone(config, { orgName: values.org, mode: values.mode as Mode, scopes: scopes as GrantedScope[], name: values.name ?? 'cli' });
       process.stdout.write(`${JSON.stringify({ id: issued.key.id, org: issued.org.name, orgId: issued.org.id, mode: issued.key.mode, scopes: issued.key.scopes, secret: issued.secret }, null, 2)}\n`);
       process.stderr.write('esig: the secret above is shown once; it is stored only as a hash.\n');
+      return;
+    }
+    case 'jobs': {
+      try {
+        process.exitCode = await runJobsCommand(sub, rest, (f) => withJobStores(config, f), {
+          out: (line) => process.stdout.write(`${line}\n`),
+          err: (line) => process.stderr.write(`${line}\n`),
+        });
+      } catch (e) {
+        if (e instanceof UsageError) return fail(`${e.message}\n\n${USAGE}`);
+        throw e;
+      }
       return;
     }
     default:

@@ -7,7 +7,7 @@ import { container, instanceCachingFactory } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
-import type { CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode, Org, Tenant } from '@esig/core';
+import type { Clock, CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode, Org, Stores, Tenant } from '@esig/core';
 import {
   bootstrapKey,
   execute,
@@ -277,6 +277,16 @@ export const createKeyStandalone = async (config: ServerConfig, input: Parameter
     return await createKey(c, input);
   } finally {
     await c.resolve(T.PdfPool).close();
+    await db.close();
+  }
+};
+
+/** `esig jobs …`: opens the database, hands its job queue to an operator's command, closes. */
+export const withJobStores = async <A>(config: ServerConfig, f: (deps: { readonly stores: Stores; readonly clock: Clock }) => Promise<A>): Promise<A> => {
+  const db = await openDatabase(config);
+  try {
+    return await f({ stores: db.stores, clock: systemClock });
+  } finally {
     await db.close();
   }
 };

@@ -6,8 +6,9 @@ import { startTestServer } from './harness.js';
 
 let s: TestServer;
 beforeAll(async () => {
-  // The API's own state, as each call leaves it: background workers would move recipients on (NOTIFIED)
-  // between two calls whenever their poll falls there, which a loaded machine makes likely.
+  // The API flow alone. With workers running, the invitation job would mark the signer NOTIFIED and add
+  // `signer.notified` at a moment of its own choosing (sooner or later than these checks, depending on how
+  // busy the machine is); the background work is tested where the tests wait for it (signing, crash tests).
   s = await startTestServer({ ESIG_WORKERS: 'none' });
 });
 afterAll(async () => s.close());

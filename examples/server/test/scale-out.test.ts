@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +9,26 @@ import { startSmtpServer } from '@esig/testkit/smtp';
 import { verifySignature } from '@esig/webhooks';
 import { createKeyStandalone, loadConfig } from '../src/index.js';
 import { createTestDatabase, postgresAvailable } from './pg.js';
+import { startEsig } from './spawn.js';
 
-const BIN = new URL('../bin/esig.mjs', import.meta.url).pathname;
 const available = await postgresAvailable('the scale-out test (2 API and 2 worker processes on PostgreSQL)');
 const REQUESTS = 200;
+/** Job loops per worker process: how many jobs the killed worker can have had in flight when it died. */
+const CONCURRENCY = 4;
+/**
+ * The test fails when the system stops making progress (no mail, no webhook POST, no request driven, no
+ * request completed) for this long, not when it is slow: on a loaded shared machine the whole run can take
+ * many minutes, and that is no failure. The test's own timeout is only the last-resort hang guard.
+ */
+const STALL_MS = 120_000;
+const HANG_GUARD_MS = 30 * 60_000;
+
+/** The JSON log lines a process printed. */
+const logLines = (out: string): Array<Record<string, unknown>> =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers, one killed', () => {
   const children: ChildProcess[] = [];
@@ -22,23 +37,7 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
   let rx: HttpsReceiver;
   let env: NodeJS.ProcessEnv;
 
-  const start = (args: string[], ready: RegExp) =>
-    new Promise<{ child: ChildProcess; match: RegExpExecArray }>((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      children.push(child);
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`${args[0]} did not start:\n${out}`)), 30_000);
-      const onData = (d: Buffer) => {
-        out += d.toString();
-        const m = ready.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve({ child, match: m });
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-    });
+  const start = (args: string[], ready: RegExp) => startEsig(args, env, ready, children);
 
   beforeAll(async () => {
     db = await createTestDatabase('esig_scale');
@@ -55,6 +54,7 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
       ESIG_TEST_SMTP_URL: smtp.url,
       ESIG_WORKER_POLL_MS: '100',
       ESIG_WORKER_LEASE_MS: '3000',
+      ESIG_WORKER_CONCURRENCY: String(CONCURRENCY),
       ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
       ESIG_WEBHOOK_CA_FILE: rx.certFile,
       ESIG_WEBHOOK_RETRY_SCALE: '0.0001',
@@ -78,8 +78,24 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
       start(['worker'], /esig: worker started/),
       start(['worker'], /esig: worker started/),
     ]);
-    void w2;
+    const workers = [w1, w2];
     const apis = [`http://127.0.0.1:${api1.match[1]}`, `http://127.0.0.1:${api2.match[1]}`];
+    let completedCount = 0;
+    const ids: string[] = [];
+    const progress = () => smtp.messages.length + rx.requests.length + ids.length + completedCount;
+    let lastProgress = progress();
+    let lastChange = Date.now();
+    /** Polls `probe` until it answers; fails only when nothing at all has moved for STALL_MS. */
+    const whileProgressing = async <T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> => {
+      for (;;) {
+        const v = await probe();
+        if (v !== undefined) return v;
+        const p = progress();
+        if (p !== lastProgress) [lastProgress, lastChange] = [p, Date.now()];
+        else if (Date.now() - lastChange > STALL_MS) throw new Error(`no progress for ${STALL_MS / 1000} s while waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
     const { secret: key } = await createKeyStandalone(loadConfig(env), { orgName: 'scale', mode: 'test', scopes: ['*'], name: 'scale' });
     const call = async (api: string, method: string, path: string, o: { body?: unknown; pdf?: Uint8Array; idem?: string } = {}) => {
       const res = await fetch(`${api}${path}`, {
@@ -119,14 +135,13 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
       expect([200, 409]).toContain(again.status);
       expect((await call(a, 'POST', `/api/v1/signature-requests/${req.id}/send`, { body: {} })).status).toBe(409);
 
-      const mail = await smtp.waitFor((m) => m.to.includes(email) && /Please sign/.test(m.subject), 60_000);
+      const mail = await whileProgressing(() => smtp.messages.find((m) => m.to.includes(email) && /Please sign/.test(m.subject)), `the invitation to ${email}`);
       const token = /sign\/([A-Za-z0-9]{43,})/.exec(mail.text)![1]!;
       const signed = await fetch(`${b}/api/v1/signing/${token}/sign`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: {}, signature: { kind: 'typed', value: `Signer ${i}` } }) });
       expect(signed.status).toBe(200);
       return req.id as string;
     };
 
-    const ids: string[] = [];
     let killed = false;
     const queue = Array.from({ length: REQUESTS }, (_, i) => i);
     const lanes = Array.from({ length: 16 }, async () => {
@@ -136,7 +151,7 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
         if (!killed && ids.length >= REQUESTS / 2) {
           killed = true;
           w1.child.kill('SIGKILL');
-          await start(['worker'], /esig: worker started/);
+          workers.push(await start(['worker'], /esig: worker started/));
         }
       }
     });
@@ -154,12 +169,11 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
       } while (cursor);
       return all;
     };
-    const deadline = Date.now() + 180_000;
-    let completed = await events();
-    while (completed.length < REQUESTS && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-      completed = await events();
-    }
+    const completed = await whileProgressing(async () => {
+      const all = await events();
+      completedCount = all.length;
+      return all.length >= REQUESTS ? all : undefined;
+    }, `${REQUESTS} request.completed events`);
     expect(completed).toHaveLength(REQUESTS);
     expect(new Set(completed.map((e) => e.data.request_id))).toEqual(new Set(ids));
     expect(new Set(completed.map((e) => e.data.certificate.certificate_id)).size).toBe(REQUESTS);
@@ -177,12 +191,14 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
     for (const m of invitations) for (const to of m.to) perSigner.set(to, (perSigner.get(to) ?? 0) + 1);
     expect(perSigner.size).toBe(REQUESTS);
     const repeatedMail = [...perSigner.values()].filter((c) => c > 1).length;
+    // A repeat is the same job run again (same Message-ID), never a second invitation job.
+    for (const [to, count] of perSigner)
+      if (count > 1) expect(new Set(invitations.filter((m) => m.to.includes(to)).map((m) => m.messageId)).size, to).toBe(1);
 
     // Every event reached the endpoint, signed; repeats only where an attempt was recorded (or was in
     // flight in the killed worker, whose job loops could each hold one).
     const hookEvents = async () => new Set(rx.requests.filter((r) => r.path === '/scale').map((r) => String(r.headers['esig-event-id'])));
-    const until = Date.now() + 60_000;
-    while ((await hookEvents()).size < REQUESTS * 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+    await whileProgressing(async () => ((await hookEvents()).size >= REQUESTS * 2 ? true : undefined), `webhook POSTs for ${REQUESTS * 2} events`);
     const received = rx.requests.filter((r) => r.path === '/scale');
     const byEvent = new Map<string, number>();
     for (const r of received) byEvent.set(String(r.headers['esig-event-id']), (byEvent.get(String(r.headers['esig-event-id'])) ?? 0) + 1);
@@ -201,8 +217,23 @@ describe.skipIf(!available)('scale-out on PostgreSQL: 2 API processes, 2 workers
     expect(successes.size).toBe(REQUESTS * 2);
     expect([...successes.values()].every((c) => c === 1)).toBe(true);
     const unrecorded = received.length - attempts.length;
+    // What the workers said about leases: a live worker that lost one logs it (its heartbeat or its commit finds another holder).
+    const leaseLosses = workers.map((w) => logLines(w.out()).filter((l) => String(l.msg).startsWith('job lease lost')));
+    const slowBeats = workers.map((w) => logLines(w.out()).filter((l) => String(l.msg).startsWith('job heartbeat slow')));
+    console.info(
+      `scale-out: lease losses logged by w1 (killed later), w2, w3: ${leaseLosses.map((l) => l.length).join(', ')}; slow heartbeats: ${slowBeats.map((b) => b.length).join(', ')}`,
+      slowBeats.flat().slice(0, 10),
+      leaseLosses.flat().slice(0, 5),
+    );
+    console.info(
+      `scale-out: ${REQUESTS} requests, ${received.length} webhook POSTs for ${byEvent.size} events (${attempts.length} recorded attempts, ${unrecorded} unrecorded), ${invitations.length} invitations (${repeatedMail} repeated)`,
+    );
     expect(unrecorded).toBeGreaterThanOrEqual(0);
-    expect(unrecorded + repeatedMail).toBeLessThanOrEqual(4);
-    console.info(`scale-out: ${REQUESTS} requests, ${received.length} webhook POSTs for ${byEvent.size} events (${attempts.length} recorded attempts), ${invitations.length} invitations`);
-  }, 300_000);
+    // Live workers renew their leases while a job runs, so however slow the machine, no job is run twice
+    // by them, and a mail whose outcome commit failed is not sent again (the acceptance is noted first).
+    // Only the SIGKILLed worker can leave a repeat behind: each of its job loops can have had one job in
+    // flight, a webhook POST the receiver got but no attempt recorded, or a mail accepted by the server a
+    // moment before the worker died and before the acceptance was noted. So at most one per loop.
+    expect(unrecorded + repeatedMail).toBeLessThanOrEqual(CONCURRENCY);
+  }, HANG_GUARD_MS);
 });

@@ -79,6 +79,8 @@ export * from './use-cases/jobs/handle-completed-mail.js';
 export * from './use-cases/jobs/handle-seal.js';
 export * from './use-cases/jobs/handle-expire.js';
 export * from './use-cases/jobs/handle-auto-remind.js';
+export * from './use-cases/jobs/list-jobs.js';
+export * from './use-cases/jobs/retry-jobs.js';
 export * from './use-cases/signing/adopted-signature.js';
 export type * from './ports/webhook-sender.js';
 export * from './model/webhook.js';

@@ -10,11 +10,13 @@ import type {
   EvidenceEntry,
   IdempotencyRecord,
   Job,
+  JobFilter,
   JobKind,
   KeysetPage,
   KeysetPosition,
   KeysetQuery,
   Org,
+  QueuedJob,
   SignatureRequest,
   SigningLink,
   StoreError,
@@ -176,6 +178,18 @@ const byRunAt = (a: Job, b: Job) => compareKeys({ createdAt: a.runAt, id: a.id }
 
 /** When a live job can next be claimed: its runAt, or the end of its lease if that is later. */
 const claimableAt = (j: JobRow): string => (j.lockedUntil !== null && j.lockedUntil > j.runAt ? j.lockedUntil : j.runAt);
+
+const toQueuedJob = (j: JobRow): QueuedJob => ({
+  ...toJob(j),
+  buried: j.dead,
+  lease: j.lockedBy === null || j.lockedUntil === null ? null : { worker: j.lockedBy, until: j.lockedUntil },
+});
+
+const matchesFilter = (j: JobRow, f: JobFilter) =>
+  (f.kinds === undefined || f.kinds.length === 0 || f.kinds.includes(j.kind)) &&
+  (!f.failedOnly || j.lastError !== null) &&
+  (f.requestId === undefined || j.payload.requestId === f.requestId) &&
+  (f.ids === undefined || f.ids.includes(j.id));
 
 const isFreeAt = (j: JobRow, now: string) => !j.dead && j.runAt <= now && (j.lockedUntil === null || j.lockedUntil <= now);
 
@@ -416,6 +430,20 @@ const makeStores = (v: View): Stores => ({
         v.remove('jobs', id);
         return ok(true);
       }),
+    extendLease: (id, worker, leaseUntil) =>
+      op(v, () => {
+        const j = v.get('jobs', id);
+        if (!j || j.dead || j.lockedBy !== worker) return ok(false);
+        v.put('jobs', id, { ...j, lockedUntil: leaseUntil });
+        return ok(true);
+      }),
+    annotate: (id, notes) =>
+      op(v, () => {
+        const j = v.get('jobs', id);
+        if (!j) return ok(false);
+        v.put('jobs', id, { ...j, payload: { ...j.payload, ...copy(notes) } });
+        return ok(true);
+      }),
     retry: (id, worker, runAt, error) =>
       op(v, () => {
         const j = v.get('jobs', id);
@@ -436,6 +464,25 @@ const makeStores = (v: View): Stores => ({
           .map(claimableAt)
           .sort();
         return ok(times[0] ?? null);
+      }),
+    list: (filter) =>
+      op(v, () => {
+        if (!Number.isInteger(filter.limit) || filter.limit < 1) return E.left(storeFailure(new RangeError(`invalid list limit ${filter.limit}`)));
+        return ok(
+          v
+            .rows('jobs')
+            .filter((j) => matchesFilter(j, filter))
+            .sort(byRunAt)
+            .slice(0, filter.limit)
+            .map(toQueuedJob),
+        );
+      }),
+    revive: (id, now) =>
+      op(v, () => {
+        const j = v.get('jobs', id);
+        if (!j || j.lastError === null || (j.lockedUntil !== null && j.lockedUntil > now)) return ok(false);
+        v.put('jobs', id, { ...j, dead: false, attempts: 0, runAt: now, lockedBy: null, lockedUntil: null });
+        return ok(true);
       }),
   },
 
@@ -702,6 +749,9 @@ export const createMemoryStores = (): MemoryStores => {
       enqueue: (job) => auto((tx) => tx.jobs.enqueue(job)),
       claim: (kinds, worker, now, leaseUntil, limit) => auto((tx) => tx.jobs.claim(kinds, worker, now, leaseUntil, limit)),
       complete: (id, worker) => auto((tx) => tx.jobs.complete(id, worker)),
+      extendLease: (id, worker, leaseUntil) => auto((tx) => tx.jobs.extendLease(id, worker, leaseUntil)),
+      annotate: (id, notes) => auto((tx) => tx.jobs.annotate(id, notes)),
+      revive: (id, now) => auto((tx) => tx.jobs.revive(id, now)),
       retry: (id, worker, runAt, error) => auto((tx) => tx.jobs.retry(id, worker, runAt, error)),
       bury: (id, worker, error) => auto((tx) => tx.jobs.bury(id, worker, error)),
     },

@@ -104,6 +104,10 @@ export const startSmtpServer = async (opts: TestSmtpServerOptions = {}): Promise
     server.once('error', reject);
     const s = server.listen(0, '127.0.0.1', () => {
       server.off('error', reject);
+      // A client that vanishes mid-session (a worker killed with SIGKILL while sending) surfaces here as
+      // ECONNRESET; without a listener it would be an uncaught exception in the test process. The message
+      // was not accepted, which is what a real server would conclude too.
+      server.on('error', () => undefined);
       resolve(s);
     });
   });

@@ -1,4 +1,4 @@
-import type { Job, JobKind } from '../model/job.js';
+import type { Job, JobFilter, JobKind, QueuedJob } from '../model/job.js';
 import type { StoreResult } from './store-result.js';
 
 export interface NewJob {
@@ -39,6 +39,22 @@ export interface JobQueue {
    */
   complete(id: string, worker: string): StoreResult<boolean>;
   /**
+   * Sets the end of the lease `worker` holds on a job to `leaseUntil`: the heartbeat of a worker whose
+   * handler is still running, so a slow job is not handed to a second worker (or, with `leaseUntil` now, a
+   * stopping worker giving back a job it has not started, which is otherwise left as it was). Like `complete`, a lease that ran out
+   * still counts until another worker claims the job. `false` (and nothing written) means `worker` no
+   * longer holds the job (another worker claimed it, it was revived, or it is gone): the lease is lost, and
+   * the caller must not record the job's outcome.
+   */
+  extendLease(id: string, worker: string, leaseUntil: string): StoreResult<boolean>;
+  /**
+   * Merges `notes` into the job's payload (a note's key replaces the same key), so later runs of the job see
+   * what this one already did outside (`JOB_NOTES`: its mail was accepted). Not tied to the lease: a note
+   * states a fact about the outside world, true whoever holds the job now. Buried jobs take notes too (a
+   * revived job must know). `false` when no such job exists (it was completed).
+   */
+  annotate(id: string, notes: Readonly<Record<string, string>>): StoreResult<boolean>;
+  /**
    * Releases the lease and reschedules the job at `runAt`, recording why it failed. Only the lease holder
    * can: for another `worker` it changes nothing.
    */
@@ -53,4 +69,16 @@ export interface JobQueue {
    * `runAt`, or for a leased job the end of its lease if later. Buried jobs do not count.
    */
   nextRunAt(kinds: readonly JobKind[]): StoreResult<string | null>;
+  /**
+   * The jobs matching `filter`, buried ones included, soonest `runAt` first (ties by id), at most
+   * `filter.limit`; each with its burial and lease, for an operator to see what is stuck and why.
+   */
+  list(filter: JobFilter): StoreResult<readonly QueuedJob[]>;
+  /**
+   * An operator's retry after fixing a cause: a job that failed (it has a last error: backing off or
+   * buried) becomes due at `now`, unburied, with its attempts reset to 0 and its lease cleared; its last
+   * error and payload stay. `false` (and nothing written) when there is no such job: unknown, never failed,
+   * or running now (a worker's lease ends after `now`), which must be left to finish.
+   */
+  revive(id: string, now: string): StoreResult<boolean>;
 }

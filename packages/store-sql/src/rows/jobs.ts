@@ -1,4 +1,4 @@
-import type { Job } from '@esig/core';
+import type { Job, QueuedJob } from '@esig/core';
 import { JOB_KINDS } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
@@ -32,4 +32,21 @@ export const toJob = (r: t.TypeOf<ReturnType<typeof jobRow>>): Job => ({
   dedupeKey: r.dedupe_key,
   createdAt: r.created_at,
   lastError: r.last_error,
+});
+
+/** A jobs row with its burial and lease, as an operator's listing reads it. */
+export const queuedJobRow = (c: ColumnCodecs) =>
+  t.intersection([
+    jobRow(c),
+    t.type({
+      dead: c.flag,
+      locked_by: nullable(t.string),
+      locked_until: nullable(c.timestamp),
+    }),
+  ]);
+
+export const toQueuedJob = (r: t.TypeOf<ReturnType<typeof queuedJobRow>>): QueuedJob => ({
+  ...toJob(r),
+  buried: r.dead,
+  lease: r.locked_by === null || r.locked_until === null ? null : { worker: r.locked_by, until: r.locked_until },
 });

@@ -1,4 +1,4 @@
-import type { Job, JobKind, NewJob, Stores } from '@esig/core';
+import type { Job, JobKind, NewJob, QueuedJob, Stores } from '@esig/core';
 import { JOB_KINDS } from '@esig/core';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -181,6 +181,144 @@ export const jobsContract = (h: Harness) =>
       const all = results.flat();
       expect(all.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
       for (const j of all) expect(j.attempts).toBe(1);
+    });
+
+    it('extendLease renews the lease for its holder only, keeping other claimers off the job until the new end', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0, 30);
+      expect(await ok(h().stores.jobs.extendLease(job.id, W2, at(1000)))).toBe(false);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(30));
+      expect(await ok(h().stores.jobs.extendLease(job.id, W1, at(90)))).toBe(true);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(90));
+      // Past the first lease end, the renewed lease still holds.
+      expect(await claim(ALL_KINDS, W2, 60)).toEqual([]);
+      expect(await claim(ALL_KINDS, W2, 89.999)).toEqual([]);
+      // A lease that ran out still counts until someone else claims the job, as for complete.
+      expect(await ok(h().stores.jobs.extendLease(job.id, W1, at(150)))).toBe(true);
+      expect(await claim(ALL_KINDS, W2, 150, 60)).toEqual([claimed(job, 2)]);
+      // Taken over: the old holder's heartbeat learns its lease is lost and changes nothing.
+      expect(await ok(h().stores.jobs.extendLease(job.id, W1, at(1000)))).toBe(false);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(210));
+      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(false);
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
+    });
+
+    it('extendLease answers false once the job was retried, buried, completed, or never existed', async () => {
+      const [retried, buried, done] = [makeJob(TENANT_A, { runAt: at(-3) }), makeJob(TENANT_A, { runAt: at(-2) }), makeJob(TENANT_A, { runAt: at(-1) })];
+      for (const j of [retried, buried, done]) await enqueue(j);
+      expect(ids(await claim(ALL_KINDS, W1, 0, 30))).toEqual([retried.id, buried.id, done.id]);
+      await ok(h().stores.jobs.retry(retried.id, W1, at(100), 'later'));
+      await ok(h().stores.jobs.bury(buried.id, W1, 'dead'));
+      expect(await ok(h().stores.jobs.complete(done.id, W1))).toBe(true);
+      for (const id of [retried.id, buried.id, done.id, 'job_unknown']) expect(await ok(h().stores.jobs.extendLease(id, W1, at(60))), id).toBe(false);
+      // The retried job kept its schedule: extending wrote nothing.
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(100));
+    });
+
+    it('annotate merges notes into the payload that later claims hand out, whoever holds the job, buried or not', async () => {
+      const job = makeJob(TENANT_A, { payload: { requestId: 'req_1', recipientId: 'rcp_1' }, dedupeKey: 'invite:rcp_1' });
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0, 30);
+      // Not tied to the lease: a fact about the outside world, recorded by whoever learnt it.
+      expect(await ok(h().stores.jobs.annotate(job.id, { mailAcceptedAt: at(1), note: 'Grüße ✍️' }))).toBe(true);
+      expect(await ok(h().stores.jobs.annotate(job.id, { note: 'second' }))).toBe(true);
+      const payload = { requestId: 'req_1', recipientId: 'rcp_1', mailAcceptedAt: at(1), note: 'second' };
+      expect(await claim(ALL_KINDS, W2, 30, 30)).toEqual([claimed(job, 2, { payload })]);
+      await ok(h().stores.jobs.bury(job.id, W2, 'gave up'));
+      expect(await ok(h().stores.jobs.annotate(job.id, { more: 'x' }))).toBe(true);
+      expect((await ok(h().stores.jobs.list({ limit: 10 })))[0]!.payload).toEqual({ ...payload, more: 'x' });
+      // The dedupe key is untouched.
+      expect(await enqueue(makeJob(TENANT_A, { dedupeKey: 'invite:rcp_1' }))).toBe(false);
+    });
+
+    it('annotate answers false for a job that is gone', async () => {
+      const job = makeJob(TENANT_A);
+      await enqueue(job);
+      await claim(ALL_KINDS, W1, 0);
+      await ok(h().stores.jobs.complete(job.id, W1));
+      expect(await ok(h().stores.jobs.annotate(job.id, { mailAcceptedAt: at(1) }))).toBe(false);
+      expect(await ok(h().stores.jobs.annotate('job_unknown', { mailAcceptedAt: at(1) }))).toBe(false);
+    });
+
+    it('list shows every job with its burial and lease, soonest runAt first, filtered by kind, failure and request', async () => {
+      const fresh = makeJob(TENANT_A, { kind: 'seal', runAt: at(-5), payload: { requestId: 'req_1' } });
+      const running = makeJob(TENANT_B, { kind: 'mail.invite', runAt: at(-9), payload: { requestId: 'req_2', recipientId: 'rcp_2' } });
+      const backingOff = makeJob(TENANT_A_LIVE, { kind: 'seal', runAt: at(-8), payload: { requestId: 'req_2' } });
+      const buried = makeJob(TENANT_A, { kind: 'seal', runAt: at(-7), payload: { requestId: 'req_3' } });
+      const webhook = makeJob(TENANT_A, { kind: 'webhook.deliver', runAt: at(-6), payload: { deliveryId: 'dlv_1' } });
+      for (const j of [fresh, running, backingOff, buried, webhook]) await enqueue(j);
+      // Claim the three oldest, then settle two of them.
+      expect(ids(await claim(ALL_KINDS, W1, 0, 30, 3))).toEqual([running.id, backingOff.id, buried.id]);
+      await ok(h().stores.jobs.retry(backingOff.id, W1, at(40), 'renderer: out of memory'));
+      await ok(h().stores.jobs.bury(buried.id, W1, 'content of doc_1 is missing'));
+      const q = (j: NewJob, over: Partial<QueuedJob> = {}): QueuedJob => ({ ...claimed(j, 0), buried: false, lease: null, ...over });
+      const all: QueuedJob[] = [
+        q(running, { attempts: 1, lease: { worker: W1, until: at(30) } }),
+        q(buried, { attempts: 1, buried: true, lastError: 'content of doc_1 is missing' }),
+        q(webhook),
+        q(fresh),
+        q(backingOff, { attempts: 1, runAt: at(40), lastError: 'renderer: out of memory' }),
+      ];
+      const list = (f: Omit<Parameters<Stores['jobs']['list']>[0], 'limit'>, limit = 100) => ok(h().stores.jobs.list({ ...f, limit }));
+      expect(await list({})).toEqual(all);
+      expect(await list({ kinds: [] })).toEqual(all);
+      expect(ids(await list({}, 2))).toEqual([running.id, buried.id]);
+      expect(ids(await list({ kinds: ['seal'] }))).toEqual([buried.id, fresh.id, backingOff.id]);
+      expect(ids(await list({ kinds: ['seal', 'webhook.deliver'] }, 2))).toEqual([buried.id, webhook.id]);
+      expect(ids(await list({ failedOnly: true }))).toEqual([buried.id, backingOff.id]);
+      expect(ids(await list({ requestId: 'req_2' }))).toEqual([running.id, backingOff.id]);
+      expect(ids(await list({ requestId: 'req_2', failedOnly: true, kinds: ['seal'] }))).toEqual([backingOff.id]);
+      expect(await list({ requestId: 'req_9' })).toEqual([]);
+      expect(await list({ ids: [webhook.id, 'job_unknown', running.id] })).toEqual([all[0], all[2]]);
+      expect(ids(await list({ ids: [webhook.id, buried.id], kinds: ['seal'] }))).toEqual([buried.id]);
+      expect(await list({ ids: [] })).toEqual([]);
+      expect(await list({ requestId: "req_1' OR '1'='1" })).toEqual([]);
+      await fails(h().stores.jobs.list({ limit: 0 }));
+    });
+
+    it('revive makes a buried or backing-off job due now with its attempts reset, keeping its error and dedupe key', async () => {
+      const buried = makeJob(TENANT_A, { kind: 'seal', runAt: at(-2), dedupeKey: 'seal:req_1', payload: { requestId: 'req_1' } });
+      const backingOff = makeJob(TENANT_A, { kind: 'seal', runAt: at(-1), payload: { requestId: 'req_2' } });
+      for (const j of [buried, backingOff]) await enqueue(j);
+      await claim(ALL_KINDS, W1, 0, 30);
+      await ok(h().stores.jobs.bury(buried.id, W1, 'content missing'));
+      await ok(h().stores.jobs.retry(backingOff.id, W1, at(3600), 'renderer crashed'));
+      expect(await claim(ALL_KINDS, W2, 100)).toEqual([]);
+
+      expect(await ok(h().stores.jobs.revive(buried.id, at(100)))).toBe(true);
+      expect(await ok(h().stores.jobs.revive(backingOff.id, at(100)))).toBe(true);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(100));
+      expect(await ok(h().stores.jobs.list({ failedOnly: true, limit: 10 }))).toEqual([
+        { ...claimed(buried, 0, { runAt: at(100), lastError: 'content missing' }), buried: false, lease: null },
+        { ...claimed(backingOff, 0, { runAt: at(100), lastError: 'renderer crashed' }), buried: false, lease: null },
+      ]);
+      expect(await claim(ALL_KINDS, W2, 100)).toEqual([
+        claimed(buried, 1, { runAt: at(100), lastError: 'content missing' }),
+        claimed(backingOff, 1, { runAt: at(100), lastError: 'renderer crashed' }),
+      ]);
+      expect(await enqueue(makeJob(TENANT_A, { dedupeKey: 'seal:req_1' }))).toBe(false);
+    });
+
+    it('revive leaves alone a job that never failed, one a worker is running, and an unknown one', async () => {
+      const scheduled = makeJob(TENANT_A, { kind: 'expire', runAt: at(5000) });
+      const running = makeJob(TENANT_A, { runAt: at(-1) });
+      for (const j of [scheduled, running]) await enqueue(j);
+      await claim(ALL_KINDS, W1, 0, 30);
+      await ok(h().stores.jobs.retry(running.id, W1, at(10), 'SMTP 451'));
+      expect(ids(await claim(ALL_KINDS, W2, 10, 30))).toEqual([running.id]);
+      // An expiry scheduled for later must not run early: it has not failed, so it is not revived.
+      expect(await ok(h().stores.jobs.revive(scheduled.id, at(20)))).toBe(false);
+      // W2 is running it (its lease ends at 40): reviving would hand it to a second worker.
+      expect(await ok(h().stores.jobs.revive(running.id, at(39.999)))).toBe(false);
+      expect(await ok(h().stores.jobs.revive('job_unknown', at(20)))).toBe(false);
+      expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(40));
+      expect(await claim(ALL_KINDS, W1, 39.999)).toEqual([]);
+      // Once W2's lease has ended (W2 died), the operator may revive it; W2 has then lost it.
+      expect(await ok(h().stores.jobs.revive(running.id, at(40)))).toBe(true);
+      expect(await ok(h().stores.jobs.extendLease(running.id, W2, at(100)))).toBe(false);
+      expect(await ok(h().stores.jobs.complete(running.id, W2))).toBe(false);
+      expect(await claim(ALL_KINDS, W1, 40)).toEqual([claimed(running, 1, { runAt: at(40), lastError: 'SMTP 451' })]);
     });
 
     it('a claim or complete inside a transaction that rolls back leaves the job as it was', async () => {

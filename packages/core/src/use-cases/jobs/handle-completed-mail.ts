@@ -6,8 +6,9 @@ import { mintSigningLink } from './handle-invitation-mail.js';
 import type { JobHandler } from './job-handler.js';
 import { jobFailure, nothingToRecord } from './job-handler.js';
 import { loadJobRequest, tenantOf } from './load-job-request.js';
+import { sendMailOnce } from './send-mail-once.js';
 
-/** `mail.completed`: tells a recipient (signer or cc) the request is complete, linking the finished PDF. */
+/** `mail.completed`: tells a recipient (signer or cc) the request is complete, linking the finished PDF; once per job (`sendMailOnce`). */
 export const handleCompletedMail =
   (deps: MailJobDeps): JobHandler =>
   (job) =>
@@ -17,11 +18,15 @@ export const handleCompletedMail =
         const recipient = request?.recipients.find((r) => r.id === job.payload.recipientId);
         if (!request || request.status !== 'COMPLETED' || !recipient) return TE.right(nothingToRecord);
         return pipe(
-          mintSigningLink(deps, tenantOf(job), request.id, recipient.id),
-          TE.chainW((link) =>
+          sendMailOnce(deps, job, () =>
             pipe(
-              deps.mail(tenantOf(job)).send(completedMail({ request, recipient, link, testMode: request.mode === 'test', messageId: `<${job.id}@esig>` })),
-              TE.mapLeft((e) => jobFailure(e.detail, e.permanent)),
+              mintSigningLink(deps, tenantOf(job), request.id, recipient.id),
+              TE.chainW((link) =>
+                pipe(
+                  deps.mail(tenantOf(job)).send(completedMail({ request, recipient, link, testMode: request.mode === 'test', messageId: `<${job.id}@esig>` })),
+                  TE.mapLeft((e) => jobFailure(e.detail, e.permanent)),
+                ),
+              ),
             ),
           ),
           TE.map(() => nothingToRecord),

@@ -13,6 +13,7 @@ import { appendEvent, appendEvidence } from '../signing/records.js';
 import type { JobHandler } from './job-handler.js';
 import { jobFailure, nothingToRecord } from './job-handler.js';
 import { loadJobRequest, tenantOf } from './load-job-request.js';
+import { sendMailOnce } from './send-mail-once.js';
 
 export interface MailJobDeps {
   readonly stores: Stores;
@@ -38,8 +39,9 @@ export const mintSigningLink = (deps: MailJobDeps, tenant: { orgId: string; mode
 
 /**
  * `mail.invite` and `mail.remind`: while the request is open and the recipient has not finished, mint a
- * link, mail it, then record `NOTIFIED`, `signer.notified` and the evidence. The Message-ID is the job's,
- * so a repeat after a crash between sending and recording is recognisable as the same message.
+ * link, mail it, then record `NOTIFIED`, `signer.notified` and the evidence. The mail goes out once per
+ * job (`sendMailOnce`): a run after an accepted send only records. The Message-ID is the job's, so a
+ * repeat after a crash between the server's acceptance and its note is recognisable as the same message.
  */
 export const handleInvitationMail =
   (deps: MailJobDeps): JobHandler =>
@@ -54,11 +56,16 @@ export const handleInvitationMail =
           return TE.right(nothingToRecord);
         const reminder = job.kind === 'mail.remind';
         return pipe(
-          mintSigningLink(deps, tenantOf(job), request.id, recipient.id),
-          TE.chainW((link) =>
+          // A repeated run (the earlier one's mail was accepted, its outcome not recorded) mints and sends nothing.
+          sendMailOnce(deps, job, () =>
             pipe(
-              deps.mail(tenantOf(job)).send(invitationMail({ request, recipient, link, testMode: request.mode === 'test', messageId: `<${job.id}@esig>`, reminder })),
-              TE.mapLeft((e) => jobFailure(e.detail, e.permanent)),
+              mintSigningLink(deps, tenantOf(job), request.id, recipient.id),
+              TE.chainW((link) =>
+                pipe(
+                  deps.mail(tenantOf(job)).send(invitationMail({ request, recipient, link, testMode: request.mode === 'test', messageId: `<${job.id}@esig>`, reminder })),
+                  TE.mapLeft((e) => jobFailure(e.detail, e.permanent)),
+                ),
+              ),
             ),
           ),
           TE.map(() => (tx: Stores) => {

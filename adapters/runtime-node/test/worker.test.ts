@@ -1,0 +1,198 @@
+import type { Job, JobHandler, JobKind, QueuedJob, Stores } from '@esig/core';
+import { jobFailure } from '@esig/core';
+import { TENANT_A, createManualClock, createMemoryStores, makeJob, ok } from '@esig/testkit';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunningWorker, WorkerLogger } from '../src/worker.js';
+import { startWorker } from '../src/worker.js';
+
+// The lease is counted on a manual clock that only the test moves; heartbeats and polls run on real timers.
+// Every wait below is for a condition, never for a duration, so a slow machine only makes the tests slower.
+
+const T0 = '2030-01-01T00:00:00.000Z';
+const LEASE_MS = 1_000;
+const KINDS: readonly JobKind[] = ['seal'];
+
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+};
+
+/** Polls `probe` until it holds; generous, because it only bounds how long a broken worker is waited for. */
+const until = async (probe: () => Promise<boolean> | boolean, what: string, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+interface Line {
+  readonly level: 'info' | 'warn' | 'error';
+  readonly msg: string;
+  readonly fields: Record<string, unknown>;
+}
+const capture = () => {
+  const lines: Line[] = [];
+  const logger: WorkerLogger = {
+    info: (fields, msg) => lines.push({ level: 'info', msg, fields }),
+    warn: (fields, msg) => lines.push({ level: 'warn', msg, fields }),
+    error: (fields, msg) => lines.push({ level: 'error', msg, fields }),
+  };
+  return { lines, logger };
+};
+
+const setup = () => {
+  const { stores, uow } = createMemoryStores();
+  const clock = createManualClock(T0);
+  /** Every run of a handler, in order: which worker ran which job. */
+  const runs: Array<{ readonly worker: string; readonly job: string }> = [];
+  const gate = deferred();
+  const started = deferred();
+  /**
+   * The seal handler of one worker: counts the run, waits for the gate (a slow SMTP server, a big PDF),
+   * then records its outcome: a row the test can count (a job keyed by the finished job's id).
+   */
+  const handler =
+    (worker: string): JobHandler =>
+    (job: Job) => {
+      runs.push({ worker, job: job.id });
+      started.resolve();
+      return pipe(
+        TE.fromTask(() => gate.promise),
+        TE.map(() => (tx: Stores) => pipe(tx.jobs.enqueue(makeJob(TENANT_A, { kind: 'expire', runAt: '2099-01-01T00:00:00.000Z', dedupeKey: `outcome:${job.id}` })), TE.map(() => undefined))),
+      );
+    };
+  const workers: RunningWorker[] = [];
+  const start = (id: string, over: Partial<Parameters<typeof startWorker>[0]> = {}) => {
+    const w = startWorker({ id, stores, uow, clock, handlers: { seal: handler(id) }, leaseMs: LEASE_MS, heartbeatMs: 10, pollMs: 10, ...over });
+    workers.push(w);
+    return w;
+  };
+  const list = (): Promise<readonly QueuedJob[]> => ok(stores.jobs.list({ limit: 100 }));
+  const outcomes = async () => (await ok(stores.jobs.list({ kinds: ['expire'], limit: 100 }))).map((j) => j.dedupeKey);
+  const enqueueSeals = async (n: number) => {
+    const jobs = Array.from({ length: n }, (_, i) => makeJob(TENANT_A, { kind: 'seal', runAt: T0, payload: { requestId: `req_${i}` } }));
+    for (const j of jobs) await ok(stores.jobs.enqueue(j));
+    return jobs;
+  };
+  /**
+   * Moves the clock on in steps shorter than the lease, each time waiting until the holder's heartbeat has
+   * renewed every seal lease from the new now, so the clock passes the original lease end many times over.
+   */
+  const outlast = async (holder: string, steps: number) => {
+    for (let i = 0; i < steps; i++) {
+      clock.advance(LEASE_MS * 0.3);
+      const renewedUntil = new Date(clock.now().getTime() + LEASE_MS).toISOString();
+      await until(async () => {
+        const seals = (await list()).filter((j) => j.kind === 'seal');
+        const taken = seals.find((j) => j.lease !== null && j.lease.worker !== holder);
+        if (taken) throw new Error(`${taken.lease!.worker} took over ${taken.id} from ${holder} after ${i + 1} steps`);
+        return seals.every((j) => j.lease?.worker === holder && j.lease.until === renewedUntil);
+      }, `heartbeat ${i + 1}`);
+    }
+  };
+  return { stores, uow, clock, runs, gate, started, start, list, outcomes, enqueueSeals, outlast, workers };
+};
+
+let current: ReturnType<typeof setup> | undefined;
+afterEach(async () => {
+  current?.gate.resolve();
+  await Promise.all(current?.workers.map((w) => w.stop()) ?? []);
+  current = undefined;
+});
+
+describe('the job worker', () => {
+  it('keeps a job that runs far longer than its lease: the heartbeat renews it, so no second worker runs it', async () => {
+    const s = (current = setup());
+    const [job] = await s.enqueueSeals(1);
+    s.start('w1');
+    await s.started.promise;
+    s.start('w2');
+    // Ten times the lease passes while w1's handler is still busy; w2 polls all along.
+    await s.outlast('w1', 33);
+    expect(s.runs).toEqual([{ worker: 'w1', job: job!.id }]);
+    s.gate.resolve();
+    await until(async () => (await s.list()).every((j) => j.kind !== 'seal'), 'the job to finish');
+    expect(s.runs).toEqual([{ worker: 'w1', job: job!.id }]);
+    expect(await s.outcomes()).toEqual([`outcome:${job!.id}`]);
+  });
+
+  it('renews the leases of the jobs it claimed in one batch while they wait their turn', async () => {
+    const s = (current = setup());
+    const jobs = await s.enqueueSeals(3);
+    s.start('w1', { batch: 10, concurrency: 1 });
+    await s.started.promise;
+    s.start('w2');
+    await s.outlast('w1', 10);
+    s.gate.resolve();
+    await until(async () => (await s.list()).every((j) => j.kind !== 'seal'), 'the jobs to finish');
+    expect(s.runs).toEqual(jobs.map((j) => ({ worker: 'w1', job: j.id })));
+    expect((await s.outcomes()).sort()).toEqual(jobs.map((j) => `outcome:${j.id}`).sort());
+  });
+
+  it('records nothing for a job whose lease it lost: neither the outcome nor a retry, and says so', async () => {
+    const s = (current = setup());
+    const { lines, logger } = capture();
+    const [job] = await s.enqueueSeals(1);
+    s.start('w1', { logger });
+    await s.started.promise;
+    // w1 stalls past its lease (its heartbeat has no chance between these two lines) and another worker takes the job.
+    s.clock.advance(LEASE_MS * 5);
+    const stolen = await ok(s.stores.jobs.claim(KINDS, 'thief', s.clock.now().toISOString(), new Date(s.clock.now().getTime() + 60_000).toISOString(), 1));
+    expect(stolen.map((j) => j.id)).toEqual([job!.id]);
+    await until(() => lines.some((l) => l.msg.startsWith('job lease lost: another worker has the job')), 'w1 to learn its lease is lost');
+    s.gate.resolve();
+    await until(() => lines.some((l) => l.msg === 'job lease lost while the job ran; its outcome is left to the worker that has it'), 'w1 to give up the job');
+    expect(await s.outcomes()).toEqual([]);
+    // The thief's lease is untouched: w1 neither completed, retried nor buried the job.
+    const [held] = await s.list();
+    expect(held).toMatchObject({ id: job!.id, attempts: 2, lastError: null, buried: false, lease: { worker: 'thief' } });
+    expect(await ok(s.stores.jobs.complete(job!.id, 'thief'))).toBe(true);
+  });
+
+  it('gives back the jobs it claimed but did not start when stopped, without marking them failed', async () => {
+    const s = (current = setup());
+    const jobs = await s.enqueueSeals(3);
+    const w1 = s.start('w1', { batch: 10, concurrency: 1 });
+    await s.started.promise;
+    const stopped = w1.stop();
+    s.gate.resolve();
+    await stopped;
+    expect(s.runs).toEqual([{ worker: 'w1', job: jobs[0]!.id }]);
+    const left = await s.list();
+    expect(left.filter((j) => j.kind === 'seal').map((j) => [j.id, j.lastError])).toEqual([
+      [jobs[1]!.id, null],
+      [jobs[2]!.id, null],
+    ]);
+    // Free for the next worker at once, not after a lease.
+    expect((await ok(s.stores.jobs.claim(KINDS, 'w2', s.clock.now().toISOString(), s.clock.now().toISOString(), 10))).map((j) => j.id)).toEqual([jobs[1]!.id, jobs[2]!.id]);
+  });
+
+  it('logs every failure with the request it is about, buries the job after the last attempt, and runs it again once revived', async () => {
+    const s = (current = setup());
+    const { lines, logger } = capture();
+    const [job] = await s.enqueueSeals(1);
+    let failing = true;
+    const seal: JobHandler = () => (failing ? TE.left(jobFailure('renderer: out of memory')) : TE.right(() => TE.right(undefined)));
+    s.start('w1', { logger, handlers: { seal }, maxAttempts: 2, retryDelayMs: () => 0 });
+    await until(async () => (await s.list())[0]?.buried === true, 'the job to be buried');
+    const failures = lines.filter((l) => l.level !== 'info');
+    expect(failures.map((l) => [l.level, l.msg])).toEqual([
+      ['warn', 'job failed, will retry'],
+      ['error', 'job buried'],
+    ]);
+    for (const l of failures) expect(l.fields).toMatchObject({ job: job!.id, kind: 'seal', request: 'req_0', error: 'renderer: out of memory' });
+    expect(failures[0]!.fields).toMatchObject({ attempts: 1, buried: false, nextRunAt: T0 });
+    expect(failures[1]!.fields).toMatchObject({ attempts: 2, buried: true, nextRunAt: null, retryWith: `esig jobs retry ${job!.id}` });
+    expect(await s.list()).toEqual([expect.objectContaining({ id: job!.id, buried: true, attempts: 2, lastError: 'renderer: out of memory', lease: null })]);
+
+    // The operator fixes the cause and revives the job: the worker runs it again and it finishes.
+    failing = false;
+    expect(await ok(s.stores.jobs.revive(job!.id, s.clock.now().toISOString()))).toBe(true);
+    await until(async () => (await s.list()).length === 0, 'the revived job to finish');
+    expect(lines.at(-1)).toMatchObject({ level: 'info', msg: 'job done', fields: { job: job!.id, attempts: 1 } });
+  });
+});
