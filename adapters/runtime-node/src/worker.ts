@@ -1,8 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Clock, Job, JobHandler, JobKind, Stores, UnitOfWork } from '@esig/core';
-import { concurrentModification } from '@esig/core';
+import { runClaimedJob } from '@esig/core';
 
 export interface WorkerLogger {
   info(fields: Record<string, unknown>, msg: string): void;
@@ -52,8 +50,6 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** 5 s, 10 s, 20 s … capped at an hour: a mail server that is down for a while is retried patiently. */
-export const defaultRetryDelayMs = (attempts: number) => Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
 
 const silent: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -77,9 +73,10 @@ interface InHand {
 }
 
 /**
- * A job worker loop. Each job's handler does its outside work, then its recorded outcome commits in the
- * same transaction as the job's completion (which checks the lease is still ours), so a job's effects are
- * recorded exactly once even when workers crash or race. A heartbeat renews the lease of every job in
+ * A job worker loop around `runClaimedJob` (see there for how a job runs and settles): each job's handler
+ * does its outside work, then its recorded outcome commits in the same transaction as the job's completion
+ * (which checks the lease is still ours), so a job's effects are recorded exactly once even when workers
+ * crash or race. A heartbeat renews the lease of every job in
  * hand, so a slow job (a slow SMTP server, a big PDF) is never handed to a second worker while this one
  * is alive; only a worker that died (or stalled longer than the lease) loses its jobs to another.
  */
@@ -89,8 +86,6 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const leaseMs = o.leaseMs ?? 5 * 60_000;
   const heartbeatMs = Math.max(1, o.heartbeatMs ?? Math.floor(leaseMs / 3));
   const batch = Math.max(1, o.batch ?? 1);
-  const maxAttempts = o.maxAttempts ?? 12;
-  const delay = o.retryDelayMs ?? defaultRetryDelayMs;
   const log = o.logger ?? silent;
   let running = true;
   const sleepers = new Set<() => void>();
@@ -149,35 +144,31 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   };
   beat();
 
+  const run = runClaimedJob({ stores: o.stores, uow: o.uow, clock: o.clock, handlers: o.handlers, maxAttempts: o.maxAttempts, retryDelayMs: o.retryDelayMs });
+
   const runJob = async (job: Job, hand: InHand) => {
     if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
-    const handler = o.handlers[job.kind]!;
-    const done = await handler(job)();
-    // Another worker holds the job now and will record its outcome; committing ours too would record it twice.
-    if (hand.lost) return log.warn(jobFields(job), 'job lease lost while the job ran; its outcome is left to the worker that has it');
-    hand.settling = true;
-    const outcome = E.isLeft(done)
-      ? done
-      : await o.uow.transaction((tx) =>
-          pipe(
-            done.right(tx),
-            TE.chainW(() => tx.jobs.complete(job.id, o.id)),
-            // Our lease ran out and another worker owns the job now: record nothing, let it finish.
-            TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
-          ),
-        )();
-    if (E.isRight(outcome)) return log.info(jobFields(job), 'job done');
-    const e = outcome.left;
-    const detail = e._tag === 'JobFailure' ? e.detail : e._tag === 'StoreFailure' ? String((e.cause as Error)?.message ?? e.cause) : e._tag;
-    if (e._tag === 'ConcurrentModification' && e.resource === 'job') return log.warn(jobFields(job), 'job lease lost; another worker has it');
-    const transient = e._tag === 'StoreFailure' || e._tag === 'ConcurrentModification' || (e._tag === 'JobFailure' && !e.permanent);
-    const again = transient && job.attempts < maxAttempts;
-    const nextRunAt = again ? new Date(o.clock.now().getTime() + delay(job.attempts)).toISOString() : null;
-    const settled = await (nextRunAt !== null ? o.stores.jobs.retry(job.id, o.id, nextRunAt, detail) : o.stores.jobs.bury(job.id, o.id, detail))();
-    const fields = { ...jobFields(job), error: detail, permanent: !transient, buried: !again, nextRunAt, settled: E.isRight(settled) };
-    if (again) return log.warn(fields, 'job failed, will retry');
-    // A buried job never runs again by itself: say so loudly, with the way back once the cause is fixed.
-    log.error({ ...fields, retryWith: `esig jobs retry ${job.id}` }, 'job buried');
+    // Another worker holds the job once a heartbeat found the lease gone, and records its outcome; committing
+    // ours too would record it twice. Past this point the commit itself checks the lease.
+    const outcome = await run(job, o.id, () => {
+      if (hand.lost) return true;
+      hand.settling = true;
+      return false;
+    })();
+    switch (outcome._tag) {
+      case 'Done':
+        return log.info(jobFields(job), 'job done');
+      case 'LeaseLost':
+        return log.warn(jobFields(job), 'job lease lost while the job ran; its outcome is left to the worker that has it');
+      case 'Retrying':
+        return log.warn({ ...jobFields(job), error: outcome.error, permanent: false, buried: false, nextRunAt: outcome.nextRunAt, settled: outcome.settled }, 'job failed, will retry');
+      case 'Buried':
+        // A buried job never runs again by itself: say so loudly, with the way back once the cause is fixed.
+        return log.error(
+          { ...jobFields(job), error: outcome.error, permanent: outcome.permanent, buried: true, nextRunAt: null, settled: outcome.settled, retryWith: `esig jobs retry ${job.id}` },
+          'job buried',
+        );
+    }
   };
 
   const loop = async () => {

@@ -11,13 +11,7 @@ import type { Clock, CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode,
 import {
   bootstrapKey,
   execute,
-  handleAutoRemind,
-  handleCompletedMail,
-  handleExpire,
-  handleInvitationMail,
-  handleSeal,
-  handleWebhookDeliver,
-  handleWebhookDispatch,
+  jobHandlers,
   testMailboxTransport,
 } from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
@@ -105,17 +99,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         renderer: r.resolve(T.Renderer),
         reminderIntervalMs: config.reminderIntervalMs ?? 72 * 3_600_000,
       };
-      const mail = handleInvitationMail(deps);
-      return {
-        'mail.invite': mail,
-        'mail.remind': mail,
-        'mail.completed': handleCompletedMail(deps),
-        seal: handleSeal(deps),
-        expire: handleExpire(deps),
-        'remind.auto': handleAutoRemind(deps),
-        'webhook.dispatch': handleWebhookDispatch(deps),
-        'webhook.deliver': handleWebhookDeliver(deps),
-      };
+      return jobHandlers(deps);
     }),
   );
   c.register(

@@ -1,0 +1,76 @@
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type * as T from 'fp-ts/lib/Task.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../../errors.js';
+import { concurrentModification } from '../../errors.js';
+import type { Job, JobKind } from '../../model/job.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Stores } from '../../ports/stores.js';
+import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import type { JobFailure, JobHandler } from './job-handler.js';
+
+/** 5 s, 10 s, 20 s … capped at an hour: a mail server that is down for a while is retried patiently. */
+export const defaultRetryDelayMs = (attempts: number): number => Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+
+/** How the run of one claimed job ended. */
+export type JobRunOutcome =
+  | { readonly _tag: 'Done' }
+  /** Another worker holds the job now (this one's lease ran out): nothing of this run was recorded. */
+  | { readonly _tag: 'LeaseLost' }
+  /** Failed for a reason worth another attempt, scheduled at `nextRunAt`. */
+  | { readonly _tag: 'Retrying'; readonly error: string; readonly nextRunAt: string; readonly settled: boolean }
+  /** Failed for good, or too often: kept, marked dead, never claimed again (`esig jobs retry` revives it). */
+  | { readonly _tag: 'Buried'; readonly error: string; readonly permanent: boolean; readonly settled: boolean };
+
+export interface RunJobDeps {
+  readonly stores: Stores;
+  readonly uow: UnitOfWork;
+  readonly clock: Clock;
+  readonly handlers: Partial<Record<JobKind, JobHandler>>;
+  /** After this many attempts a failing job is buried. Default 12. */
+  readonly maxAttempts?: number;
+  /** Delay before attempt `attempts + 1`. Default `defaultRetryDelayMs`. */
+  readonly retryDelayMs?: (attempts: number) => number;
+}
+
+const describe = (e: DomainError | JobFailure): string =>
+  e._tag === 'JobFailure' ? e.detail : e._tag === 'StoreFailure' ? String((e.cause as Error | undefined)?.message ?? e.cause) : e._tag;
+
+/**
+ * Runs one job that `worker` has claimed: the handler does its outside work, then its recorded outcome
+ * commits in the same transaction as the job's completion, which checks that `worker` still holds the
+ * lease — so the outcome is recorded exactly once even when workers crash or race. A failure is retried
+ * later (with backoff) or buried. `lost` is asked after the handler ran: a worker that knows it lost the
+ * lease meanwhile (its heartbeat said so) records nothing.
+ */
+export const runClaimedJob =
+  (deps: RunJobDeps) =>
+  (job: Job, worker: string, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
+  async () => {
+    const handler = deps.handlers[job.kind];
+    const done = handler === undefined ? E.left<DomainError | JobFailure, never>({ _tag: 'JobFailure', permanent: true, detail: `no handler for ${job.kind}` }) : await handler(job)();
+    if (lost()) return { _tag: 'LeaseLost' };
+    const outcome = E.isLeft(done)
+      ? done
+      : await deps.uow.transaction((tx) =>
+          pipe(
+            done.right(tx),
+            TE.chainW(() => tx.jobs.complete(job.id, worker)),
+            // Our lease ran out and another worker owns the job now: record nothing, let it finish.
+            TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
+          ),
+        )();
+    if (E.isRight(outcome)) return { _tag: 'Done' };
+    const e = outcome.left;
+    if (e._tag === 'ConcurrentModification' && e.resource === 'job') return { _tag: 'LeaseLost' };
+    const error = describe(e);
+    const transient = e._tag === 'StoreFailure' || e._tag === 'ConcurrentModification' || (e._tag === 'JobFailure' && !e.permanent);
+    if (transient && job.attempts < (deps.maxAttempts ?? 12)) {
+      const nextRunAt = new Date(deps.clock.now().getTime() + (deps.retryDelayMs ?? defaultRetryDelayMs)(job.attempts)).toISOString();
+      const settled = await deps.stores.jobs.retry(job.id, worker, nextRunAt, error)();
+      return { _tag: 'Retrying', error, nextRunAt, settled: E.isRight(settled) };
+    }
+    const settled = await deps.stores.jobs.bury(job.id, worker, error)();
+    return { _tag: 'Buried', error, permanent: !transient, settled: E.isRight(settled) };
+  };

@@ -1,0 +1,57 @@
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { describe, expect, it } from 'vitest';
+import type { JobHandler } from '@esig/core';
+import { jobFailure, jobHandlers, runClaimedJob, runDueJobs, signAsRecipient } from '@esig/core';
+import { right } from './support.js';
+import { CLIENT, requestNow, sentRequest, signInput, world } from './world.js';
+
+const withHandlers = (w: ReturnType<typeof world>) => ({ ...w.deps, handlers: jobHandlers({ ...w.deps, reminderIntervalMs: 72 * 3_600_000 }) });
+
+describe('runDueJobs', () => {
+  it('takes a request from send to its sealed PDF with no worker running: invitations, then the seal and the notices', async () => {
+    const w = world();
+    const s = await sentRequest(w, { signers: [{}, {}] });
+    const first = await right(runDueJobs(withHandlers(w))());
+    expect(first.runs.map((r) => r.kind).sort()).toEqual(['mail.invite', 'mail.invite']);
+    expect([first.done, first.retrying, first.buried]).toEqual([2, 0, 0]);
+    expect(w.mail.sent.map((m) => m.message.to).sort()).toEqual(['signer1@example.com', 'signer2@example.com']);
+    // Nothing is due any more: a second run does nothing.
+    expect((await right(runDueJobs(withHandlers(w))())).runs).toEqual([]);
+
+    for (const signer of s.signers) await right(signAsRecipient(w.deps)(signer.token, signInput(signer), CLIENT));
+    const after = await right(runDueJobs(withHandlers(w))());
+    expect(after.runs.map((r) => r.kind)).toEqual(['seal', 'mail.completed', 'mail.completed']);
+    const sealed = await requestNow(w, s.p.tenant, s.req.id);
+    expect(sealed.finishedSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(await right(w.h.stores.documentContents.get(s.p.tenant, { kind: 'finished', requestId: s.req.id }))).not.toBeNull();
+  });
+
+  it('schedules a failing job for later instead of running it again at once, and stops at the limit', async () => {
+    const w = world();
+    await sentRequest(w, { signers: [{}, {}, {}] });
+    const failing: JobHandler = () => TE.left(jobFailure('SMTP server down'));
+    const deps = { ...w.deps, handlers: { 'mail.invite': failing } };
+    const run = await right(runDueJobs(deps)({ limit: 2 }));
+    expect(run.runs).toHaveLength(2);
+    expect(run.runs.every((r) => r.outcome._tag === 'Retrying')).toBe(true);
+    const third = await right(runDueJobs(deps)());
+    // The two that failed are not due before their backoff: only the third one runs.
+    expect(third.runs).toHaveLength(1);
+  });
+});
+
+describe('runClaimedJob', () => {
+  it('records nothing when the lease was lost while the handler ran, and buries a permanent failure at once', async () => {
+    const w = world();
+    await sentRequest(w);
+    const deps = withHandlers(w);
+    const [job] = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', w.h.clock.now().toISOString(), new Date(w.h.clock.now().getTime() + 60_000).toISOString(), 1));
+    expect(await runClaimedJob(deps)(job!, 'w1', () => true)()).toEqual({ _tag: 'LeaseLost' });
+    // The job is still there, held by w1: the lost run changed nothing.
+    expect((await right(w.h.stores.jobs.list({ ids: [job!.id], limit: 10 }))).map((j) => j.id)).toEqual([job!.id]);
+    const refused: JobHandler = () => TE.left(jobFailure('550 no such mailbox', true));
+    expect(await runClaimedJob({ ...deps, handlers: { 'mail.invite': refused } })(job!, 'w1')()).toMatchObject({ _tag: 'Buried', permanent: true, settled: true });
+    // Buried: never due again by itself.
+    expect(await right(w.h.stores.jobs.nextRunAt(['mail.invite']))).toBeNull();
+  });
+});
