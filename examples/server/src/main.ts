@@ -92,14 +92,15 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
   c.register(
     T.JobHandlers,
     once((r) => {
-      const deps = {
-        ...core(r),
+      const deps = core(r);
+      return jobHandlers({
+        ...deps,
         mail: r.resolve(T.Mail),
         publicUrl: config.publicUrl,
         renderer: r.resolve(T.Renderer),
-        reminderIntervalMs: config.reminderIntervalMs ?? 72 * 3_600_000,
-      };
-      return jobHandlers(deps);
+        reminderIntervalMs: config.reminderIntervalMs,
+        webhooks: { secrets: deps.secrets, sender: deps.sender, retryScale: deps.retryScale, random: deps.random },
+      });
     }),
   );
   c.register(

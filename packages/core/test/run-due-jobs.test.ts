@@ -5,7 +5,7 @@ import { jobFailure, jobHandlers, runClaimedJob, runDueJobs, signAsRecipient } f
 import { right } from './support.js';
 import { CLIENT, requestNow, sentRequest, signInput, world } from './world.js';
 
-const withHandlers = (w: ReturnType<typeof world>) => ({ ...w.deps, handlers: jobHandlers({ ...w.deps, reminderIntervalMs: 72 * 3_600_000 }) });
+const withHandlers = (w: ReturnType<typeof world>) => ({ ...w.deps, handlers: jobHandlers({ ...w.deps, webhooks: w.deps }) });
 
 describe('runDueJobs', () => {
   it('takes a request from send to its sealed PDF with no worker running: invitations, then the seal and the notices', async () => {

@@ -11,35 +11,38 @@ import { handleInvitationMail } from './handle-invitation-mail.js';
 import { handleSeal } from './handle-seal.js';
 import type { JobHandler } from './job-handler.js';
 
-/** What every job handler needs together: stores and time, mail, the renderer, and webhook delivery. */
-export type JobHandlerDeps = MailJobDeps &
-  WebhookDeps & {
-    readonly renderer: DocumentRenderer;
-    /** Automatic reminders after sending, repeated at this interval (the reference server: 72 h). */
-    readonly reminderIntervalMs: number;
-  };
+/** What the job handlers need: stores and time, mail, the renderer, and (for webhooks) delivery. */
+export type JobHandlerDeps = MailJobDeps & {
+  readonly renderer: DocumentRenderer;
+  /** Automatic reminders: the gap between rounds once started. Default 72 h. */
+  readonly reminderIntervalMs?: number | null;
+  /**
+   * Webhook delivery. Without it the webhook kinds have no handler: fine for a backend that creates no
+   * webhook endpoints, since an org without endpoints queues no webhook jobs.
+   */
+  readonly webhooks?: Pick<WebhookDeps, 'secrets' | 'sender' | 'retryScale' | 'random'>;
+};
 
 /**
- * The handler of every job kind the core enqueues, for `startWorker` or `runDueJobs`. All of them are
- * needed to take a request from `send` to its sealed PDF: invitations and reminders (`mail.invite`,
- * `mail.remind`, `remind.auto`), `seal`, the completed notices (`mail.completed`), `expire`; the webhook
- * kinds only run for orgs with endpoints (an org without webhooks queues no webhook jobs), so a backend
- * that uses none can give a `sender` that refuses every target.
+ * The handler of every job kind the core enqueues, for `startWorker` or `runDueJobs`. These take a request
+ * from `send` to its sealed PDF: invitations and reminders (`mail.invite`, `mail.remind`, `remind.auto`),
+ * `seal`, the completed notices (`mail.completed`) and `expire`; with `webhooks`, also `webhook.dispatch`
+ * and `webhook.deliver`.
  *
  * @example
- * const handlers = jobHandlers({ ...deps, mail: () => myTransport, publicUrl, renderer: pdf.renderer, sender, secrets, retryScale: 1, random: Math.random, reminderIntervalMs: 72 * 3_600_000 });
- * await runDueJobs({ ...deps, handlers })({ worker: 'cron' })();
+ * const handlers = jobHandlers({ ...deps, mail: () => testMailboxTransport(deps, tenant), publicUrl, renderer: pdf.renderer });
+ * await runDueJobs({ ...deps, handlers })()();
  */
-export const jobHandlers = (deps: JobHandlerDeps): { readonly [K in JobKind]: JobHandler } => {
+export const jobHandlers = (deps: JobHandlerDeps): { readonly [K in JobKind]?: JobHandler } => {
   const mail = handleInvitationMail(deps);
+  const webhooks = deps.webhooks === undefined ? {} : { 'webhook.dispatch': handleWebhookDispatch(deps), 'webhook.deliver': handleWebhookDeliver({ ...deps, ...deps.webhooks }) };
   return {
     'mail.invite': mail,
     'mail.remind': mail,
     'mail.completed': handleCompletedMail(deps),
     seal: handleSeal(deps),
     expire: handleExpire(deps),
-    'remind.auto': handleAutoRemind(deps),
-    'webhook.dispatch': handleWebhookDispatch(deps),
-    'webhook.deliver': handleWebhookDeliver(deps),
+    'remind.auto': handleAutoRemind({ ...deps, reminderIntervalMs: deps.reminderIntervalMs ?? 72 * 3_600_000 }),
+    ...webhooks,
   };
 };
