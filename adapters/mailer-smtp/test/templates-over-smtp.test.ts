@@ -1,4 +1,5 @@
-import { completedMail, invitationMail, otpMail, type Recipient, type SignatureRequest } from '@esig/core';
+import { type Recipient, type SignatureRequest } from '@esig/core';
+import { completedMail, invitationMail, otpMail } from '@esig/core/internal';
 import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpServer, type TestSmtpServer } from '@esig/testkit/smtp';

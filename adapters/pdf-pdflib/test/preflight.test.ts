@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { AdoptedSignature, Field, FieldType, FieldValue } from '@esig/core';
-import { checkAdoptedSignature, checkFieldValues } from '@esig/core';
+import { checkAdoptedSignature, checkFieldValues } from '@esig/core/internal';
 import { makePdf } from '@esig/testkit/pdf';
 import { drawnSignatureDataUrl, encodePng, hostileDrawnSignatures } from '@esig/testkit/png';
 import { pdfLibRenderer, pdfLibStampPreflight } from '../src/index.js';

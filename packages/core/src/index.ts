@@ -1,20 +1,38 @@
+/**
+ * @esig/core: the electronic-signature domain, pure. Use cases (one per module) take their ports as
+ * arguments; write use cases return a `Command` that `execute` (or your own transaction) runs. Everything
+ * exported here is the stable surface; `@esig/core/internal` holds the building blocks esig's own adapters
+ * and tests use, with no stability promise.
+ *
+ * @packageDocumentation
+ */
+
+// ---- Errors ------------------------------------------------------------------------------------------
 export * from './errors.js';
 export * from './describe-error.js';
-export * from './idempotency.js';
-export * from './pagination.js';
-export * as rateLimit from './rate-limit.js';
-export * from './state-machine.js';
+
+// ---- The model -----------------------------------------------------------------------------------------
 export * from './model/tenant.js';
 export * from './model/scopes.js';
 export * from './model/principal.js';
+export * from './model/api-key.js';
 export * from './model/document.js';
 export * from './model/signature-request.js';
-export * from './model/api-key.js';
 export * from './model/event.js';
+export * from './model/evidence.js';
+export * from './model/job.js';
+export * from './model/mail.js';
+export * from './model/webhook.js';
+export type { CertificateData } from './certificate.js';
+
+// ---- Ports (what adapters implement) -------------------------------------------------------------------
 export type * from './ports/clock.js';
 export type * from './ports/id-generator.js';
 export type * from './ports/crypto.js';
+export type * from './ports/secret-box.js';
 export type * from './ports/store-result.js';
+export type * from './ports/stores.js';
+export type * from './ports/unit-of-work.js';
 export type * from './ports/document-store.js';
 export type * from './ports/document-content-store.js';
 export type * from './ports/signature-request-store.js';
@@ -22,48 +40,61 @@ export type * from './ports/api-key-store.js';
 export type * from './ports/org-store.js';
 export type * from './ports/idempotency-store.js';
 export type * from './ports/event-outbox.js';
-export type * from './ports/stores.js';
-export type * from './ports/unit-of-work.js';
-export * from './compose-stores.js';
+export type * from './ports/job-queue.js';
+export type * from './ports/signing-link-store.js';
+export type * from './ports/evidence-store.js';
+export type * from './ports/test-mailbox-store.js';
+export type * from './ports/webhook-endpoint-store.js';
+export type * from './ports/webhook-delivery-store.js';
+export type * from './ports/api-log-store.js';
 export type * from './ports/rate-limiter.js';
 export type * from './ports/pdf-inspector.js';
+export type * from './ports/document-renderer.js';
+export type * from './ports/stamp-preflight.js';
+export type * from './ports/mail-transport.js';
+export type * from './ports/webhook-sender.js';
+export * from './compose-stores.js';
+/** The sliding-window arithmetic a `RateLimiter` adapter decides with (see @esig/testkit's rate limiter contract). */
+export * as rateLimit from './rate-limit.js';
+
+// ---- Running use cases -----------------------------------------------------------------------------------
 export * from './use-cases/command.js';
-export * from './use-cases/policy.js';
-export * from './use-cases/list-page.js';
+export { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, fingerprintSource, isValidIdempotencyKey } from './idempotency.js';
+export type { FingerprintInput } from './idempotency.js';
+export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './pagination.js';
+export type { CursorSigner, ListEnvelope, PageInfo, SortOrder } from './pagination.js';
+export type { PageRequest } from './use-cases/list-page.js';
+
+// ---- API keys ------------------------------------------------------------------------------------------
 export * from './use-cases/authenticate.js';
-export * from './use-cases/issue-api-key.js';
+export type { IssuedKey } from './use-cases/issue-api-key.js';
+export * from './use-cases/bootstrap-key.js';
 export * from './use-cases/create-api-key.js';
 export * from './use-cases/list-api-keys.js';
 export * from './use-cases/revoke-api-key.js';
-export * from './use-cases/bootstrap-key.js';
+
+// ---- Documents and signature requests ------------------------------------------------------------------
 export * from './use-cases/upload-document.js';
 export * from './use-cases/get-document.js';
 export * from './use-cases/list-documents.js';
-export * from './use-cases/list-events.js';
 export * from './use-cases/create-signature-request.js';
 export * from './use-cases/add-recipient.js';
 export * from './use-cases/add-field.js';
 export * from './use-cases/send-signature-request.js';
 export * from './use-cases/cancel-signature-request.js';
+export * from './use-cases/remind-signature-request.js';
 export * from './use-cases/get-signature-request.js';
 export * from './use-cases/list-signature-requests.js';
-export * from './certificate.js';
-export * from './model/job.js';
-export * from './model/evidence.js';
-export * from './model/mail.js';
-export type * from './ports/job-queue.js';
-export type * from './ports/signing-link-store.js';
-export type * from './ports/evidence-store.js';
-export type * from './ports/test-mailbox-store.js';
-export type * from './ports/mail-transport.js';
-export type * from './ports/document-renderer.js';
-export type * from './ports/stamp-preflight.js';
-export * from './mail/templates.js';
-export * from './use-cases/remind-signature-request.js';
 export * from './use-cases/get-signed-artifacts.js';
+export * from './use-cases/list-events.js';
+export * from './use-cases/list-api-log.js';
 export * from './use-cases/test-mailbox.js';
-export * from './use-cases/signing/signing-session.js';
-export * from './use-cases/signing/signer-step.js';
+
+// ---- Signing (as the recipient, with a link's token) ---------------------------------------------------
+export { issueSigningLink } from './use-cases/signing/issue-signing-link.js';
+export type { IssuedSigningLink } from './use-cases/signing/issue-signing-link.js';
+export type { SignerView } from './use-cases/signing/signing-session.js';
+export type { SignerDeps } from './use-cases/signing/signer-step.js';
 export * from './use-cases/signing/open-signing-link.js';
 export * from './use-cases/signing/view-agreement.js';
 export * from './use-cases/signing/sign-as-recipient.js';
@@ -71,28 +102,34 @@ export * from './use-cases/signing/decline-as-recipient.js';
 export * from './use-cases/signing/request-signer-otp.js';
 export * from './use-cases/signing/authenticate-signer.js';
 export * from './use-cases/signing/get-signing-document.js';
-export * from './use-cases/signing/issue-signing-link.js';
-export * from './use-cases/jobs/artifacts.js';
-export * from './use-cases/jobs/job-handler.js';
-export * from './use-cases/jobs/handle-invitation-mail.js';
+
+// ---- Background jobs -----------------------------------------------------------------------------------
+export { jobFailure, nothingToRecord } from './use-cases/jobs/job-handler.js';
+export type { JobFailure, JobHandler } from './use-cases/jobs/job-handler.js';
+export * from './use-cases/jobs/job-handlers.js';
+export * from './use-cases/jobs/run-job.js';
+export * from './use-cases/jobs/run-due-jobs.js';
+export { handleInvitationMail } from './use-cases/jobs/handle-invitation-mail.js';
+export type { MailJobDeps } from './use-cases/jobs/handle-invitation-mail.js';
 export * from './use-cases/jobs/handle-completed-mail.js';
-export * from './use-cases/jobs/handle-seal.js';
+export { handleSeal } from './use-cases/jobs/handle-seal.js';
+export type { SealDeps } from './use-cases/jobs/handle-seal.js';
 export * from './use-cases/jobs/handle-expire.js';
 export * from './use-cases/jobs/handle-auto-remind.js';
 export * from './use-cases/jobs/list-jobs.js';
 export * from './use-cases/jobs/retry-jobs.js';
-export * from './use-cases/jobs/job-handlers.js';
-export * from './use-cases/jobs/run-job.js';
-export * from './use-cases/jobs/run-due-jobs.js';
-export * from './use-cases/signing/adopted-signature.js';
-export type * from './ports/webhook-sender.js';
-export * from './model/webhook.js';
-export * from './webhook-rules.js';
-export type * from './ports/webhook-endpoint-store.js';
-export type * from './ports/webhook-delivery-store.js';
-export type * from './ports/api-log-store.js';
-export type * from './ports/secret-box.js';
-export * from './use-cases/webhooks/webhook-deps.js';
+
+// ---- Webhooks ------------------------------------------------------------------------------------------
+export {
+  DELIVERY_TIMEOUT_MS,
+  DISABLE_AFTER_FAILING_MS,
+  DISABLE_AFTER_FINAL_FAILURES,
+  MAX_DELIVERY_ATTEMPTS,
+  RESPONSE_EXCERPT_BYTES,
+  RETRY_GAPS_MS,
+  SECRET_OVERLAP_MS,
+} from './webhook-rules.js';
+export type { WebhookDeps } from './use-cases/webhooks/webhook-deps.js';
 export * from './use-cases/webhooks/create-webhook-endpoint.js';
 export * from './use-cases/webhooks/get-webhook-endpoint.js';
 export * from './use-cases/webhooks/list-webhook-endpoints.js';
@@ -104,5 +141,3 @@ export * from './use-cases/webhooks/resend-webhook-delivery.js';
 export * from './use-cases/webhooks/list-webhook-deliveries.js';
 export * from './use-cases/webhooks/handle-webhook-dispatch.js';
 export * from './use-cases/webhooks/handle-webhook-deliver.js';
-export * from './use-cases/list-api-log.js';
-export { recordEvent } from './use-cases/signing/records.js';

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { Recipient, SignatureRequest } from '@esig/core';
-import { RECIPIENT_STATUSES, allSignersSigned, signersDue, transition } from '@esig/core';
+import { RECIPIENT_STATUSES } from '@esig/core';
+import { allSignersSigned, signersDue, transition } from '@esig/core/internal';
 import { T0, TYPED_SIGNATURE, baseRequest, field, iso, orderArb, recipient, roleArb, signingOrderArb } from './arbitraries.js';
 
 /** Roles with at least one signer, cc recipients mixed in anywhere. */

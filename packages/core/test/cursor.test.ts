@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import type { CursorContext, CursorPayload } from '@esig/core';
-import { decodeCursor, encodeCursor } from '@esig/core';
+import type { CursorContext, CursorPayload } from '@esig/core/internal';
+import { decodeCursor, encodeCursor } from '@esig/core/internal';
 import { anyCharArb, asciiString, cursorPayloadArb } from './arbitraries.js';
 import { hmacCursorSigner } from './support.js';
 

@@ -5,16 +5,8 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, UnitOfWork } from '@esig/core';
-import {
-  IDEMPOTENCY_LOCK_MS,
-  IDEMPOTENCY_TTL_MS,
-  canonicalJson,
-  decideIdempotency,
-  executeIdempotently,
-  fingerprintSource,
-  invalidState,
-  storeFailure,
-} from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, executeIdempotently, fingerprintSource, invalidState, storeFailure } from '@esig/core';
+import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
 import type { Harness } from './support.js';
 import { harness, left, right } from './support.js';

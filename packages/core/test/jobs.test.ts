@@ -1,21 +1,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { Job, JobKind, Tenant } from '@esig/core';
-import {
-  cancelSignatureRequest,
-  certificateKey,
-  completedEventId,
-  finishedKey,
-  getSigningFinishedDocument,
-  handleAutoRemind,
-  handleCompletedMail,
-  handleExpire,
-  handleInvitationMail,
-  handleSeal,
-  openSigningLink,
-  remindSignatureRequest,
-  signAsRecipient,
-} from '@esig/core';
+import { cancelSignatureRequest, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, signAsRecipient } from '@esig/core';
+import { certificateKey, completedEventId, finishedKey } from '@esig/core/internal';
 import { TENANT, baseRequest, documentRow, iso, recipient, T0 } from './arbitraries.js';
 import { certificateIn, linkIn } from './fakes.js';
 import { left, right } from './support.js';

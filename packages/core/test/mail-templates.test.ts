@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { completedMail, invitationMail, otpMail, type MailMessage, type Recipient, type SignatureRequest } from '../src/index.js';
+import { completedMail, invitationMail, otpMail } from '../src/internal.js';
+import type { MailMessage, Recipient, SignatureRequest } from '../src/index.js';
 
 const recipient = (over: Partial<Recipient> = {}): Recipient => ({
   id: 'rcp_01JD0000000000000000000001',

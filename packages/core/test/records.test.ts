@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordEvent } from '@esig/core';
+import { recordEvent } from '@esig/core/internal';
 import { TENANT_A, TENANT_A_LIVE, TENANT_B, createMemoryStores, createSequentialIds, makeEvent, makeWebhookEndpoint, ok } from '@esig/testkit';
 
 const dispatchJobs = async (stores: ReturnType<typeof createMemoryStores>['stores']) =>

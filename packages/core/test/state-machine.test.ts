@@ -1,16 +1,10 @@
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import type {
-  AdoptedSignature,
-  AuthenticationMethod,
-  FieldValue,
-  RecipientStatus,
-  RequestCommand,
-  RequestStatus,
-  SignatureRequest,
-} from '@esig/core';
-import { MAX_AUTH_ATTEMPTS, REQUEST_STATUSES, isTerminal, transition } from '@esig/core';
+import type { AdoptedSignature, AuthenticationMethod, FieldValue, RecipientStatus, RequestStatus, SignatureRequest } from '@esig/core';
+import type { RequestCommand } from '@esig/core/internal';
+import { MAX_AUTH_ATTEMPTS, REQUEST_STATUSES, isTerminal } from '@esig/core';
+import { transition } from '@esig/core/internal';
 import type { CommandSpec } from './arbitraries.js';
 import {
   T0,

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { WebhookResponse } from '../src/index.js';
-import { MAX_DELIVERY_ATTEMPTS, RETRY_GAPS_MS, SECRET_OVERLAP_MS, judgeAttempt, secretsInForce, signatureHeader, webhookBody } from '../src/index.js';
+import { MAX_DELIVERY_ATTEMPTS, RETRY_GAPS_MS, SECRET_OVERLAP_MS } from '../src/index.js';
+import { judgeAttempt, secretsInForce, signatureHeader, webhookBody } from '../src/internal.js';
 import { nodeCrypto } from '@esig/runtime-node';
 import { signatureHeader as receiverHeader, verifySignature } from '@esig/webhooks';
 

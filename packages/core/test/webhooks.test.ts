@@ -4,30 +4,8 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ApiScope, DomainError, DomainEvent, EventType, Principal, Tenant, WebhookDelivery, WebhookEndpoint } from '@esig/core';
-import {
-  API_SCOPES,
-  DELIVERY_TIMEOUT_MS,
-  DISABLE_AFTER_FAILING_MS,
-  DISABLE_AFTER_FINAL_FAILURES,
-  MAX_DELIVERY_ATTEMPTS,
-  RETRY_GAPS_MS,
-  SECRET_OVERLAP_MS,
-  createWebhookEndpoint,
-  deleteWebhookEndpoint,
-  getWebhookEndpoint,
-  handleSeal,
-  handleWebhookDeliver,
-  handleWebhookDispatch,
-  listWebhookDeliveries,
-  listWebhookEndpoints,
-  recordEvent,
-  resendWebhookDelivery,
-  rotateWebhookSecret,
-  signAsRecipient,
-  testWebhookEndpoint,
-  updateWebhookEndpoint,
-  webhookBody,
-} from '@esig/core';
+import { API_SCOPES, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
+import { recordEvent, webhookBody } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT } from './arbitraries.js';
 import type { Reply } from './fakes.js';
 import { left, principal, right } from './support.js';
