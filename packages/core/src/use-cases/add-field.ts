@@ -47,6 +47,9 @@ const placementProblems = (doc: Document, input: AddFieldInput): FieldProblem[] 
 /**
  * Places a field for a signer on a page of one of the request's documents; only while DRAFT. The box
  * (points, origin top-left of the page as displayed) must lie inside the page.
+ *
+ * @example
+ * await execute(deps)(addField(deps)(me, requestId, { documentId, recipientId, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 }))();
  */
 export const addField =
   (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>

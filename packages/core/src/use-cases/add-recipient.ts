@@ -27,7 +27,12 @@ export interface AddRecipientInput {
  */
 export const looksLikeEmail = (s: string): boolean => /^[^\s@,;<>()"\\\u0000-\u001f\u007f]+@[^\s@,;<>()"\\\u0000-\u001f\u007f]+\.[^\s@,;<>()"\\\u0000-\u001f\u007f]+$/.test(s) && s.length <= 254;
 
-/** Adds a recipient to a DRAFT request (added after sending is an invalid state). */
+/**
+ * Adds a recipient to a DRAFT request (added after sending is an invalid state).
+ *
+ * @example
+ * const ada = await execute(deps)(addRecipient(deps)(me, requestId, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', authentication: 'email_otp' }))();
+ */
 export const addRecipient =
   (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly crypto: Crypto }) =>
   (p: Principal, requestId: string, input: AddRecipientInput): Command<Recipient> =>

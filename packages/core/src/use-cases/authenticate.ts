@@ -12,6 +12,9 @@ export const API_KEY_PATTERN = /^esig_(test|live)_[A-Za-z0-9]{32,128}$/;
 /**
  * Resolves an API key secret to the principal it stands for. The secret is looked up by its SHA-256 (never
  * stored in clear) and the stored digest is compared again in constant time; a revoked key is refused.
+ *
+ * @example
+ * const principal = await authenticate(deps)('esig_test_…')(); // Left: Unauthenticated
  */
 export const authenticate =
   (deps: { readonly stores: Stores; readonly crypto: Crypto }) =>

@@ -6,7 +6,12 @@ import type { Clock } from '../ports/clock.js';
 import type { Command } from './command.js';
 import { applyCommand, loadRequest, requireScope } from './policy.js';
 
-/** DRAFT or SENT → CANCELLED; its documents become CANCELLED. Finished requests cannot be cancelled. */
+/**
+ * DRAFT or SENT → CANCELLED; its documents become CANCELLED. Finished requests cannot be cancelled.
+ *
+ * @example
+ * await execute(deps)(cancelSignatureRequest(deps)(me, requestId))();
+ */
 export const cancelSignatureRequest =
   (deps: { readonly clock: Clock }) =>
   (p: Principal, requestId: string): Command<SignatureRequest> =>

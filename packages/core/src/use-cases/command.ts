@@ -18,7 +18,13 @@ import type { UnitOfWork } from '../ports/unit-of-work.js';
  */
 export type Command<A> = (tx: Stores) => TE.TaskEither<DomainError, A>;
 
-/** Runs a command in its own transaction. */
+/**
+ * Runs a command in its own transaction.
+ *
+ * @example
+ * const r = await execute(deps)(createSignatureRequest(deps)(me, { title: 'NDA', documentIds: [documentId] }))();
+ * if (E.isRight(r)) console.log(r.right.id);
+ */
 export const execute =
   (deps: { readonly uow: UnitOfWork }) =>
   <A>(command: Command<A>): TE.TaskEither<DomainError, A> =>
@@ -47,6 +53,13 @@ export interface IdempotentOutcome {
  *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
  * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
+ *
+ * @example
+ * const outcome = await executeIdempotently(deps)(
+ *   { tenant: me.tenant, key: 'send-req_1', fingerprint: 'digest of who asked and what for' },
+ *   sendSignatureRequest(deps)(me, requestId),
+ *   (r) => (E.isRight(r) ? { status: 200, body: JSON.stringify(r.right), headers: {} } : null),
+ * )();
  */
 export const executeIdempotently =
   (deps: { readonly uow: UnitOfWork; readonly clock: Clock; readonly secrets: SecretBox }) =>

@@ -25,6 +25,9 @@ export const MAX_DOCUMENTS_PER_REQUEST = 20;
  * Creates a DRAFT request over already-uploaded documents of the same org and mode. Each document joins at
  * most one request, so a document already in another request is refused; together the documents may have
  * at most `pageLimits.maxPagesPerRequest` pages, since sealing copies and stamps every one of them.
+ *
+ * @example
+ * const request = await execute(deps)(createSignatureRequest(deps)(me, { title: 'NDA', documentIds: [documentId], signingOrder: 'sequential' }))();
  */
 export const createSignatureRequest =
   (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly pageLimits: PageLimits }) =>

@@ -6,7 +6,13 @@ import type { SignatureRequest } from '../model/signature-request.js';
 import type { Stores } from '../ports/stores.js';
 import { loadRequest, requireScope } from './policy.js';
 
-/** One request with its recipients and fields, as its tenant sees it. */
+/**
+ * One request with its recipients and fields, as its tenant sees it.
+ *
+ * @example
+ * const r = await getSignatureRequest(deps)(me, requestId)();
+ * if (E.isRight(r)) console.log(r.right.status, r.right.recipients.map((x) => x.status));
+ */
 export const getSignatureRequest =
   (deps: { readonly stores: Stores }) =>
   (p: Principal, id: string): TE.TaskEither<DomainError, SignatureRequest> =>

@@ -31,7 +31,13 @@ const artifact = (stores: Stores, p: Principal, requestId: string, key: (request
     ),
   );
 
-/** The finished PDF of a completed, sealed request. */
+/**
+ * The finished PDF of a completed, sealed request.
+ *
+ * @example
+ * const finished = await getFinishedDocument(deps)(me, requestId)();
+ * if (E.isRight(finished)) writeFile('signed.pdf', finished.right.bytes);
+ */
 export const getFinishedDocument = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string) =>
   artifact(deps.stores, p, requestId, finishedKey);
 

@@ -13,6 +13,9 @@ import { requireScope } from './policy.js';
 /**
  * The event log of the caller's org and mode, for reconciling by polling (webhooks are an acceleration,
  * not the source of truth). Readable with either read scope, since events concern both resources.
+ *
+ * @example
+ * const events = await listEvents(deps)(me, { order: 'asc' }, { type: 'request.completed' }, (e) => e.data)();
  */
 export const listEvents =
   (deps: { readonly stores: Stores; readonly cursors: CursorSigner }) =>

@@ -10,7 +10,13 @@ import type { PageRequest } from './list-page.js';
 import { listPage } from './list-page.js';
 import { requireScope } from './policy.js';
 
-/** A page of the caller's signature requests, optionally by status. */
+/**
+ * A page of the caller's signature requests, optionally by status.
+ *
+ * @example
+ * const page = await listSignatureRequests(deps)(me, { limit: 50 }, { status: 'COMPLETED' }, (r) => ({ id: r.id, title: r.title }))();
+ * // page.right.pageInfo.nextCursor: pass it as `cursor` for the next page
+ */
 export const listSignatureRequests =
   (deps: { readonly stores: Stores; readonly cursors: CursorSigner }) =>
   <B>(

@@ -22,6 +22,10 @@ export interface SendDeps {
  * the evidence entry, and the jobs that follow from it — an invitation per signer whose turn it is, the
  * expiry at `expiresAt`, the first automatic reminder. The mail goes out from the worker, so a crash after
  * this commit loses no invitation and a replayed send (idempotency) or a retried job sends none twice.
+ *
+ * @example
+ * const sent = await execute(deps)(sendSignatureRequest(deps)(me, requestId))();
+ * // then run the jobs (startWorker, or runDueJobs) to mail the invitations
  */
 export const sendSignatureRequest =
   (deps: SendDeps) =>

@@ -26,6 +26,9 @@ export interface InspectedPdf {
 /**
  * Checks an upload before any transaction opens (parsing a large PDF must not hold the write lock):
  * a readable, unencrypted PDF with 1 to `pageLimits.maxPagesPerDocument` pages, each measured.
+ *
+ * @example
+ * const inspected = await inspectUpload(deps)(me, bytes)(); // Left: InvalidDocument, with the reason
  */
 export const inspectUpload =
   (deps: { readonly pdf: PdfInspector; readonly crypto: Crypto; readonly pageLimits: PageLimits }) =>
@@ -53,7 +56,15 @@ export const inspectUpload =
     );
   };
 
-/** Stores an inspected PDF and its metadata, and records `document.created`, in one transaction. */
+/**
+ * Stores an inspected PDF and its metadata, and records `document.created`, in one transaction.
+ *
+ * @example
+ * const doc = await pipe(
+ *   inspectUpload(deps)(me, bytes),
+ *   TE.chainW((pdf) => execute(deps)(uploadDocument(deps)(me, { name: 'nda.pdf', pdf }))),
+ * )();
+ */
 export const uploadDocument =
   (deps: { readonly clock: Clock; readonly ids: IdGenerator }) =>
   (p: Principal, input: { readonly name: string; readonly pdf: InspectedPdf }): Command<Document> =>

@@ -11,6 +11,10 @@ import type { SignerView } from './signing-session.js';
 /**
  * A recipient resolved their link: the first time, while the request is open, this records `OPENED`
  * (event `signer.opened`, evidence with address and client). Later visits only read.
+ *
+ * @example
+ * const view = await openSigningLink(deps)(token, client)();
+ * if (E.isRight(view)) console.log(view.right.fields.length, view.right.yourTurn);
  */
 export const openSigningLink =
   (deps: SignerDeps) =>

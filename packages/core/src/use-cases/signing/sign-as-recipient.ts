@@ -58,6 +58,9 @@ const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipi
  * and the signature, `SIGNED`, event `signer.signed`, evidence; then either the next signers' invitations
  * (sequential order) or — when this was the last signature — `COMPLETED` with its certificate id and the
  * sealing job that produces the finished PDF and the certificate and then releases `request.completed`.
+ *
+ * @example
+ * const view = await signAsRecipient(deps)(token, { values: {}, signature: { kind: 'typed', value: 'Ada Lovelace' } }, client)();
  */
 export const signAsRecipient =
   (deps: SignDeps) =>

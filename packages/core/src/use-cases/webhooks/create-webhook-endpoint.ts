@@ -25,6 +25,13 @@ export interface CreateWebhookEndpointInput {
 /**
  * Creates an endpoint in the caller's mode (test events go only to test endpoints). The secret is returned
  * once and stored only encrypted. The URL is checked now and again at every delivery.
+ *
+ * @example
+ * const created = await pipe(
+ *   createWebhookEndpoint(deps)(me, { url: 'https://hooks.example.com/esig', events: ['request.completed'] }),
+ *   TE.chainW(execute(deps)),
+ * )();
+ * if (E.isRight(created)) console.log(created.right.secret); // shown once
  */
 export const createWebhookEndpoint =
   (deps: WebhookDeps) =>
