@@ -30,3 +30,47 @@ export const overridePorts = (base: { readonly stores: Stores; readonly uow: Uni
     uow: { transaction: (work) => base.uow.transaction((tx) => work(apply(tx))) },
   };
 };
+
+/**
+ * The read-only methods of each store port. Everything else writes. Kept as a list of reads (not of writes)
+ * so that a method added to a port later is treated as a write by `autoCommit` until it is listed here:
+ * forgetting it costs a transaction, never atomicity.
+ */
+export const STORE_READS: { readonly [K in keyof Stores]: ReadonlyArray<keyof Stores[K]> } = {
+  documents: ['findById', 'findByIds', 'list'],
+  documentContents: ['get'],
+  signatureRequests: ['findById', 'findByIdForUpdate', 'list'],
+  apiKeys: ['findBySecretHash', 'findById', 'list', 'count'],
+  orgs: ['findByName'],
+  idempotency: ['find'],
+  events: ['list', 'findById'],
+  jobs: ['nextRunAt', 'list'],
+  signingLinks: ['findByTokenHash'],
+  evidence: ['listForRequest'],
+  testMailbox: ['list'],
+  webhookEndpoints: ['findById', 'findByIdForUpdate', 'list', 'findSubscribed'],
+  webhookDeliveries: ['findById', 'listAttempts'],
+  apiLog: ['list'],
+};
+
+/**
+ * Stores for use outside transactions, made from the stores that read committed data and a unit of work:
+ * reads go to `committed`, and every other method runs as a transaction of its own through `uow`, so a
+ * write outside a transaction is still atomic and queued like any other. One wrapper for every port and
+ * method (what is not in `STORE_READS` is a write), so a new write method cannot run outside a transaction
+ * by being forgotten here.
+ */
+export const autoCommit = (committed: Stores, uow: UnitOfWork): Stores => {
+  const out: Record<string, unknown> = {};
+  for (const port of Object.keys(committed) as Array<keyof Stores>) {
+    const reads = new Set<string>(STORE_READS[port] as readonly string[]);
+    const base = committed[port] as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const wrapped: Record<string, unknown> = {};
+    for (const method of Object.keys(base))
+      wrapped[method] = reads.has(method)
+        ? base[method]
+        : (...args: unknown[]) => uow.transaction((tx) => (tx[port] as unknown as Record<string, (...a: unknown[]) => ReturnType<UnitOfWork['transaction']>>)[method]!(...args));
+    out[port] = wrapped;
+  }
+  return out as unknown as Stores;
+};

@@ -28,7 +28,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import { concurrentModification, storeFailure } from '@esig/core';
+import { autoCommit, concurrentModification, storeFailure } from '@esig/core';
 
 /** Everything the memory database holds; rows are private copies, never handed out. */
 interface Tables {
@@ -704,87 +704,8 @@ export const createMemoryStores = (): MemoryStores => {
         }),
   };
 
-  const committed = makeStores(new View(state, false));
-  const auto = <A>(f: (tx: Stores) => StoreResult<A>): StoreResult<A> => uow.transaction(f);
-
-  const stores: Stores = {
-    documents: {
-      ...committed.documents,
-      insert: (doc) => auto((tx) => tx.documents.insert(doc)),
-      attachToRequest: (t, ids, requestId) => auto((tx) => tx.documents.attachToRequest(t, ids, requestId)),
-      setStatusForRequest: (t, requestId, status) => auto((tx) => tx.documents.setStatusForRequest(t, requestId, status)),
-    },
-    documentContents: {
-      ...committed.documentContents,
-      put: (t, key, bytes) => auto((tx) => tx.documentContents.put(t, key, bytes)),
-    },
-    signatureRequests: {
-      ...committed.signatureRequests,
-      insert: (req) => auto((tx) => tx.signatureRequests.insert(req)),
-      update: (next) => auto((tx) => tx.signatureRequests.update(next)),
-    },
-    apiKeys: {
-      ...committed.apiKeys,
-      insert: (key) => auto((tx) => tx.apiKeys.insert(key)),
-      revoke: (t, id, at) => auto((tx) => tx.apiKeys.revoke(t, id, at)),
-    },
-    orgs: {
-      ...committed.orgs,
-      insert: (org) => auto((tx) => tx.orgs.insert(org)),
-    },
-    idempotency: {
-      ...committed.idempotency,
-      insertIfAbsent: (r) => auto((tx) => tx.idempotency.insertIfAbsent(r)),
-      replace: (r) => auto((tx) => tx.idempotency.replace(r)),
-      complete: (t, key, response) => auto((tx) => tx.idempotency.complete(t, key, response)),
-      release: (t, key) => auto((tx) => tx.idempotency.release(t, key)),
-      purgeExpired: (now) => auto((tx) => tx.idempotency.purgeExpired(now)),
-    },
-    events: {
-      ...committed.events,
-      append: (e) => auto((tx) => tx.events.append(e)),
-    },
-    jobs: {
-      ...committed.jobs,
-      enqueue: (job) => auto((tx) => tx.jobs.enqueue(job)),
-      claim: (kinds, worker, now, leaseUntil, limit) => auto((tx) => tx.jobs.claim(kinds, worker, now, leaseUntil, limit)),
-      complete: (id, worker) => auto((tx) => tx.jobs.complete(id, worker)),
-      extendLease: (id, worker, leaseUntil) => auto((tx) => tx.jobs.extendLease(id, worker, leaseUntil)),
-      annotate: (id, notes) => auto((tx) => tx.jobs.annotate(id, notes)),
-      revive: (id, now) => auto((tx) => tx.jobs.revive(id, now)),
-      retry: (id, worker, runAt, error) => auto((tx) => tx.jobs.retry(id, worker, runAt, error)),
-      bury: (id, worker, error) => auto((tx) => tx.jobs.bury(id, worker, error)),
-    },
-    signingLinks: {
-      ...committed.signingLinks,
-      insert: (link) => auto((tx) => tx.signingLinks.insert(link)),
-    },
-    evidence: {
-      ...committed.evidence,
-      append: (entry) => auto((tx) => tx.evidence.append(entry)),
-    },
-    testMailbox: {
-      ...committed.testMailbox,
-      insert: (mail) => auto((tx) => tx.testMailbox.insert(mail)),
-    },
-    webhookEndpoints: {
-      ...committed.webhookEndpoints,
-      insert: (endpoint) => auto((tx) => tx.webhookEndpoints.insert(endpoint)),
-      update: (next) => auto((tx) => tx.webhookEndpoints.update(next)),
-      delete: (t, id) => auto((tx) => tx.webhookEndpoints.delete(t, id)),
-    },
-    webhookDeliveries: {
-      ...committed.webhookDeliveries,
-      insert: (delivery) => auto((tx) => tx.webhookDeliveries.insert(delivery)),
-      update: (next) => auto((tx) => tx.webhookDeliveries.update(next)),
-      cancelPending: (t, endpointId, at) => auto((tx) => tx.webhookDeliveries.cancelPending(t, endpointId, at)),
-      appendAttempt: (attempt) => auto((tx) => tx.webhookDeliveries.appendAttempt(attempt)),
-    },
-    apiLog: {
-      ...committed.apiLog,
-      append: (entries) => auto((tx) => tx.apiLog.append(entries)),
-    },
-  };
+  // Reads see the committed state; every write runs as a one-statement transaction of its own.
+  const stores: Stores = autoCommit(makeStores(new View(state, false)), uow);
 
   return { stores, uow };
 };

@@ -41,3 +41,35 @@ describe('overridePorts', () => {
     expect(joined.stores.documents).toBe(base.stores.documents);
   });
 });
+
+describe('autoCommit', () => {
+  it('runs every method outside STORE_READS as a transaction of its own, and every read on the committed stores', async () => {
+    const { STORE_READS, autoCommit } = await import('@esig/core');
+    const { stores: real } = createMemoryStores();
+    // Records where each call went: the committed stores, or the stores of a transaction.
+    const calls: string[] = [];
+    const recording = (where: string) =>
+      Object.fromEntries(
+        Object.entries(real).map(([port, methods]) => [
+          port,
+          Object.fromEntries(Object.keys(methods as object).map((m) => [m, () => (calls.push(`${where} ${port}.${m}`), TE.right(undefined))])),
+        ]),
+      ) as unknown as Stores;
+    let transactions = 0;
+    const uow = { transaction: <E, A>(work: (tx: Stores) => TE.TaskEither<E, A>) => (transactions++, work(recording('tx'))) };
+    const wrapped = autoCommit(recording('committed'), uow as never);
+    let methods = 0;
+    for (const [port, ms] of Object.entries(real))
+      for (const m of Object.keys(ms as object)) {
+        methods++;
+        calls.length = 0;
+        const before = transactions;
+        await (wrapped as unknown as Record<string, Record<string, () => TE.TaskEither<unknown, unknown>>>)[port]![m]!()();
+        const read = (STORE_READS as unknown as Record<string, readonly string[]>)[port]!.includes(m);
+        expect(calls, `${port}.${m}`).toEqual([`${read ? 'committed' : 'tx'} ${port}.${m}`]);
+        expect(transactions - before, `${port}.${m}`).toBe(read ? 0 : 1);
+      }
+    // Not vacuous: every method of every port was tried (the ports have about 60).
+    expect(methods).toBeGreaterThan(50);
+  });
+});
