@@ -59,8 +59,9 @@ export const openPipeline = async (documents: readonly Uint8Array[], signatures:
     }
     const now = new Date();
     const jobs = await must(db.stores.jobs.claim(['seal'], 'bench', now.toISOString(), new Date(now.getTime() + 600_000).toISOString(), 1), 'claim');
-    if (jobs.length !== 1) throw new Error('no seal job');
-    return jobs[0]!;
+    const [job] = jobs;
+    if (jobs.length !== 1 || job?.kind !== 'seal') throw new Error('no seal job');
+    return job;
   };
 
   /** The timed part: exactly what the worker does for the job. */

@@ -1,6 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
-import type { Clock, Job, JobHandler, JobKind, Stores, UnitOfWork } from '@esig/core';
-import { runClaimedJob } from '@esig/core';
+import type { Clock, Job, JobHandlers, JobKind, Stores, UnitOfWork } from '@esig/core';
+import { requestIdOf, runClaimedJob } from '@esig/core';
 
 export interface WorkerLogger {
   info(fields: Record<string, unknown>, msg: string): void;
@@ -14,7 +14,7 @@ export interface WorkerOptions {
   readonly stores: Stores;
   readonly uow: UnitOfWork;
   readonly clock: Clock;
-  readonly handlers: Partial<Record<JobKind, JobHandler>>;
+  readonly handlers: JobHandlers;
   /** Longest sleep when idle; a wake() or a due job ends it sooner. */
   readonly pollMs?: number;
   /**
@@ -59,7 +59,7 @@ const jobFields = (job: Job) => ({
   kind: job.kind,
   org: job.orgId,
   mode: job.mode,
-  request: job.payload.requestId ?? null,
+  request: requestIdOf(job),
   payload: job.payload,
   attempts: job.attempts,
 });

@@ -1,6 +1,6 @@
 import type { Job, JobQueue } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, JobPayloadC, jobRow, queuedJobRow, toJob, toQueuedJob } from '@esig/store-sql';
+import { JobKindC, JobPayloadC, JobWorkC, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -63,7 +63,9 @@ const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt 
 export const pgJobs = (conn: Conn): JobQueue => ({
   enqueue: (job) =>
     pipe(
-      TE.fromEither(decode(NewJobC, `new jobs row ${job.id}`)(job)),
+      TE.fromEither(decode(NewJobC, `new jobs row ${job.id}`)({ ...job, payload: storedPayload(job) })),
+      // Its payload must read back as its kind's: whatever is written can be read.
+      TE.chainFirst(() => TE.fromEither(decode(JobWorkC, `new jobs row ${job.id}`)(job))),
       TE.chain(() =>
         run(
           conn,
@@ -77,7 +79,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
              RETURNING kind
            )
            SELECT pg_notify('${JOBS_CHANNEL}', kind) FROM inserted`,
-          [job.id, job.kind, job.orgId, job.mode, JSON.stringify(job.payload), job.runAt, job.dedupeKey, job.createdAt],
+          [job.id, job.kind, job.orgId, job.mode, JSON.stringify(storedPayload(job)), job.runAt, job.dedupeKey, job.createdAt],
           // Only a reused job id gets here (a bug in the caller's id generation).
           () => concurrentModification('job', job.id),
         ),

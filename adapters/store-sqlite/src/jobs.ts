@@ -1,6 +1,6 @@
 import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, jobRow, queuedJobRow, toJob, toQueuedJob } from '@esig/store-sql';
+import { JobKindC, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
 import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -21,7 +21,7 @@ const toRow = (j: NewJob) => ({
   kind: j.kind,
   org_id: j.orgId,
   mode: j.mode,
-  payload: JSON.stringify(j.payload),
+  payload: JSON.stringify(storedPayload(j)),
   run_at: j.runAt,
   attempts: 0,
   dedupe_key: j.dedupeKey,

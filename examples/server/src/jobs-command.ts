@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import type { Clock, JobKind, JobRetry, QueuedJob, Stores } from '@esig/core';
-import { JOB_KINDS, MAX_JOB_LIST, jobState, listJobs, retryJobs } from '@esig/core';
+import { JOB_KINDS, MAX_JOB_LIST, jobState, listJobs, retryJobs, requestIdOf } from '@esig/core';
 
 export const JOBS_USAGE = `  esig jobs list [--failed] [--kind <kind>[,<kind>…]] [--request <req_id>] [--limit <n>] [--json]
                                   list background jobs: id, kind, request, state, attempts, next run, last error
@@ -58,7 +58,7 @@ const present = (j: QueuedJob, now: string) => ({
   kind: j.kind,
   orgId: j.orgId,
   mode: j.mode,
-  requestId: j.payload.requestId ?? null,
+  requestId: requestIdOf(j),
   state: jobState(j, now),
   attempts: j.attempts,
   nextRunAt: j.buried ? null : j.runAt,
@@ -66,6 +66,7 @@ const present = (j: QueuedJob, now: string) => ({
   lease: j.lease,
   lastError: j.lastError,
   payload: j.payload,
+  notes: j.notes,
   createdAt: j.createdAt,
 });
 
@@ -83,7 +84,7 @@ const listTable = (jobs: readonly QueuedJob[], now: string): string[] =>
       return [
         j.id,
         j.kind,
-        j.payload.requestId ?? '-',
+        requestIdOf(j) ?? '-',
         state === 'running' ? `running (${j.lease!.worker} until ${j.lease!.until})` : state,
         String(j.attempts),
         j.buried ? 'never (buried)' : j.runAt,
@@ -93,7 +94,8 @@ const listTable = (jobs: readonly QueuedJob[], now: string): string[] =>
   ]);
 
 const describeRetry = (r: JobRetry): string => {
-  const about = 'job' in r ? ` (${r.job.kind}${r.job.payload.requestId ? `, request ${r.job.payload.requestId}` : ''})` : '';
+  const requestId = 'job' in r ? requestIdOf(r.job) : null;
+  const about = 'job' in r ? ` (${r.job.kind}${requestId ? `, request ${requestId}` : ''})` : '';
   switch (r.outcome) {
     case 'revived':
       return `${r.id}${about}: due now, attempts reset (last error: ${oneLine(r.job.lastError ?? '-')})`;

@@ -1,5 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
-import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandler, JobKind, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandlers, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 import type { PdfWorkerPool } from '@esig/pdf-pdflib';
 import type { Database } from './database.js';
 import type { EsigApp, EsigHttpDeps, Logger } from '@esig/http-express';
@@ -25,7 +25,7 @@ export const T = {
   RateLimiter: Symbol('RateLimiter') as InjectionToken<RateLimiter>,
   Renderer: Symbol('DocumentRenderer') as InjectionToken<DocumentRenderer>,
   Mail: Symbol('MailRouter') as InjectionToken<(tenant: Tenant) => MailTransport>,
-  JobHandlers: Symbol('JobHandlers') as InjectionToken<Partial<Record<JobKind, JobHandler>>>,
+  JobHandlers: Symbol('JobHandlers') as InjectionToken<JobHandlers>,
   HttpDeps: Symbol('EsigHttpDeps') as InjectionToken<EsigHttpDeps>,
   App: Symbol('App') as InjectionToken<EsigApp>,
 } as const;

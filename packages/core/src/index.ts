@@ -105,7 +105,7 @@ export * from './use-cases/signing/get-signing-document.js';
 
 // ---- Background jobs -----------------------------------------------------------------------------------
 export { jobFailure, nothingToRecord } from './use-cases/jobs/job-handler.js';
-export type { JobFailure, JobHandler } from './use-cases/jobs/job-handler.js';
+export type { JobFailure, JobHandler, JobHandlers } from './use-cases/jobs/job-handler.js';
 export * from './use-cases/jobs/job-handlers.js';
 export * from './use-cases/jobs/run-job.js';
 export * from './use-cases/jobs/run-due-jobs.js';

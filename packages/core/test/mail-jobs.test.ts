@@ -2,9 +2,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
-import type { Job, JobKind, MailTransport, Tenant } from '@esig/core';
+import type { JobOf, MailTransport, Tenant } from '@esig/core';
 import {
-  JOB_NOTES,
   addField,
   addRecipient,
   createSignatureRequest,
@@ -43,16 +42,15 @@ const setup = async () => {
   await right(run(addField(deps)(p, req.id, { documentId: doc.id, recipientId: signer.id, type: 'signature', page: 1, x: 1, y: 1, width: 10, height: 10 })));
   await right(run(sendSignatureRequest(deps)(p, req.id)));
 
-  const claim = async (kind: JobKind, worker: string): Promise<Job> => {
+  const claim = async <K extends 'mail.invite' | 'mail.completed'>(kind: K, worker: string): Promise<JobOf<K>> => {
     const now = h.clock.now();
     const [job] = await right(h.stores.jobs.claim([kind], worker, now.toISOString(), new Date(now.getTime() + LEASE_MS).toISOString(), 1));
     if (!job) throw new Error(`no ${kind} job to claim`);
-    return job;
+    return job as JobOf<K>;
   };
-  const handlers = { 'mail.invite': handleInvitationMail(deps), 'mail.completed': handleCompletedMail(deps) } as const;
   /** Runs a claimed job's handler; with `commit`, records its outcome and completes the job as the worker does. */
-  const runJob = async (job: Job, worker: string, commit: boolean): Promise<E.Either<unknown, unknown>> => {
-    const outcome = await handlers[job.kind as keyof typeof handlers](job)();
+  const runJob = async (job: JobOf<'mail.invite' | 'mail.completed'>, worker: string, commit: boolean): Promise<E.Either<unknown, unknown>> => {
+    const outcome = await (job.kind === 'mail.invite' ? handleInvitationMail(deps)(job) : handleCompletedMail(deps)(job))();
     if (E.isLeft(outcome) || !commit) return outcome;
     return h.uow.transaction((tx) => pipe(outcome.right(tx), TE.chainW(() => tx.jobs.complete(job.id, worker))))();
   };
@@ -67,7 +65,7 @@ describe('mail jobs send once per job', () => {
   it('an invitation accepted by the server is not sent again when its outcome was not recorded; the next run only records it', async () => {
     const s = await setup();
     const first = await s.claim('mail.invite', 'w1');
-    expect(first.payload[JOB_NOTES.mailAcceptedAt]).toBeUndefined();
+    expect(first.notes.mailAcceptedAt).toBeUndefined();
     // w1 sends, then dies before recording the outcome.
     const acceptedAt = s.h.clock.now().toISOString();
     expect(E.isRight(await s.runJob(first, 'w1', false))).toBe(true);
@@ -77,7 +75,7 @@ describe('mail jobs send once per job', () => {
     s.leaseRunsOut();
     const again = await s.claim('mail.invite', 'w2');
     expect(again).toMatchObject({ id: first.id, attempts: 2 });
-    expect(again.payload[JOB_NOTES.mailAcceptedAt]).toBe(acceptedAt);
+    expect(again.notes.mailAcceptedAt).toBe(acceptedAt);
     expect(E.isRight(await s.runJob(again, 'w2', true))).toBe(true);
     // Still the one message; the outcome is now recorded, once.
     expect(await s.sent()).toHaveLength(1);
@@ -96,7 +94,7 @@ describe('mail jobs send once per job', () => {
     await right(s.h.stores.jobs.retry(first.id, 'w1', s.h.clock.now().toISOString(), '421 try again later'));
     s.refuse(null);
     const again = await s.claim('mail.invite', 'w1');
-    expect(again.payload[JOB_NOTES.mailAcceptedAt]).toBeUndefined();
+    expect(again.notes.mailAcceptedAt).toBeUndefined();
     expect(E.isRight(await s.runJob(again, 'w1', true))).toBe(true);
     expect(await s.sent()).toHaveLength(1);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewJob, QueuedJob } from '@esig/core';
+import type { JobWork, NewJob, QueuedJob } from '@esig/core';
 import { jobState, listJobs, retryJobs } from '@esig/core';
 import { harness, right } from './support.js';
 
@@ -8,21 +8,19 @@ const at = (h: ReturnType<typeof harness>, deltaMs = 0) => new Date(h.clock.now(
 /** Jobs in every state an operator meets, for one request and another. */
 const setup = async () => {
   const h = harness();
-  const job = (over: Partial<NewJob>): NewJob => ({
+  const job = (over: Partial<Pick<NewJob, 'runAt'>> & Partial<JobWork> = {}): NewJob => ({
     id: h.ids.next('job'),
-    kind: 'seal',
+    ...(over.kind === undefined ? { kind: 'seal', payload: over.payload ?? { requestId: 'req_1' } } : over) as JobWork,
     orgId: 'org_1',
     mode: 'live',
-    payload: { requestId: 'req_1' },
-    runAt: at(h),
+    runAt: over.runAt ?? at(h),
     dedupeKey: null,
     createdAt: at(h),
-    ...over,
   });
   const buried = job({});
   const backingOff = job({ kind: 'mail.completed', payload: { requestId: 'req_1', recipientId: 'rcp_1' } });
   const running = job({ kind: 'mail.invite', payload: { requestId: 'req_1', recipientId: 'rcp_2' } });
-  const scheduled = job({ kind: 'expire', runAt: at(h, 86_400_000) });
+  const scheduled = job({ kind: 'expire', payload: { requestId: 'req_1' }, runAt: at(h, 86_400_000) });
   const otherRequest = job({ payload: { requestId: 'req_2' } });
   for (const j of [buried, backingOff, running, scheduled, otherRequest]) await right(h.stores.jobs.enqueue(j));
   const claim = (ids: readonly string[], worker: string) =>

@@ -13,6 +13,7 @@ import type {
   Job,
   JobHandler,
   JobKind,
+  JobOf,
   Principal,
   Recipient,
   SignatureRequest,
@@ -182,16 +183,18 @@ const FAR = '9999-01-01T00:00:00.000Z';
  * Claims the jobs of these kinds due at `at` (by default every one, however far ahead), as a worker does:
  * each is then leased to WORKER, so a second claim does not return it again.
  */
-export const claim = async (w: World, kinds: readonly JobKind[], at: string = '9000-01-01T00:00:00.000Z'): Promise<readonly Job[]> =>
-  right(w.h.stores.jobs.claim(kinds, WORKER, at, FAR, 1000));
+export const claim = async <K extends JobKind>(w: World, kinds: readonly K[], at: string = '9000-01-01T00:00:00.000Z'): Promise<readonly JobOf<K>[]> =>
+  // The queue hands out only the kinds asked for.
+  (await right(w.h.stores.jobs.claim(kinds, WORKER, at, FAR, 1000))) as readonly JobOf<K>[];
 
 /**
  * Runs one claimed job as the worker does: the handler's outside work, then its command in one
  * transaction with the job's completion (which must still hold the lease).
  */
-export const runJob = (w: World, handler: JobHandler, job: Job) =>
+export const runJob = <K extends JobKind>(w: World, handler: JobHandler<K>, job: Job) =>
   pipe(
-    handler(job),
+    // The tests hand each handler jobs claimed for its kinds, as the worker's handler map does.
+    handler(job as JobOf<K>),
     TE.chainW((command) =>
       w.h.uow.transaction((tx) =>
         pipe(
@@ -204,7 +207,7 @@ export const runJob = (w: World, handler: JobHandler, job: Job) =>
   )();
 
 /** Runs a job and expects it to succeed. */
-export const runOk = async (w: World, handler: JobHandler, job: Job): Promise<void> => {
+export const runOk = async <K extends JobKind>(w: World, handler: JobHandler<K>, job: Job): Promise<void> => {
   const r = await runJob(w, handler, job);
   if (E.isLeft(r)) throw new Error(`job ${job.kind} failed: ${JSON.stringify(r.left)}`);
 };

@@ -15,6 +15,8 @@ import type {
   Tenant,
   WebhookDelivery,
   WebhookEndpoint,
+  JobPayloads,
+  JobWork,
 } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
@@ -217,18 +219,36 @@ export const makeIdempotencyRecord = (tenant: Tenant, over: Partial<IdempotencyR
   ...over,
 });
 
-/** A job due at once, without a dedupe key; its payload has non-ASCII text so encoding slips show. */
-export const makeJob = (tenant: Tenant, over: Partial<NewJob> = {}): NewJob => ({
-  id: freshId('job'),
-  kind: 'mail.invite',
-  orgId: tenant.orgId,
-  mode: tenant.mode,
-  payload: { request_id: 'req_1', recipient_id: 'rcp_1', note: 'Grüße ✍️' },
-  runAt: at(0),
-  dedupeKey: null,
-  createdAt: at(0),
-  ...over,
-});
+/** A payload for each kind, with non-ASCII text so encoding slips show. */
+const JOB_PAYLOADS: JobPayloads = {
+  'mail.invite': { requestId: 'req_1 Grüße ✍️', recipientId: 'rcp_1' },
+  'mail.remind': { requestId: 'req_1', recipientId: 'rcp_1' },
+  'mail.completed': { requestId: 'req_1', recipientId: 'rcp_1' },
+  seal: { requestId: 'req_1' },
+  expire: { requestId: 'req_1' },
+  'remind.auto': { requestId: 'req_1', round: 2 },
+  'webhook.dispatch': { eventId: 'evt_1' },
+  'webhook.deliver': { deliveryId: 'dlv_1' },
+};
+
+/**
+ * A job due at once, without a dedupe key: a `mail.invite` unless `over` names a kind (with its payload,
+ * or the kind's default one).
+ */
+export const makeJob = (tenant: Tenant, over: Partial<Omit<NewJob, 'kind' | 'payload'>> & Partial<JobWork> = {}): NewJob => {
+  const kind = over.kind ?? 'mail.invite';
+  return {
+    id: freshId('job'),
+    orgId: tenant.orgId,
+    mode: tenant.mode,
+    runAt: at(0),
+    dedupeKey: null,
+    createdAt: at(0),
+    ...over,
+    kind,
+    payload: over.payload ?? JOB_PAYLOADS[kind],
+  } as NewJob;
+};
 
 export const makeSigningLink = (tenant: Tenant, over: Partial<SigningLink> = {}): SigningLink => ({
   // Distinct per link, as SHA-256 digests of distinct tokens are.

@@ -28,7 +28,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import { autoCommit, concurrentModification, storeFailure } from '@esig/core';
+import { autoCommit, concurrentModification, requestIdOf, storeFailure } from '@esig/core';
 
 /** Everything the memory database holds; rows are private copies, never handed out. */
 interface Tables {
@@ -53,11 +53,11 @@ interface Tables {
 }
 
 /** A job with its lease and burial, which the port keeps to itself. */
-interface JobRow extends Job {
+type JobRow = Job & {
   readonly lockedBy: string | null;
   readonly lockedUntil: string | null;
   readonly dead: boolean;
-}
+};
 type TableName = keyof Tables;
 type Row<T extends TableName> = Tables[T] extends Map<string, infer V> ? V : never;
 
@@ -171,7 +171,7 @@ const op =
 
 const ok = <A>(a: A): E.Either<StoreError, A> => E.right(a);
 
-const toJob = ({ lockedBy: _by, lockedUntil: _until, dead: _dead, ...job }: JobRow): Job => copy(job);
+const toJob = ({ lockedBy: _by, lockedUntil: _until, dead: _dead, ...job }: JobRow): Job => copy(job) as Job;
 
 /** Due jobs first by runAt, then by id, as `ORDER BY run_at, id`. */
 const byRunAt = (a: Job, b: Job) => compareKeys({ createdAt: a.runAt, id: a.id }, { createdAt: b.runAt, id: b.id });
@@ -188,7 +188,7 @@ const toQueuedJob = (j: JobRow): QueuedJob => ({
 const matchesFilter = (j: JobRow, f: JobFilter) =>
   (f.kinds === undefined || f.kinds.length === 0 || f.kinds.includes(j.kind)) &&
   (!f.failedOnly || j.lastError !== null) &&
-  (f.requestId === undefined || j.payload.requestId === f.requestId) &&
+  (f.requestId === undefined || requestIdOf(j) === f.requestId) &&
   (f.ids === undefined || f.ids.includes(j.id));
 
 const isFreeAt = (j: JobRow, now: string) => !j.dead && j.runAt <= now && (j.lockedUntil === null || j.lockedUntil <= now);
@@ -406,7 +406,7 @@ const makeStores = (v: View): Stores => ({
       op(v, () => {
         if (v.get('jobs', job.id)) return E.left(concurrentModification('job', job.id));
         if (job.dedupeKey !== null && v.rows('jobs').some((j) => j.dedupeKey === job.dedupeKey)) return ok(false);
-        v.put('jobs', job.id, { ...copy(job), attempts: 0, lastError: null, lockedBy: null, lockedUntil: null, dead: false });
+        v.put('jobs', job.id, { ...copy(job), notes: {}, attempts: 0, lastError: null, lockedBy: null, lockedUntil: null, dead: false });
         return ok(true);
       }),
     claim: (kinds, worker, now, leaseUntil, limit) =>
@@ -441,7 +441,7 @@ const makeStores = (v: View): Stores => ({
       op(v, () => {
         const j = v.get('jobs', id);
         if (!j) return ok(false);
-        v.put('jobs', id, { ...j, payload: { ...j.payload, ...copy(notes) } });
+        v.put('jobs', id, { ...j, notes: { ...j.notes, ...copy(notes) } });
         return ok(true);
       }),
     retry: (id, worker, runAt, error) =>

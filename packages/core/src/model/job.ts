@@ -5,19 +5,42 @@ export const JOB_KINDS = ['mail.invite', 'mail.remind', 'mail.completed', 'seal'
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /**
- * A durable unit of background work, written in the same transaction as the change that calls for it
- * (the transactional outbox, applied to work instead of facts).
+ * What each kind of job is about: identifiers only (never secrets); handlers load what they need.
  */
-export interface Job {
+export interface JobPayloads {
+  readonly 'mail.invite': { readonly requestId: string; readonly recipientId: string };
+  readonly 'mail.remind': { readonly requestId: string; readonly recipientId: string };
+  readonly 'mail.completed': { readonly requestId: string; readonly recipientId: string };
+  readonly seal: { readonly requestId: string };
+  readonly expire: { readonly requestId: string };
+  /** `round`: the how-manieth automatic reminder round this is (1 for the first). */
+  readonly 'remind.auto': { readonly requestId: string; readonly round: number };
+  readonly 'webhook.dispatch': { readonly eventId: string };
+  readonly 'webhook.deliver': { readonly deliveryId: string };
+}
+
+/** A job kind of `K` with the payload of that kind: checking `job.kind` narrows `job.payload`. */
+export type JobWorkOf<K extends JobKind> = { readonly [P in K]: { readonly kind: P; readonly payload: JobPayloads[P] } }[K];
+
+/** Any kind of job with the payload of that kind. */
+export type JobWork = JobWorkOf<JobKind>;
+
+/**
+ * What a run of a job tells later runs of the same job about what already happened outside
+ * (`JobQueue.annotate`), so they skip it.
+ */
+export interface JobNotes {
+  /** When the job's mail was accepted by the SMTP server (or the test mailbox): a later run sends nothing. */
+  readonly mailAcceptedAt?: string;
+}
+
+/** What the queue keeps about a job besides its work. */
+export interface JobMeta {
   readonly id: string;
-  readonly kind: JobKind;
   readonly orgId: string;
   readonly mode: Mode;
-  /**
-   * Identifiers only (never secrets): handlers load what they need. Besides what the enqueuer wrote it holds
-   * the notes earlier runs left (`JobQueue.annotate`, keys in JOB_NOTES), so a run knows what already happened.
-   */
-  readonly payload: Readonly<Record<string, string>>;
+  /** What earlier runs noted (`JobQueue.annotate`); empty for a first run. */
+  readonly notes: JobNotes;
   /** Not before this time. */
   readonly runAt: string;
   /** Attempts started so far. */
@@ -29,16 +52,20 @@ export interface Job {
 }
 
 /**
- * Payload keys a run adds to its job (`JobQueue.annotate`) to tell later runs of the same job what already
- * happened outside, so they skip it. Enqueuers never use these keys.
+ * A durable unit of background work, written in the same transaction as the change that calls for it
+ * (the transactional outbox, applied to work instead of facts). Decoded at the store's edge: a job's payload
+ * always has the fields its kind needs.
  */
-export const JOB_NOTES = {
-  /** When the job's mail was accepted by the SMTP server (or the test mailbox): a later run sends nothing. */
-  mailAcceptedAt: 'mailAcceptedAt',
-} as const;
+export type Job = JobWork & JobMeta;
+
+/** A job of the kinds `K`, its payload narrowed to theirs. */
+export type JobOf<K extends JobKind> = JobWorkOf<K> & JobMeta;
+
+/** The signature request a job is about, if its kind is about one. */
+export const requestIdOf = (job: JobWork): string | null => ('requestId' in job.payload ? job.payload.requestId : null);
 
 /** A job as the queue holds it, for operators: the job, whether it was buried, and who holds it. */
-export interface QueuedJob extends Job {
+export type QueuedJob = Job & {
   /** Given up on (permanent failure or too many attempts): kept with its last error, never claimed until revived. */
   readonly buried: boolean;
   /**
@@ -46,7 +73,7 @@ export interface QueuedJob extends Job {
    * stopped renewing it (it died or stalled): another worker may take the job over.
    */
   readonly lease: { readonly worker: string; readonly until: string } | null;
-}
+};
 
 /** Which jobs an operator lists; every given condition must hold. */
 export interface JobFilter {

@@ -1,16 +1,15 @@
-import type { Job, JobFilter, JobKind, QueuedJob } from '../model/job.js';
+import type { Job, JobFilter, JobKind, JobNotes, JobWork, QueuedJob } from '../model/job.js';
 import type { StoreResult } from './store-result.js';
 
-export interface NewJob {
+/** A job to enqueue: its kind with that kind's payload, and when it may run. */
+export type NewJob = JobWork & {
   readonly id: string;
-  readonly kind: JobKind;
   readonly orgId: string;
   readonly mode: Job['mode'];
-  readonly payload: Readonly<Record<string, string>>;
   readonly runAt: string;
   readonly dedupeKey: string | null;
   readonly createdAt: string;
-}
+};
 
 /**
  * The durable job queue. Jobs are enqueued inside the transaction of the change that needs them; workers
@@ -48,12 +47,12 @@ export interface JobQueue {
    */
   extendLease(id: string, worker: string, leaseUntil: string): StoreResult<boolean>;
   /**
-   * Merges `notes` into the job's payload (a note's key replaces the same key), so later runs of the job see
-   * what this one already did outside (`JOB_NOTES`: its mail was accepted). Not tied to the lease: a note
-   * states a fact about the outside world, true whoever holds the job now. Buried jobs take notes too (a
-   * revived job must know). `false` when no such job exists (it was completed).
+   * Merges `notes` into the job's notes (a note replaces the same note), so later runs of the job see what
+   * this one already did outside (its mail was accepted). Not tied to the lease: a note states a fact about
+   * the outside world, true whoever holds the job now. Buried jobs take notes too (a revived job must know).
+   * `false` when no such job exists (it was completed).
    */
-  annotate(id: string, notes: Readonly<Record<string, string>>): StoreResult<boolean>;
+  annotate(id: string, notes: JobNotes): StoreResult<boolean>;
   /**
    * Releases the lease and reschedules the job at `runAt`, recording why it failed. Only the lease holder
    * can: for another `worker` it changes nothing.

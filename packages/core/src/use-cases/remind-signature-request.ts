@@ -26,7 +26,7 @@ export const remindSignatureRequest =
       TE.chainFirstW((r) =>
         pipe(
           signersDue(r),
-          TE.traverseSeqArray((s) => enqueueJob(tx, deps.ids, r, 'mail.remind', { requestId: r.id, recipientId: s.id }, at, at, `remind:${s.id}:manual:${at.slice(0, 16)}`)),
+          TE.traverseSeqArray((s) => enqueueJob(tx, deps.ids, r, { kind: 'mail.remind', payload: { requestId: r.id, recipientId: s.id }, runAt: at, createdAt: at, dedupeKey: `remind:${s.id}:manual:${at.slice(0, 16)}` })),
         ),
       ),
     );

@@ -50,13 +50,13 @@ export const sendSignatureRequest =
       TE.chainFirstW((req) => appendEvidence(tx, deps.ids, req, 'sent', at, null, client)),
       TE.chainFirstW((req) => inviteDueSigners(tx, deps.ids, req, signersDue(req), at)),
       TE.chainFirstW((req) =>
-        req.expiresAt === null ? TE.right(undefined) : enqueueJob(tx, deps.ids, req, 'expire', { requestId: req.id }, req.expiresAt, at, `expire:${req.id}`),
+        req.expiresAt === null ? TE.right(undefined) : enqueueJob(tx, deps.ids, req, { kind: 'expire', payload: { requestId: req.id }, runAt: req.expiresAt, createdAt: at, dedupeKey: `expire:${req.id}` }),
       ),
       TE.chainFirstW((req) => {
         const every = deps.reminderIntervalMs ?? null;
         if (every === null || every <= 0) return TE.right(undefined);
         const runAt = new Date(now.getTime() + every).toISOString();
-        return enqueueJob(tx, deps.ids, req, 'remind.auto', { requestId: req.id, round: '1' }, runAt, at, `remind.auto:${req.id}:1`);
+        return enqueueJob(tx, deps.ids, req, { kind: 'remind.auto', payload: { requestId: req.id, round: 1 }, runAt, createdAt: at, dedupeKey: `remind.auto:${req.id}:1` });
       }),
     );
   };

@@ -1,13 +1,63 @@
-import type { Job, QueuedJob } from '@esig/core';
+import type { Job, JobKind, JobNotes, JobPayloads, JobWork, QueuedJob } from '@esig/core';
 import { JOB_KINDS } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
 import { Int, ModeC, nullable, oneOf } from '../decode.js';
 
 export const JobKindC = oneOf(JOB_KINDS, 'JobKind');
+/** The `payload` column: one JSON object of strings, the kind's fields and the notes of earlier runs side by side. */
 export const JobPayloadC = t.readonly(t.record(t.string, t.string));
 
-export const jobRow = (c: ColumnCodecs) =>
+/** A whole number kept as text in the payload (`"2"`). */
+const Count = new t.Type<number, string, unknown>(
+  'Count',
+  (u): u is number => typeof u === 'number' && Number.isSafeInteger(u),
+  (u, c) => (typeof u === 'string' && /^\d{1,9}$/.test(u) ? t.success(Number(u)) : t.failure(u, c, 'must be a whole number as text')),
+  String,
+);
+
+const withRequest = t.exact(t.type({ requestId: t.string }));
+const toRecipient = t.exact(t.type({ requestId: t.string, recipientId: t.string }));
+
+/** Each kind's payload as stored: exactly its fields (the notes beside them are read apart). */
+const PAYLOADS: { readonly [K in JobKind]: t.Type<JobPayloads[K], Record<string, string>, unknown> } = {
+  'mail.invite': toRecipient,
+  'mail.remind': toRecipient,
+  'mail.completed': toRecipient,
+  seal: withRequest,
+  expire: withRequest,
+  'remind.auto': t.exact(t.type({ requestId: t.string, round: Count })),
+  'webhook.dispatch': t.exact(t.type({ eventId: t.string })),
+  'webhook.deliver': t.exact(t.type({ deliveryId: t.string })),
+};
+const NotesC = t.exact(t.partial({ mailAcceptedAt: t.string }));
+
+/** The `payload` column's object for a job: its kind's fields as text (notes are merged in later by `annotate`). */
+export const storedPayload = (work: JobWork): Record<string, string> => PAYLOADS[work.kind].encode(work.payload as never);
+
+/** The stored payload object of a new job, checked to read back as its kind's payload (what is written can be read). */
+export const JobWorkC = new t.Type<JobWork, JobWork, unknown>(
+  'JobWork',
+  (u): u is JobWork => typeof u === 'object' && u !== null && 'kind' in u,
+  (u, c) => {
+    const w = u as JobWork;
+    if (!(JOB_KINDS as readonly unknown[]).includes(w.kind)) return t.failure(u, c, 'is not a job kind');
+    const read = workOf(w.kind, storedPayload(w), c);
+    return read._tag === 'Right' ? t.success(w) : t.failure(u, c, `its payload does not fit kind ${w.kind}`);
+  },
+  t.identity,
+);
+
+/** A kind and its stored payload object, read as the kind's payload and the notes. */
+const workOf = (kind: JobKind, stored: Readonly<Record<string, string>>, c: t.Context): t.Validation<{ readonly work: JobWork; readonly notes: JobNotes }> => {
+  const payload = PAYLOADS[kind].validate(stored, [...c, { key: 'payload', type: PAYLOADS[kind], actual: stored }]);
+  if (payload._tag === 'Left') return payload;
+  const notes = NotesC.validate(stored, c);
+  if (notes._tag === 'Left') return notes;
+  return t.success({ work: { kind, payload: payload.right } as JobWork, notes: notes.right });
+};
+
+const jobRowBase = (c: ColumnCodecs) =>
   t.type({
     id: t.string,
     kind: JobKindC,
@@ -20,13 +70,30 @@ export const jobRow = (c: ColumnCodecs) =>
     created_at: c.timestamp,
     last_error: nullable(t.string),
   });
+type JobRowBase = t.TypeOf<ReturnType<typeof jobRowBase>>;
+
+/** A jobs row, its payload decoded by its kind: a row whose payload lacks a field its kind needs is refused. */
+export const jobRow = (c: ColumnCodecs) => {
+  const base = jobRowBase(c);
+  return new t.Type<JobRowBase & { readonly work: JobWork; readonly notes: JobNotes }, unknown, unknown>(
+    'JobRow',
+    (u): u is JobRowBase & { readonly work: JobWork; readonly notes: JobNotes } => base.is(u) && 'work' in (u as object),
+    (u, ctx) => {
+      const row = base.validate(u, ctx);
+      if (row._tag === 'Left') return row;
+      const work = workOf(row.right.kind, row.right.payload, ctx);
+      return work._tag === 'Left' ? work : t.success({ ...row.right, ...work.right });
+    },
+    (a) => a,
+  );
+};
 
 export const toJob = (r: t.TypeOf<ReturnType<typeof jobRow>>): Job => ({
+  ...r.work,
   id: r.id,
-  kind: r.kind,
   orgId: r.org_id,
   mode: r.mode,
-  payload: r.payload,
+  notes: r.notes,
   runAt: r.run_at,
   attempts: r.attempts,
   dedupeKey: r.dedupe_key,

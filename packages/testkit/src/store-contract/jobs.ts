@@ -14,7 +14,7 @@ const ALL_KINDS: readonly JobKind[] = JOB_KINDS;
 const LATER = 1_000_000;
 
 /** What `claim` hands out for a job enqueued as `job`, after `attempts` claims. */
-const claimed = (job: NewJob, attempts: number, over: Partial<Job> = {}): Job => ({ ...job, attempts, lastError: null, ...over });
+const claimed = (job: NewJob, attempts: number, over: Partial<Omit<Job, 'kind' | 'payload'>> = {}): Job => ({ ...job, notes: {}, attempts, lastError: null, ...over }) as Job;
 
 export const jobsContract = (h: Harness) =>
   describe('jobs', () => {
@@ -26,10 +26,10 @@ export const jobsContract = (h: Harness) =>
 
     it('claim hands out every field as enqueued, from every tenant, with the attempt counted', async () => {
       const a = makeJob(TENANT_A, { runAt: at(-2), dedupeKey: 'mail.invite:req_1:rcp_1', createdAt: at(-3) });
-      const b = makeJob(TENANT_A_LIVE, { runAt: at(-1), payload: {} });
-      const c = makeJob(TENANT_B, { runAt: at(-1.5), kind: 'seal', payload: { request_id: 'req_2' } });
+      const b = makeJob(TENANT_A_LIVE, { runAt: at(-1), kind: 'remind.auto', payload: { requestId: 'req_3', round: 12 } });
+      const c = makeJob(TENANT_B, { runAt: at(-1.5), kind: 'seal', payload: { requestId: 'req_2' } });
       for (const j of [a, b, c]) expect(await enqueue(j)).toBe(true);
-      expect(await claim(['mail.invite', 'seal'], W1, 0)).toEqual([claimed(a, 1), claimed(c, 1), claimed(b, 1)]);
+      expect(await claim(['mail.invite', 'seal', 'remind.auto'], W1, 0)).toEqual([claimed(a, 1), claimed(c, 1), claimed(b, 1)]);
     });
 
     it('a taken dedupe key makes enqueue answer false and write nothing, until the job is gone', async () => {
@@ -216,18 +216,18 @@ export const jobsContract = (h: Harness) =>
       expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(100));
     });
 
-    it('annotate merges notes into the payload that later claims hand out, whoever holds the job, buried or not', async () => {
+    it('annotate keeps notes that later claims hand out beside the untouched payload, whoever holds the job, buried or not', async () => {
       const job = makeJob(TENANT_A, { payload: { requestId: 'req_1', recipientId: 'rcp_1' }, dedupeKey: 'invite:rcp_1' });
       await enqueue(job);
-      await claim(ALL_KINDS, W1, 0, 30);
+      expect((await claim(ALL_KINDS, W1, 0, 30))[0]!.notes).toEqual({});
       // Not tied to the lease: a fact about the outside world, recorded by whoever learnt it.
-      expect(await ok(h().stores.jobs.annotate(job.id, { mailAcceptedAt: at(1), note: 'Grüße ✍️' }))).toBe(true);
-      expect(await ok(h().stores.jobs.annotate(job.id, { note: 'second' }))).toBe(true);
-      const payload = { requestId: 'req_1', recipientId: 'rcp_1', mailAcceptedAt: at(1), note: 'second' };
-      expect(await claim(ALL_KINDS, W2, 30, 30)).toEqual([claimed(job, 2, { payload })]);
+      expect(await ok(h().stores.jobs.annotate(job.id, { mailAcceptedAt: at(1) }))).toBe(true);
+      expect(await claim(ALL_KINDS, W2, 30, 30)).toEqual([claimed(job, 2, { notes: { mailAcceptedAt: at(1) } })]);
       await ok(h().stores.jobs.bury(job.id, W2, 'gave up'));
-      expect(await ok(h().stores.jobs.annotate(job.id, { more: 'x' }))).toBe(true);
-      expect((await ok(h().stores.jobs.list({ limit: 10 })))[0]!.payload).toEqual({ ...payload, more: 'x' });
+      // A later note of the same kind replaces the earlier one.
+      expect(await ok(h().stores.jobs.annotate(job.id, { mailAcceptedAt: at(2) }))).toBe(true);
+      const [listed] = await ok(h().stores.jobs.list({ limit: 10 }));
+      expect([listed!.payload, listed!.notes]).toEqual([job.payload, { mailAcceptedAt: at(2) }]);
       // The dedupe key is untouched.
       expect(await enqueue(makeJob(TENANT_A, { dedupeKey: 'invite:rcp_1' }))).toBe(false);
     });
@@ -252,7 +252,7 @@ export const jobsContract = (h: Harness) =>
       expect(ids(await claim(ALL_KINDS, W1, 0, 30, 3))).toEqual([running.id, backingOff.id, buried.id]);
       await ok(h().stores.jobs.retry(backingOff.id, W1, at(40), 'renderer: out of memory'));
       await ok(h().stores.jobs.bury(buried.id, W1, 'content of doc_1 is missing'));
-      const q = (j: NewJob, over: Partial<QueuedJob> = {}): QueuedJob => ({ ...claimed(j, 0), buried: false, lease: null, ...over });
+      const q = (j: NewJob, over: Partial<Pick<QueuedJob, 'attempts' | 'buried' | 'lease' | 'lastError' | 'runAt'>> = {}): QueuedJob => ({ ...claimed(j, 0), buried: false, lease: null, ...over });
       const all: QueuedJob[] = [
         q(running, { attempts: 1, lease: { worker: W1, until: at(30) } }),
         q(buried, { attempts: 1, buried: true, lastError: 'content of doc_1 is missing' }),

@@ -14,25 +14,25 @@ import { tenantOf } from './load-job-request.js';
  * then schedule the next round. Kept in the job table, so reminders survive restarts.
  */
 export const handleAutoRemind =
-  (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly reminderIntervalMs: number }): JobHandler =>
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator; readonly reminderIntervalMs: number }): JobHandler<'remind.auto'> =>
   (job) =>
     TE.right((tx: Stores) => {
       const now = deps.clock.now();
       const at = now.toISOString();
-      const round = Number(job.payload.round ?? '1');
+      const round = job.payload.round;
       return pipe(
-        tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId ?? ''),
+        tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId),
         TE.chainW((r) =>
           r === null || r.status !== 'SENT'
             ? nothingToRecord(tx)
             : pipe(
                 signersDue(r),
-                TE.traverseSeqArray((s) => enqueueJob(tx, deps.ids, r, 'mail.remind', { requestId: r.id, recipientId: s.id }, at, at, `remind:${s.id}:auto:${round}`)),
+                TE.traverseSeqArray((s) => enqueueJob(tx, deps.ids, r, { kind: 'mail.remind', payload: { requestId: r.id, recipientId: s.id }, runAt: at, createdAt: at, dedupeKey: `remind:${s.id}:auto:${round}` })),
                 TE.chainW(() => {
                   const next = new Date(now.getTime() + deps.reminderIntervalMs).toISOString();
                   return r.expiresAt !== null && next >= r.expiresAt
                     ? TE.right(undefined)
-                    : enqueueJob(tx, deps.ids, r, 'remind.auto', { requestId: r.id, round: String(round + 1) }, next, at, `remind.auto:${r.id}:${round + 1}`);
+                    : enqueueJob(tx, deps.ids, r, { kind: 'remind.auto', payload: { requestId: r.id, round: round + 1 }, runAt: next, createdAt: at, dedupeKey: `remind.auto:${r.id}:${round + 1}` });
                 }),
               ),
         ),

@@ -10,7 +10,7 @@ import { sendMailOnce } from './send-mail-once.js';
 
 /** `mail.completed`: tells a recipient (signer or cc) the request is complete, linking the finished PDF; once per job (`sendMailOnce`). */
 export const handleCompletedMail =
-  (deps: MailJobDeps): JobHandler =>
+  (deps: MailJobDeps): JobHandler<'mail.completed'> =>
   (job) =>
     pipe(
       loadJobRequest(deps.stores, job),

@@ -11,13 +11,13 @@ import { tenantOf } from './load-job-request.js';
 
 /** `expire` (scheduled at `expiresAt` when the request was sent): a request still open ends as EXPIRED. */
 export const handleExpire =
-  (deps: { readonly clock: Clock; readonly ids: IdGenerator }): JobHandler =>
+  (deps: { readonly clock: Clock; readonly ids: IdGenerator }): JobHandler<'expire'> =>
   (job) =>
     TE.right((tx: Stores) => {
       const now = deps.clock.now();
       const at = now.toISOString();
       return pipe(
-        tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId ?? ''),
+        tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId),
         TE.chainW((r) =>
           r === null || r.status !== 'SENT' || r.expiresAt === null || r.expiresAt > at
             ? nothingToRecord(tx)

@@ -44,7 +44,7 @@ export const mintSigningLink = (deps: MailJobDeps, tenant: { orgId: string; mode
  * repeat after a crash between the server's acceptance and its note is recognisable as the same message.
  */
 export const handleInvitationMail =
-  (deps: MailJobDeps): JobHandler =>
+  (deps: MailJobDeps): JobHandler<'mail.invite' | 'mail.remind'> =>
   (job) =>
     pipe(
       loadJobRequest(deps.stores, job),

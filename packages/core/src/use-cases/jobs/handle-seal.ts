@@ -33,7 +33,7 @@ export const completedEventId = (requestId: string) => `request.completed:${requ
  * before that commit the job runs again; if two runs race, the unique event id lets only one commit.
  */
 export const handleSeal =
-  (deps: SealDeps): JobHandler =>
+  (deps: SealDeps): JobHandler<'seal'> =>
   (job) =>
     pipe(
       loadJobRequest(deps.stores, job),
@@ -115,7 +115,7 @@ const seal = (deps: SealDeps, request: SignatureRequest) => {
             TE.chainW(() =>
               pipe(
                 current.recipients,
-                TE.traverseSeqArray((r) => enqueueJob(tx, deps.ids, current, 'mail.completed', { requestId: current.id, recipientId: r.id }, at, at, `completed:${r.id}`)),
+                TE.traverseSeqArray((r) => enqueueJob(tx, deps.ids, current, { kind: 'mail.completed', payload: { requestId: current.id, recipientId: r.id }, runAt: at, createdAt: at, dedupeKey: `completed:${r.id}` })),
               ),
             ),
             TE.map(() => undefined),

@@ -1,6 +1,6 @@
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
 import type { DomainError } from '../../errors.js';
-import type { Job } from '../../model/job.js';
+import type { JobKind, JobOf } from '../../model/job.js';
 import type { Command } from '../command.js';
 
 /** A job that failed for a reason outside the domain (a mail server, a renderer). */
@@ -18,7 +18,11 @@ export const jobFailure = (detail: string, permanent = false): JobFailure => ({ 
  * the outcome. The worker commits that command in the same transaction as the job's completion, so the
  * outcome is recorded exactly when the job is done — a crash in between repeats the job, never loses it.
  */
-export type JobHandler = (job: Job) => TaskEither<DomainError | JobFailure, Command<void>>;
+export type JobHandler<in K extends JobKind = JobKind> = (job: JobOf<K>) => TaskEither<DomainError | JobFailure, Command<void>>;
+
+
+/** A handler for each kind a worker runs (a kind without one is never claimed). */
+export type JobHandlers = { readonly [K in JobKind]?: JobHandler<K> };
 
 /** Nothing to record (the job found nothing left to do). */
 export const nothingToRecord: Command<void> = () => async () => ({ _tag: 'Right', right: undefined });

@@ -1,4 +1,3 @@
-import type { JobKind } from '../../model/job.js';
 import type { DocumentRenderer } from '../../ports/document-renderer.js';
 import type { WebhookDeps } from '../webhooks/webhook-deps.js';
 import { handleWebhookDeliver } from '../webhooks/handle-webhook-deliver.js';
@@ -9,7 +8,7 @@ import { handleExpire } from './handle-expire.js';
 import type { MailJobDeps } from './handle-invitation-mail.js';
 import { handleInvitationMail } from './handle-invitation-mail.js';
 import { handleSeal } from './handle-seal.js';
-import type { JobHandler } from './job-handler.js';
+import type { JobHandlers } from './job-handler.js';
 
 /** What the job handlers need: stores and time, mail, the renderer, and (for webhooks) delivery. */
 export type JobHandlerDeps = MailJobDeps & {
@@ -33,7 +32,7 @@ export type JobHandlerDeps = MailJobDeps & {
  * const handlers = jobHandlers({ ...deps, mail: () => testMailboxTransport(deps, tenant), publicUrl, renderer: pdf.renderer });
  * await runDueJobs({ ...deps, handlers })()();
  */
-export const jobHandlers = (deps: JobHandlerDeps): { readonly [K in JobKind]?: JobHandler } => {
+export const jobHandlers = (deps: JobHandlerDeps): JobHandlers => {
   const mail = handleInvitationMail(deps);
   const webhooks = deps.webhooks === undefined ? {} : { 'webhook.dispatch': handleWebhookDispatch(deps), 'webhook.deliver': handleWebhookDeliver({ ...deps, ...deps.webhooks }) };
   return {

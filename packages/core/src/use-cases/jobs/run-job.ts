@@ -4,11 +4,11 @@ import type * as T from 'fp-ts/lib/Task.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { DomainError } from '../../errors.js';
 import { concurrentModification } from '../../errors.js';
-import type { Job, JobKind } from '../../model/job.js';
+import type { Job } from '../../model/job.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Stores } from '../../ports/stores.js';
 import type { UnitOfWork } from '../../ports/unit-of-work.js';
-import type { JobFailure, JobHandler } from './job-handler.js';
+import type { JobFailure, JobHandler, JobHandlers } from './job-handler.js';
 
 /** 5 s, 10 s, 20 s … capped at an hour: a mail server that is down for a while is retried patiently. */
 export const defaultRetryDelayMs = (attempts: number): number => Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
@@ -27,7 +27,7 @@ export interface RunJobDeps {
   readonly stores: Stores;
   readonly uow: UnitOfWork;
   readonly clock: Clock;
-  readonly handlers: Partial<Record<JobKind, JobHandler>>;
+  readonly handlers: JobHandlers;
   /** After this many attempts a failing job is buried. Default 12. */
   readonly maxAttempts?: number;
   /** Delay before attempt `attempts + 1`. Default `defaultRetryDelayMs`. */
@@ -48,7 +48,8 @@ export const runClaimedJob =
   (deps: RunJobDeps) =>
   (job: Job, worker: string, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
   async () => {
-    const handler = deps.handlers[job.kind];
+    // The map gives each kind its own handler; TypeScript cannot follow the kind from key to parameter.
+    const handler = deps.handlers[job.kind] as JobHandler | undefined;
     const done = handler === undefined ? E.left<DomainError | JobFailure, never>({ _tag: 'JobFailure', permanent: true, detail: `no handler for ${job.kind}` }) : await handler(job)();
     if (lost()) return { _tag: 'LeaseLost' };
     const outcome = E.isLeft(done)

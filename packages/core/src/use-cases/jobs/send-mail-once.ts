@@ -2,7 +2,6 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as T from 'fp-ts/lib/Task.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Job } from '../../model/job.js';
-import { JOB_NOTES } from '../../model/job.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Stores } from '../../ports/stores.js';
 
@@ -18,14 +17,14 @@ import type { Stores } from '../../ports/stores.js';
  * A note that cannot be written is not an error: the outcome's commit that follows records the same
  * fact for good, and only if both fail is the message sent again.
  */
-export const sendMailOnce = <E>(deps: { readonly stores: Stores; readonly clock: Clock }, job: Job, send: () => TE.TaskEither<E, void>): TE.TaskEither<E, void> =>
-  job.payload[JOB_NOTES.mailAcceptedAt] !== undefined
+export const sendMailOnce = <E>(deps: { readonly stores: Stores; readonly clock: Clock }, job: Pick<Job, 'id' | 'notes'>, send: () => TE.TaskEither<E, void>): TE.TaskEither<E, void> =>
+  job.notes.mailAcceptedAt !== undefined
     ? TE.right(undefined)
     : pipe(
         send(),
         TE.chainFirstTaskK(() =>
           pipe(
-            deps.stores.jobs.annotate(job.id, { [JOB_NOTES.mailAcceptedAt]: deps.clock.now().toISOString() }),
+            deps.stores.jobs.annotate(job.id, { mailAcceptedAt: deps.clock.now().toISOString() }),
             T.map(() => undefined),
           ),
         ),

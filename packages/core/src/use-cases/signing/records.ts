@@ -3,7 +3,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import type { DomainError } from '../../errors.js';
 import type { ClientInfo, EvidenceAction } from '../../model/evidence.js';
 import type { DomainEvent, EventType } from '../../model/event.js';
-import type { JobKind } from '../../model/job.js';
+import type { JobWork } from '../../model/job.js';
 import type { SignatureRequest } from '../../model/signature-request.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
@@ -73,18 +73,18 @@ export const appendEvidence = (
     details,
   });
 
+/**
+ * Enqueues a job about request `r` (its org and mode) in the caller's transaction. Named arguments: `runAt`
+ * and `createdAt` are both times, and a swap would run the job at the wrong moment without any error.
+ */
 export const enqueueJob = (
   tx: Stores,
   ids: IdGenerator,
   r: SignatureRequest,
-  kind: JobKind,
-  payload: Record<string, string>,
-  runAt: string,
-  createdAt: string,
-  dedupeKey: string | null,
+  job: JobWork & { readonly runAt: string; readonly createdAt: string; readonly dedupeKey: string | null },
 ): TE.TaskEither<DomainError, void> =>
   pipe(
-    tx.jobs.enqueue({ id: ids.next('job'), kind, orgId: r.orgId, mode: r.mode, payload, runAt, dedupeKey, createdAt }),
+    tx.jobs.enqueue({ ...job, id: ids.next('job'), orgId: r.orgId, mode: r.mode }),
     TE.map(() => undefined),
   );
 
@@ -98,6 +98,8 @@ export const inviteDueSigners = (
 ): TE.TaskEither<DomainError, void> =>
   pipe(
     due.filter((s) => s.status === 'PENDING'),
-    TE.traverseSeqArray((s) => enqueueJob(tx, ids, r, 'mail.invite', { requestId: r.id, recipientId: s.id }, at, at, `invite:${s.id}`)),
+    TE.traverseSeqArray((s) =>
+      enqueueJob(tx, ids, r, { kind: 'mail.invite', payload: { requestId: r.id, recipientId: s.id }, runAt: at, createdAt: at, dedupeKey: `invite:${s.id}` }),
+    ),
     TE.map(() => undefined),
   );

@@ -85,7 +85,7 @@ export const signAsRecipient =
               r.status === 'COMPLETED'
                 ? pipe(
                     appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
-                    TE.chainW(() => enqueueJob(tx, deps.ids, r, 'seal', { requestId: r.id }, at, at, `seal:${r.id}`)),
+                    TE.chainW(() => enqueueJob(tx, deps.ids, r, { kind: 'seal', payload: { requestId: r.id }, runAt: at, createdAt: at, dedupeKey: `seal:${r.id}` })),
                   )
                 : inviteDueSigners(tx, deps.ids, r, signersDue(r), at),
             ),

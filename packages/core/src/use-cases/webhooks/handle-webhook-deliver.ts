@@ -26,11 +26,11 @@ const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): stri
  * attempt's job when the verdict is a retry. A retry keeps the event id and the delivery id.
  */
 export const handleWebhookDeliver =
-  (deps: WebhookDeps): JobHandler =>
+  (deps: WebhookDeps): JobHandler<'webhook.deliver'> =>
   (job) => {
     const tenant = tenantOf(job);
     return pipe(
-      deps.stores.webhookDeliveries.findById(tenant, job.payload.deliveryId ?? ''),
+      deps.stores.webhookDeliveries.findById(tenant, job.payload.deliveryId),
       TE.chainW((d) => (d === null || d.status !== 'pending' ? TE.right(null) : pipe(deps.stores.webhookEndpoints.findById(tenant, d.endpointId), TE.map((e) => ({ d, e }))))),
       TE.chainW((found): TE.TaskEither<DomainError, (tx: Stores) => TE.TaskEither<DomainError, void>> => {
         if (found === null) return TE.right(nothingToRecord);

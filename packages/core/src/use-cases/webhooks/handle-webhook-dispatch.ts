@@ -8,6 +8,6 @@ import type { WebhookDeps } from './webhook-deps.js';
 
 /** `webhook.dispatch`: fan an event out to its subscribed endpoints (in the job's commit). */
 export const handleWebhookDispatch =
-  (deps: Pick<WebhookDeps, 'ids' | 'clock'>): JobHandler =>
+  (deps: Pick<WebhookDeps, 'ids' | 'clock'>): JobHandler<'webhook.dispatch'> =>
   (job) =>
-    TE.right((tx: Stores) => pipe(dispatchEvent(tx, deps, tenantOf(job), job.payload.eventId ?? ''), TE.map(() => undefined)));
+    TE.right((tx: Stores) => pipe(dispatchEvent(tx, deps, tenantOf(job), job.payload.eventId), TE.map(() => undefined)));
