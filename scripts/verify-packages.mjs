@@ -84,7 +84,7 @@ try {
   cpSync(join(root, 'examples', 'embedded-core', 'dist'), join(project, 'embedded-core'), { recursive: true });
   const out = join(project, 'out');
   const printed = sh(process.execPath, [join(project, 'embedded-core', 'index.js'), join(project, 'embedded.db'), out], { cwd: project, env: { ...process.env, NODE_OPTIONS: '' } });
-  process.stdout.write(printed.replace(/^/gm, '  '));
+  process.stdout.write(`${printed.trimEnd().replace(/^/gm, '  ')}\n`);
   for (const f of ['finished.pdf', 'certificate.pdf']) {
     const bytes = readFileSync(join(out, f));
     if (!bytes.subarray(0, 5).equals(Buffer.from('%PDF-'))) throw new Error(`${f} is not a PDF`);
