@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
 import { JOBS_USAGE, UsageError, runJobsCommand } from './jobs-command.js';
-import { ConfigError, configFromEnvironment, createKeyStandalone, migrate, runWorkerProcess, startServer, withJobStores } from './main.js';
+import { ConfigError, configFromEnvironment, runWorkerProcess, startServer } from './main.js';
+import { createKeyStandalone, migrate, withJobStores } from './operator.js';
 
 const USAGE = `esig — electronic signatures
 

@@ -1,4 +1,6 @@
-export { buildContainer, startServer, startWorkers, runWorkerProcess, createKey, createKeyStandalone, migrate, loadConfig, ConfigError } from './main.js';
+export { buildContainer } from './container.js';
+export { startServer, startWorkers, runWorkerProcess, configFromEnvironment, loadConfig, ConfigError } from './main.js';
+export { createKey, createKeyStandalone, migrate, withJobStores } from './operator.js';
 export { openDatabase } from './database.js';
 export type { Database } from './database.js';
 export type { RunningServer } from './main.js';

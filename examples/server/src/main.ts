@@ -1,162 +1,22 @@
-import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join } from 'node:path';
-import { container, instanceCachingFactory } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
-import type { Clock, CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode, Org, Stores, Tenant } from '@esig/core';
-import {
-  bootstrapKey,
-  execute,
-  jobHandlers,
-  testMailboxTransport,
-} from '@esig/core';
-import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
-import { createSmtpTransport } from '@esig/mailer-smtp';
-import { createPdfWorkerPool } from '@esig/pdf-pdflib';
+import type { IssuedKey, Org } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
-import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
-import { createHttpsWebhookSender } from '@esig/webhook-https';
+import { startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
-import type { Database } from './database.js';
+import { buildContainer } from './container.js';
 import { openDatabase } from './database.js';
-import { createJsonLogger } from './logger.js';
+import { createKey } from './operator.js';
 import { T } from './tokens.js';
 
-const USER_AGENT = 'esig-webhooks/1.0';
-
-/**
- * The composition root: the only place that reads the environment and wires adapters to the core's ports.
- * Registrations are factories (no decorators), so esbuild-compiled code needs no decorator metadata. The
- * database is opened first (opening PostgreSQL is asynchronous) and registered as a value.
+/*
+ * The server's lifecycle: start the HTTP server and the in-process workers on a wired container, or the
+ * workers alone, and close everything in order. The wiring is in container.ts, the master key in
+ * master-key.ts, the operator's one-shot tasks in operator.ts.
  */
-export const buildContainer = (config: ServerConfig, db: Database): DependencyContainer => {
-  const c = container.createChildContainer();
-  const once = <A>(f: (c: DependencyContainer) => A) => ({ useFactory: instanceCachingFactory(f) });
-
-  c.register(T.Config, { useValue: config });
-  c.register(T.Database, { useValue: db });
-  c.register(T.Logger, once(() => createJsonLogger(config.logLevel)));
-  c.register(T.Clock, { useValue: systemClock });
-  c.register(T.Crypto, { useValue: nodeCrypto });
-  c.register(T.Ids, once((r) => createUlidGenerator(r.resolve(T.Clock))));
-  c.register(T.MasterKey, once(() => loadMasterKey(config)));
-  c.register(T.Stores, { useValue: db.stores });
-  c.register(T.UnitOfWork, { useValue: db.uow });
-  // PDF and image work (upload inspection, sealing, the signing-time preflight) runs on worker threads:
-  // it grows with the input, and the event loop must keep answering while it runs.
-  c.register(T.PdfPool, once(() => createPdfWorkerPool(config.pdfThreads === null ? {} : { threads: config.pdfThreads })));
-  c.register(T.Pdf, once((r) => r.resolve(T.PdfPool).inspector));
-  c.register(T.Renderer, once((r) => r.resolve(T.PdfPool).renderer));
-  c.register(T.Stamps, once((r) => r.resolve(T.PdfPool).stamps));
-  c.register(T.Cursors, once((r) => createCursorSigner(r.resolve(T.MasterKey))));
-  c.register(T.SecretBox, once((r) => createAesGcmSecretBox(r.resolve(T.MasterKey))));
-  c.register(
-    T.WebhookSender,
-    once(() =>
-      createHttpsWebhookSender({
-        allowHosts: config.webhookAllowHosts,
-        extraCa: config.webhookCaFile === null ? undefined : readFileSync(config.webhookCaFile),
-        userAgent: USER_AGENT,
-      }),
-    ),
-  );
-  c.register(T.RateLimiter, once((r) => db.rateLimiter(config.rateLimit.windowS * 1000, r.resolve(T.Clock))));
-  c.register(
-    T.Mail,
-    once((r) => {
-      const live = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : null;
-      const testSmtp = config.testSmtpUrl ? createSmtpTransport(config.testSmtpUrl) : null;
-      const deps = { uow: r.resolve(T.UnitOfWork), clock: r.resolve(T.Clock), ids: r.resolve(T.Ids) };
-      // Without ESIG_SMTP_URL live mail cannot leave; the jobs fail softly and retry until it is set.
-      const unconfigured: MailTransport = { send: () => TE.left({ _tag: 'MailFailure', permanent: false, detail: 'ESIG_SMTP_URL is not set' }) };
-      return (tenant: Tenant): MailTransport => (tenant.mode === 'live' ? (live ?? unconfigured) : (testSmtp ?? testMailboxTransport(deps, tenant)));
-    }),
-  );
-  const core = (r: DependencyContainer) => ({
-    stores: r.resolve(T.Stores),
-    uow: r.resolve(T.UnitOfWork),
-    clock: r.resolve(T.Clock),
-    ids: r.resolve(T.Ids),
-    crypto: r.resolve(T.Crypto),
-    secrets: r.resolve(T.SecretBox),
-    sender: r.resolve(T.WebhookSender),
-    retryScale: config.webhookRetryScale,
-    // Jitter only; not a secret.
-    random: Math.random,
-  });
-  c.register(
-    T.JobHandlers,
-    once((r) => {
-      const deps = core(r);
-      return jobHandlers({
-        ...deps,
-        mail: r.resolve(T.Mail),
-        publicUrl: config.publicUrl,
-        renderer: r.resolve(T.Renderer),
-        reminderIntervalMs: config.reminderIntervalMs,
-        webhooks: { secrets: deps.secrets, sender: deps.sender, retryScale: deps.retryScale, random: deps.random },
-      });
-    }),
-  );
-  c.register(
-    T.HttpDeps,
-    once((r) => ({
-      ...core(r),
-      pdf: r.resolve(T.Pdf),
-      stamps: r.resolve(T.Stamps),
-      pageLimits: config.pageLimits,
-      cursors: r.resolve(T.Cursors),
-      rateLimiter: r.resolve(T.RateLimiter),
-      logger: r.resolve(T.Logger),
-      mail: r.resolve(T.Mail),
-      reminderIntervalMs: config.reminderIntervalMs,
-      ready: async () => E.isRight(await r.resolve(T.Stores).apiKeys.count()()),
-    })),
-  );
-  c.register(
-    T.App,
-    once((r) =>
-      createEsigApp(r.resolve(T.HttpDeps), {
-        ...defaultHttpOptions(config.publicUrl),
-        rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg },
-        maxUploadBytes: config.maxUploadBytes,
-        bodyTimeoutMs: config.bodyTimeoutMs,
-        trustProxy: config.trustProxy,
-      }),
-    ),
-  );
-  return c;
-};
-
-/** Cursors are signed with a key derived from the master key, so they survive restarts but not tampering. */
-const createCursorSigner = (masterKey: Buffer): CursorSigner => {
-  const key = nodeCrypto.hmacSha256Hex(masterKey, 'esig:cursor:v1');
-  const sign = (data: string) => nodeCrypto.hmacSha256Hex(key, data).slice(0, 32);
-  return { sign, verify: (data, mac) => nodeCrypto.timingSafeEqual(sign(data), mac) };
-};
-
-/** ESIG_MASTER_KEY, else `<dataDir>/master.key`, generated (mode 0600) on first start. */
-const loadMasterKey = (config: ServerConfig): Buffer => {
-  if (config.masterKeyHex !== null) return Buffer.from(config.masterKeyHex, 'hex');
-  const file = join(config.dataDir, 'master.key');
-  if (existsSync(file)) {
-    const hex = readFileSync(file, 'utf8').trim();
-    if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`${file} does not hold 64 hex characters`);
-    return Buffer.from(hex, 'hex');
-  }
-  if (config.database.kind === 'postgres')
-    // Several processes must share one key: generating one per machine would make their secrets unreadable to each other.
-    throw new ConfigError('ESIG_MASTER_KEY is required with PostgreSQL (64 hex characters, the same for every process).');
-  mkdirSync(config.dataDir, { recursive: true });
-  const key = randomBytes(32);
-  writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  return key;
-};
 
 /** Starts the background workers of this process: mail, sealing, expiry, reminders, webhooks. */
 export const startWorkers = async (c: DependencyContainer, config: ServerConfig): Promise<RunningWorker & { stopListening: () => Promise<void> }> => {
@@ -243,39 +103,6 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   };
 };
 
-/** Creates an org (if needed) and a key in it, as the `esig keys create` command does. */
-export const createKey = async (
-  c: DependencyContainer,
-  input: { orgName: string; mode: Mode; scopes: readonly GrantedScope[]; name: string },
-): Promise<IssuedKey & { readonly org: Org }> => {
-  const deps = { uow: c.resolve(T.UnitOfWork), clock: c.resolve(T.Clock), ids: c.resolve(T.Ids), crypto: c.resolve(T.Crypto) };
-  const r = await execute(deps)(bootstrapKey(deps)(input))();
-  if (E.isLeft(r)) throw new Error(`Could not create the key: ${r.left._tag}`, { cause: r.left });
-  return r.right;
-};
-
-/** `esig keys create`: opens the database, creates the key, closes. */
-export const createKeyStandalone = async (config: ServerConfig, input: Parameters<typeof createKey>[1]) => {
-  const db = await openDatabase(config);
-  const c = buildContainer(config, db);
-  try {
-    return await createKey(c, input);
-  } finally {
-    await c.resolve(T.PdfPool).close();
-    await db.close();
-  }
-};
-
-/** `esig jobs …`: opens the database, hands its job queue to an operator's command, closes. */
-export const withJobStores = async <A>(config: ServerConfig, f: (deps: { readonly stores: Stores; readonly clock: Clock }) => Promise<A>): Promise<A> => {
-  const db = await openDatabase(config);
-  try {
-    return await f({ stores: db.stores, clock: systemClock });
-  } finally {
-    await db.close();
-  }
-};
-
 /** `esig worker`: the background workers alone, no HTTP. */
 export const runWorkerProcess = async (config: ServerConfig) => {
   const db = await openDatabase(config);
@@ -290,16 +117,6 @@ export const runWorkerProcess = async (config: ServerConfig) => {
       await db.close();
     },
   };
-};
-
-/** Applies pending migrations and reports how many ran. */
-export const migrate = async (config: ServerConfig): Promise<number> => {
-  const db = await openDatabase(config, false);
-  try {
-    return await db.migrate();
-  } finally {
-    await db.close();
-  }
 };
 
 export { loadConfig, ConfigError };
