@@ -6,36 +6,71 @@ export interface FieldProblem {
   readonly message: string;
 }
 
-export const validationFailed = (errors: readonly FieldProblem[], detail = 'The request is not valid.') =>
-  ({ _tag: 'ValidationFailed', detail, errors }) as const;
-export const unauthenticated = (detail = 'A valid API key is required.') => ({ _tag: 'Unauthenticated', detail }) as const;
-export const insufficientScope = (scope: string) => ({ _tag: 'InsufficientScope', scope }) as const;
-export const notFound = (resource: string, id: string) => ({ _tag: 'NotFound', resource, id }) as const;
-export const invalidState = (detail: string) => ({ _tag: 'InvalidState', detail }) as const;
-export const idempotencyInProgress = () => ({ _tag: 'IdempotencyInProgress' }) as const;
-export const idempotencyKeyReused = () => ({ _tag: 'IdempotencyKeyReused' }) as const;
-export const invalidDocument = (detail: string) => ({ _tag: 'InvalidDocument', detail }) as const;
-export const rateLimited = (retryAfterS: number) => ({ _tag: 'RateLimited', retryAfterS }) as const;
+export interface ValidationFailed {
+  readonly _tag: 'ValidationFailed';
+  readonly detail: string;
+  readonly errors: readonly FieldProblem[];
+}
+export interface Unauthenticated {
+  readonly _tag: 'Unauthenticated';
+  readonly detail: string;
+}
+export interface InsufficientScope {
+  readonly _tag: 'InsufficientScope';
+  readonly scope: ApiScope | string;
+}
+export interface NotFound {
+  readonly _tag: 'NotFound';
+  readonly resource: string;
+  readonly id: string;
+}
+export interface InvalidState {
+  readonly _tag: 'InvalidState';
+  readonly detail: string;
+}
+export interface IdempotencyInProgress {
+  readonly _tag: 'IdempotencyInProgress';
+}
+export interface IdempotencyKeyReused {
+  readonly _tag: 'IdempotencyKeyReused';
+}
+export interface InvalidDocument {
+  readonly _tag: 'InvalidDocument';
+  readonly detail: string;
+}
+export interface RateLimited {
+  readonly _tag: 'RateLimited';
+  readonly retryAfterS: number;
+}
 /** Mail could not be handed to a mail server right now (the caller may retry). */
-export const mailUnavailable = (detail: string) => ({ _tag: 'MailUnavailable', detail }) as const;
+export interface MailUnavailable {
+  readonly _tag: 'MailUnavailable';
+  readonly detail: string;
+}
 /** An adapter failed (driver error, unreadable row). Maps to 500; the cause is logged, never shown. */
-export const storeFailure = (cause: unknown) => ({ _tag: 'StoreFailure', cause }) as const;
+export interface StoreFailure {
+  readonly _tag: 'StoreFailure';
+  readonly cause: unknown;
+}
 /** A concurrent writer changed the aggregate first; the caller may retry the whole command. */
-export const concurrentModification = (resource: string, id: string) =>
-  ({ _tag: 'ConcurrentModification', resource, id }) as const;
+export interface ConcurrentModification {
+  readonly _tag: 'ConcurrentModification';
+  readonly resource: string;
+  readonly id: string;
+}
 
-export type ValidationFailed = ReturnType<typeof validationFailed>;
-export type Unauthenticated = ReturnType<typeof unauthenticated>;
-export type InsufficientScope = ReturnType<typeof insufficientScope> & { readonly scope: ApiScope | string };
-export type NotFound = ReturnType<typeof notFound>;
-export type InvalidState = ReturnType<typeof invalidState>;
-export type IdempotencyInProgress = ReturnType<typeof idempotencyInProgress>;
-export type IdempotencyKeyReused = ReturnType<typeof idempotencyKeyReused>;
-export type InvalidDocument = ReturnType<typeof invalidDocument>;
-export type RateLimited = ReturnType<typeof rateLimited>;
-export type StoreFailure = ReturnType<typeof storeFailure>;
-export type MailUnavailable = ReturnType<typeof mailUnavailable>;
-export type ConcurrentModification = ReturnType<typeof concurrentModification>;
+export const validationFailed = (errors: readonly FieldProblem[], detail = 'The request is not valid.'): ValidationFailed => ({ _tag: 'ValidationFailed', detail, errors });
+export const unauthenticated = (detail = 'A valid API key is required.'): Unauthenticated => ({ _tag: 'Unauthenticated', detail });
+export const insufficientScope = (scope: string): InsufficientScope => ({ _tag: 'InsufficientScope', scope });
+export const notFound = (resource: string, id: string): NotFound => ({ _tag: 'NotFound', resource, id });
+export const invalidState = (detail: string): InvalidState => ({ _tag: 'InvalidState', detail });
+export const idempotencyInProgress = (): IdempotencyInProgress => ({ _tag: 'IdempotencyInProgress' });
+export const idempotencyKeyReused = (): IdempotencyKeyReused => ({ _tag: 'IdempotencyKeyReused' });
+export const invalidDocument = (detail: string): InvalidDocument => ({ _tag: 'InvalidDocument', detail });
+export const rateLimited = (retryAfterS: number): RateLimited => ({ _tag: 'RateLimited', retryAfterS });
+export const mailUnavailable = (detail: string): MailUnavailable => ({ _tag: 'MailUnavailable', detail });
+export const storeFailure = (cause: unknown): StoreFailure => ({ _tag: 'StoreFailure', cause });
+export const concurrentModification = (resource: string, id: string): ConcurrentModification => ({ _tag: 'ConcurrentModification', resource, id });
 
 /** What a store port can fail with. */
 export type StoreError = StoreFailure | ConcurrentModification;

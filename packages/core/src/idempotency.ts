@@ -1,12 +1,12 @@
 import type { IdempotencyRecord } from './ports/idempotency-store.js';
 
 /** How long a key is remembered (CONTRACT.md: 24 h). */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+export const IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
 /**
  * How long the first caller holds an in-flight key. Long enough for any single write; short enough that a
  * client retrying after a crashed server is not locked out for long.
  */
-export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
+export const IDEMPOTENCY_LOCK_MS: number = 60 * 1000;
 
 /** 1–255 printable ASCII characters (CONTRACT.md). */
 export const isValidIdempotencyKey = (k: string): boolean => /^[\x20-\x7e]{1,255}$/.test(k);

@@ -10,9 +10,9 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Final failures in a row that disable an endpoint (CONTRACT: 5). */
 export const DISABLE_AFTER_FINAL_FAILURES = 5;
 /** …or this long with nothing but failures (CONTRACT: 3 days). */
-export const DISABLE_AFTER_FAILING_MS = 3 * 24 * 3_600_000;
+export const DISABLE_AFTER_FAILING_MS: number = 3 * 24 * 3_600_000;
 /** How long the previous secret keeps signing after a rotation (CONTRACT: 24 h). */
-export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+export const SECRET_OVERLAP_MS: number = 24 * 3_600_000;
 /** Response body kept in the delivery log (CONTRACT: 1,024 bytes). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 

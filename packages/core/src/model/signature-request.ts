@@ -72,10 +72,10 @@ export const SIGNATURE_IMAGE_LIMITS = { maxSide: 4096, maxPixels: 4_194_304 } as
 /** Identification attempts before a recipient is locked (CONTRACT: 5 tries then locked). */
 export const MAX_AUTH_ATTEMPTS = 5;
 /** Lifetime of an e-mailed code. */
-export const OTP_TTL_MS = 10 * 60 * 1000;
+export const OTP_TTL_MS: number = 10 * 60 * 1000;
 /** At most OTP_SEND_LIMIT codes are mailed to one recipient within OTP_SEND_WINDOW_MS (a mail flood is refused). */
 export const OTP_SEND_LIMIT = 3;
-export const OTP_SEND_WINDOW_MS = 10 * 60 * 1000;
+export const OTP_SEND_WINDOW_MS: number = 10 * 60 * 1000;
 
 export type FieldValue = string | boolean;
 

@@ -7,7 +7,7 @@ import type { Crypto } from '../ports/crypto.js';
 import type { Stores } from '../ports/stores.js';
 
 /** API key secrets: `esig_test_…` or `esig_live_…`, the mode visible in the key itself. */
-export const API_KEY_PATTERN = /^esig_(test|live)_[A-Za-z0-9]{32,128}$/;
+export const API_KEY_PATTERN: RegExp = /^esig_(test|live)_[A-Za-z0-9]{32,128}$/;
 
 /**
  * Resolves an API key secret to the principal it stands for. The secret is looked up by its SHA-256 (never

@@ -18,7 +18,13 @@ const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureReques
       ? TE.left(invalidState('The request is completed and its finished document is being produced; retry in a few seconds.'))
       : TE.right(r);
 
-const artifact = (stores: Stores, p: Principal, requestId: string, key: (requestId: string) => ContentKey) =>
+/** A sealed PDF with the request it belongs to. */
+export interface SignedArtifact {
+  readonly request: SignatureRequest;
+  readonly bytes: Uint8Array;
+}
+
+const artifact = (stores: Stores, p: Principal, requestId: string, key: (requestId: string) => ContentKey): TE.TaskEither<DomainError, SignedArtifact> =>
   pipe(
     requireScope(p, 'signature_requests:read'),
     TE.chainW(() => loadRequest(stores, p, requestId, false)),
@@ -38,11 +44,11 @@ const artifact = (stores: Stores, p: Principal, requestId: string, key: (request
  * const finished = await getFinishedDocument(deps)(me, requestId)();
  * if (E.isRight(finished)) writeFile('signed.pdf', finished.right.bytes);
  */
-export const getFinishedDocument = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string) =>
+export const getFinishedDocument = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string): TE.TaskEither<DomainError, SignedArtifact> =>
   artifact(deps.stores, p, requestId, finishedKey);
 
 /** The evidence certificate PDF of a completed, sealed request. */
-export const getCertificatePdf = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string) =>
+export const getCertificatePdf = (deps: { readonly stores: Stores }) => (p: Principal, requestId: string): TE.TaskEither<DomainError, SignedArtifact> =>
   artifact(deps.stores, p, requestId, certificateKey);
 
 /** The evidence certificate's data (the JSON form), rebuilt from the same sources as the PDF. */

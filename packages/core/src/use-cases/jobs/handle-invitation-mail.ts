@@ -1,6 +1,7 @@
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { invitationMail } from '../../mail/templates.js';
+import type { StoreError } from '../../errors.js';
 import type { Mode, Tenant } from '../../model/tenant.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
@@ -27,7 +28,7 @@ export interface MailJobDeps {
 }
 
 /** Mints a signing link for a recipient (stored as the token's hash) and returns its URL. */
-export const mintSigningLink = (deps: MailJobDeps, tenant: { orgId: string; mode: Mode }, requestId: string, recipientId: string) => {
+export const mintSigningLink = (deps: MailJobDeps, tenant: { orgId: string; mode: Mode }, requestId: string, recipientId: string): TE.TaskEither<StoreError, string> => {
   const token = deps.crypto.randomAlphanumeric(43);
   return pipe(
     deps.uow.transaction((tx) =>

@@ -13,7 +13,7 @@ import type { SignerDeps } from './signer-step.js';
 import { signerStep } from './signer-step.js';
 import { maskEmail } from './signing-session.js';
 
-export const otpHash = (deps: Pick<SignerDeps, 'crypto'>, recipientId: string, code: string) => deps.crypto.sha256Hex(`otp:${recipientId}:${code}`);
+export const otpHash = (deps: Pick<SignerDeps, 'crypto'>, recipientId: string, code: string): string => deps.crypto.sha256Hex(`otp:${recipientId}:${code}`);
 
 
 /**

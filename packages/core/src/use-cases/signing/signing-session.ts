@@ -40,7 +40,7 @@ export interface SigningContext {
 }
 
 /** A link token: at least 43 alphanumerics (≈ 256 bits); anything else cannot be one of ours. */
-export const SIGNING_TOKEN_PATTERN = /^[A-Za-z0-9]{43,128}$/;
+export const SIGNING_TOKEN_PATTERN: RegExp = /^[A-Za-z0-9]{43,128}$/;
 
 const unknownLink = () => notFound('signing_link', 'given');
 
@@ -66,7 +66,7 @@ export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string
   );
 };
 
-export const isIdentified = (r: Recipient) => r.authentication === 'none' || r.authenticatedAt !== null;
+export const isIdentified = (r: Recipient): boolean => r.authentication === 'none' || r.authenticatedAt !== null;
 
 /**
  * Whether the link may still show the agreement itself (documents, fields): only while the request is open.
