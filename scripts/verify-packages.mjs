@@ -41,7 +41,7 @@ try {
   for (const { dir, pkg } of packages) {
     const [info] = JSON.parse(sh(npm, ['pack', '--json', '--pack-destination', tarballs], { cwd: dir }));
     const files = info.files.map((f) => f.path);
-    for (const required of ['package.json', 'LICENSE', 'dist/index.js', 'dist/index.d.ts'])
+    for (const required of ['package.json', 'LICENSE', 'README.md', 'dist/index.js', 'dist/index.d.ts'])
       if (!files.includes(required)) throw new Error(`${pkg.name}: the tarball lacks ${required}`);
     if (files.some((f) => f.startsWith('test/') || f.endsWith('.tsbuildinfo'))) throw new Error(`${pkg.name}: the tarball carries tests or build info`);
     packed[pkg.name] = join(tarballs, info.filename);
