@@ -12,9 +12,9 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
-import { PDFDocument } from 'pdf-lib';
+import { PDFDocument, ParseSpeeds } from 'pdf-lib';
 import type { AdoptedSignature, CertificateData, DocumentRenderer, Field, FinishedDocumentInput } from '@esig/core';
-import { pdfLibRenderer } from '@esig/pdf-pdflib';
+import { createPdfWorkerPool, pdfLibRenderer } from '@esig/pdf-pdflib';
 import { makePdf } from '@esig/testkit/pdf';
 import { encodePng, inkPixels } from '@esig/testkit/png';
 import { openPipeline } from './seal-pipeline.js';
@@ -23,6 +23,9 @@ const { values } = parseArgs({
   options: {
     iterations: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '3' },
+    /** Seals handed to the worker-thread pool at once, for the throughput rows (comma-separated). */
+    parallel: { type: 'string', default: '1,2,4' },
+    threads: { type: 'string', default: String(Math.max(1, cpus().length)) },
   },
 });
 const iterations = Number(values.iterations);
@@ -129,14 +132,18 @@ const finishRequest = async (renderer: DocumentRenderer, f: Fixture, lap: (step:
   return { finished, certificate };
 };
 
-/** The baseline: pdf-lib loading the same PDFs, copying every page into one document and saving it. */
-const pdfLibAlone = async (docs: FinishedDocumentInput['documents']): Promise<Uint8Array> => {
+/**
+ * The baseline: pdf-lib loading the same PDFs, copying every page into one document and saving it, with
+ * pdf-lib's defaults; `noPauses` with the renderer's load and save settings (no timer every 100 objects
+ * parsed and 50 written: see adapters/pdf-pdflib/src/save.ts), the fairer floor for it.
+ */
+const pdfLibAlone = async (docs: FinishedDocumentInput['documents'], noPauses = false): Promise<Uint8Array> => {
   const out = await PDFDocument.create();
   for (const d of docs) {
-    const src = await PDFDocument.load(d.bytes);
+    const src = await PDFDocument.load(d.bytes, noPauses ? { parseSpeed: ParseSpeeds.Fastest } : {});
     for (const p of await out.copyPages(src, src.getPageIndices())) out.addPage(p);
   }
-  return out.save();
+  return out.save(noPauses ? { objectsPerTick: Number.POSITIVE_INFINITY } : {});
 };
 
 const timed = async <A>(fn: () => Promise<A>): Promise<[number, A]> => {
@@ -151,17 +158,17 @@ const quantile = (xs: readonly number[], q: number): number => {
 };
 
 const fixture = await buildFixture();
-const samples: Record<string, number[]> = { complete: [], renderFinished: [], renderCertificate: [], baseline: [] };
+const samples: Record<string, number[]> = { complete: [], renderFinished: [], renderCertificate: [], baseline: [], baselineNoPauses: [] };
 let sizes = { finished: 0, certificate: 0, baseline: 0 };
 
 for (let i = 0; i < warmup + iterations; i++) {
   const record = i >= warmup;
   // Alternating which goes first keeps a warm or cold cache from favouring one side.
-  const order = i % 2 === 0 ? ['baseline', 'complete'] : ['complete', 'baseline'];
+  const order = i % 2 === 0 ? ['baseline', 'baselineNoPauses', 'complete'] : ['complete', 'baselineNoPauses', 'baseline'];
   for (const which of order) {
-    if (which === 'baseline') {
-      const [ms, out] = await timed(() => pdfLibAlone(fixture.finished.documents));
-      if (record) samples.baseline!.push(ms);
+    if (which === 'baseline' || which === 'baselineNoPauses') {
+      const [ms, out] = await timed(() => pdfLibAlone(fixture.finished.documents, which === 'baselineNoPauses'));
+      if (record) samples[which]!.push(ms);
       sizes = { ...sizes, baseline: out.length };
     } else {
       let last = performance.now();
@@ -208,6 +215,7 @@ const rows: [string, string, string][] = [
   ['  of which renderFinished', 'renderFinished', kb(sizes.finished)],
   ['  of which renderCertificate (incl. SHA-256)', 'renderCertificate', kb(sizes.certificate)],
   ['pdf-lib alone: load 10 PDFs, copy 100 pages, save', 'baseline', kb(sizes.baseline)],
+  ['pdf-lib alone, without its timer pauses (the renderer\'s settings)', 'baselineNoPauses', kb(sizes.baseline)],
 ];
 const pad = (s: string, n: number) => s.padEnd(n);
 process.stdout.write(
@@ -220,4 +228,31 @@ for (const [name, key, out] of rows) {
   const xs = samples[key]!;
   process.stdout.write(`${pad(name, 64)} ${pad(quantile(xs, 0.5).toFixed(1), 10)} ${pad(quantile(xs, 0.9).toFixed(1), 8)} ${out}\n`);
 }
-process.stdout.write(`\nesig / pdf-lib alone (medians): ${(quantile(samples.complete!, 0.5) / quantile(samples.baseline!, 0.5)).toFixed(2)}×\n`);
+process.stdout.write(`\nesig / pdf-lib alone (medians): ${(quantile(samples.complete!, 0.5) / quantile(samples.baseline!, 0.5)).toFixed(2)}×`);
+process.stdout.write(`; esig / pdf-lib without pauses: ${(quantile(samples.complete!, 0.5) / quantile(samples.baselineNoPauses!, 0.5)).toFixed(2)}×\n`);
+
+// Throughput: several requests finished at once on the worker-thread pool, as the server's workers hand
+// them over; beside it pdf-lib alone, the same number at once on the same threads' worth of main thread.
+const threads = Number(values.threads);
+const pool = createPdfWorkerPool({ threads, niceIncrement: 0 });
+try {
+  process.stdout.write(`\nseveral at once on the PDF worker pool (${threads} threads, ${cpus().length} cores):\n`);
+  process.stdout.write(`${pad('at once', 10)} ${pad('finished/s', 12)} ${pad('median ms each', 16)}\n`);
+  for (const k of values.parallel.split(',').map(Number)) {
+    const rounds = Math.max(2, Math.ceil(iterations / k));
+    const each: number[] = [];
+    await Promise.all(Array.from({ length: k }, () => finishRequest(pool.renderer, fixture)));
+    const t0 = performance.now();
+    for (let r = 0; r < rounds; r++)
+      await Promise.all(
+        Array.from({ length: k }, async () => {
+          const [ms] = await timed(() => finishRequest(pool.renderer, fixture));
+          each.push(ms);
+        }),
+      );
+    const seconds = (performance.now() - t0) / 1000;
+    process.stdout.write(`${pad(String(k), 10)} ${pad(((rounds * k) / seconds).toFixed(1), 12)} ${pad(quantile(each, 0.5).toFixed(1), 16)}\n`);
+  }
+} finally {
+  await pool.close();
+}

@@ -80,3 +80,9 @@ export const throwawayPostgres = async (adminUrl: string): Promise<{ url: string
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 };
+
+/** The `p`-th percentile (nearest rank) of `xs`. */
+export const percentile = (xs: readonly number[], p: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+};

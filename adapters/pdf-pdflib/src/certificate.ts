@@ -3,6 +3,7 @@ import type { PDFFont, PDFPage } from 'pdf-lib';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import { encodable } from './fonts.js';
 import { drawTestBanner } from './page-space.js';
+import { saveFast } from './save.js';
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = 56;
@@ -220,5 +221,5 @@ export const buildCertificate = async (data: CertificateData, testModeParam: boo
     page.drawText(text, { x: MARGIN, y: FOOTER - 12, size: 8, font: footerFont, color: GREY });
     if (testMode) drawTestBanner(page, bold);
   });
-  return doc.save();
+  return saveFast(doc);
 };

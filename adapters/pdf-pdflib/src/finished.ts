@@ -7,6 +7,7 @@ import { DEFAULT_MEDIA_BOX, drawTestBanner, inDisplaySpace, pageGeometry } from 
 import type { Drawable } from './png.js';
 import { decodePng, embedPlanes } from './png.js';
 import { RenderError } from './render-failure.js';
+import { LOAD_FAST, saveFast } from './save.js';
 
 const INK = rgb(0.05, 0.1, 0.45);
 const BLACK = rgb(0, 0, 0);
@@ -131,7 +132,7 @@ export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8
 
   const pagesOf = new Map<string, PDFPage[]>();
   for (const d of input.documents) {
-    const src = await PDFDocument.load(d.bytes, { updateMetadata: false });
+    const src = await PDFDocument.load(d.bytes, { updateMetadata: false, ...LOAD_FAST });
     // One copyPages call per document, so pages share the resources (fonts, images) they shared before.
     const pages = await out.copyPages(src, src.getPageIndices());
     for (const p of pages) {
@@ -161,5 +162,5 @@ export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8
     const bold = await out.embedFont(StandardFonts.HelveticaBold);
     for (const page of out.getPages()) drawTestBanner(page, bold);
   }
-  return out.save();
+  return saveFast(out);
 };

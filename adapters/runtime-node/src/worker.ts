@@ -89,7 +89,13 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const log = o.logger ?? silent;
   let running = true;
   const sleepers = new Set<() => void>();
+  /**
+   * Counts wake-ups, so a loop that was busy claiming when one came (the job committed after its claim
+   * looked) does not then sleep through it: it claims again instead.
+   */
+  let wakes = 0;
   const wakeAll = () => {
+    wakes += 1;
     for (const wake of [...sleepers]) wake();
   };
 
@@ -173,6 +179,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
 
   const loop = async () => {
     while (running) {
+      const seen = wakes;
       const now = o.clock.now();
       const claimed = await o.stores.jobs.claim(kinds, o.id, now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), batch)();
       if (E.isLeft(claimed)) {
@@ -202,7 +209,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       if (claimed.right.length === batch) continue;
       const next = await o.stores.jobs.nextRunAt(kinds)();
       const untilNext = E.isRight(next) && next.right !== null ? new Date(next.right).getTime() - o.clock.now().getTime() : pollMs;
-      if (running) await sleep(Math.max(10, Math.min(pollMs, untilNext)));
+      if (running && wakes === seen) await sleep(Math.max(10, Math.min(pollMs, untilNext)));
     }
   };
 

@@ -1,4 +1,5 @@
 import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import { createJobSignal, noticingNewJobs } from '@esig/core';
 import pg from 'pg';
 import { TYPES } from './connection.js';
 import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
@@ -27,6 +28,12 @@ export interface PostgresStore {
    * database's clock unless `clock` is given (tests).
    */
   readonly rateLimiter: (windowMs: number, clock?: Clock) => RateLimiter;
+  /**
+   * Calls `listener` right after each commit of this process (through `uow` or a top-level write) that
+   * enqueued or revived a job, without the round trip through the database; jobs enqueued by other
+   * processes arrive as NOTIFY on `JOBS_CHANNEL` (see `listen`). Returns a function that stops.
+   */
+  onNewJobs(listener: () => void): () => void;
   /** Applies pending migrations under an advisory lock; returns how many. */
   migrate(): Promise<number>;
   /** The highest applied migration (0 for a new database). */
@@ -105,12 +112,15 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
     throw e;
   }
 
-  const uow = createUnitOfWork(pool, bindStores);
+  const newJobs = createJobSignal();
+  const uow = createUnitOfWork(pool, bindStores, newJobs.emit);
   const listener = createListener(() => new pg.Client(clientConfig('esig-listener')));
   let closing: Promise<void> | null = null;
   return {
-    stores: bindStores(poolConn(pool)),
+    // A top-level write is one statement that commits on its own: a new job is there once it returns.
+    stores: noticingNewJobs(bindStores(poolConn(pool)), newJobs.emit),
     uow,
+    onNewJobs: newJobs.subscribe,
     rateLimiter: (windowMs, clock) => createPgRateLimiter(pool, windowMs, clock),
     migrate: () => withOwnClient((c) => migrate(c)),
     schemaVersion: () => schemaVersion(pool),

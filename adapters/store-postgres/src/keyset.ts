@@ -22,7 +22,14 @@ export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColu
     `org_id = ${p()}`,
     `mode = ${p()}`,
     ...filterColumns.map((c) => `${c} = ${p()}`),
-    ...(positioned ? [`(created_at, id) ${order === 'asc' ? '>' : '<'} (${p()}::timestamptz, ${p()}::text)`] : []),
+    // The first page is bounded too, by a sentinel no row reaches (timestamps are finite): the row comparison
+    // can only be an index condition of the (…, created_at, id) index, so the planner takes it at any size.
+    // Without it, on statistics from when the org was small (before autovacuum's ANALYZE caught up with a
+    // growing table), it preferred another (org_id, mode, …) index and sorted the whole org: 110 ms for the
+    // first page of 100 k documents against 1 ms for any later page.
+    positioned
+      ? `(created_at, id) ${order === 'asc' ? '>' : '<'} (${p()}::timestamptz, ${p()}::text)`
+      : `(created_at, id) ${order === 'asc' ? `> ('-infinity'::timestamptz, '')` : `< ('infinity'::timestamptz, '')`}`,
   ];
   return `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ${p()}`;
 };

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StoreError, Stores, UnitOfWork } from '@esig/core';
-import { storeFailure } from '@esig/core';
+import { noticingNewJobs, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type pg from 'pg';
@@ -55,9 +55,10 @@ const ended = () => new Error('This transaction has ended; its stores can no lon
  * The UnitOfWork over a pool. Each transaction takes a client of its own: `BEGIN` (READ COMMITTED), `work`
  * with stores bound to that client, then `COMMIT` on Right and `ROLLBACK` on Left or on a throw or
  * rejection (which becomes a StoreFailure). Transactions run side by side; the stores' statements take the
- * row locks and version checks that keep them from losing each other's writes.
+ * row locks and version checks that keep them from losing each other's writes. After a commit that
+ * enqueued or revived a job, `onNewJobs` runs.
  */
-export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores): UnitOfWork => ({
+export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores, onNewJobs: () => void = () => undefined): UnitOfWork => ({
   transaction:
     <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
     async () => {
@@ -79,8 +80,10 @@ export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores): U
           return E.left(storeFailure(e));
         }
         const scope: TxScope = { active: true };
+        let newJobs = false;
+        const tx = noticingNewJobs(bind(txConn(client, scope)), () => void (newJobs = true));
         const outcome = await TE.tryCatch(
-          () => currentTx.run(scope, () => work(bind(txConn(client, scope)))()),
+          () => currentTx.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
         )();
         scope.active = false;
@@ -92,6 +95,8 @@ export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores): U
             // (reporting ROLLBACK, not an error): work that ignored that failure must not look committed.
             if (done.command !== 'COMMIT')
               return E.left(storeFailure(new Error('A statement in this transaction failed, so PostgreSQL rolled it back; nothing was committed.')));
+            // This process's workers at once; other processes hear the NOTIFY the enqueue sent with the commit.
+            if (newJobs) onNewJobs();
             return result;
           } catch (e) {
             discard = true;

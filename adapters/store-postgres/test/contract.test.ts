@@ -18,6 +18,6 @@ describe.skipIf(!available)('store-postgres', () => {
   describeStoreContract('postgres', async () => {
     const store = await openPostgresStore({ url: db.url, migrate: false });
     await emptyAllTables(store.pool);
-    return { stores: store.stores, uow: store.uow, cleanup: () => store.close() };
+    return { stores: store.stores, uow: store.uow, onNewJobs: store.onNewJobs, cleanup: () => store.close() };
   });
 });

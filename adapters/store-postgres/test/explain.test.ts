@@ -233,3 +233,37 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
     expect(text).toMatch(/Index Scan Backward using documents_page_by_status/);
   });
 });
+
+describe.skipIf(!available)('the first page of a list that outgrew its statistics', () => {
+  let db: TestDatabase;
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('is read from the page index, not sorted from another index, when the org grew with no ANALYZE since', async () => {
+    db = await createTestDatabase();
+    const store = await openPostgresStore({ url: db.url });
+    const client = await store.pool.connect();
+    try {
+      const insert = (from: number, to: number) =>
+        client.query(`
+          INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at)
+            SELECT 'doc_' || lpad(i::text, 26, '0'), 'org_1', 'live', 'd.pdf', 'UPLOADED', 1, 100, repeat('a', 64), NULL,
+                   timestamptz '2026-01-01' + i * interval '1 second'
+            FROM generate_series(${from}, ${to}) AS i`);
+      // As a server grows it: no ANALYZE by anyone (autovacuum's comes a minute later, at best).
+      await insert(1, 1_000);
+      await client.query("SELECT * FROM documents WHERE org_id = 'org_1' AND mode = 'live' ORDER BY created_at DESC, id DESC LIMIT 51");
+      await insert(1_001, 100_000);
+      const spec: KeysetTable = { table: 'documents', columns: '*', filterColumn: 'status' };
+      const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${keysetSql(spec, 'desc', false, false)}`, ['org_1', 'live', 51]);
+      const all = nodes(r.rows[0]!['QUERY PLAN'][0]!.Plan);
+      const where = JSON.stringify(all.map((n) => [n['Node Type'], n['Index Name']]));
+      expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
+      expect(all.find((n) => n['Index Name'] !== undefined)?.['Index Name'], where).toBe('documents_page');
+    } finally {
+      client.release();
+      await store.close();
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Stores, UnitOfWork } from '@esig/core';
+import { createJobSignal } from '@esig/core';
 import { createConn, openDatabase } from './connection.js';
 import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
 import { bindStores, topLevelStores } from './stores.js';
@@ -19,6 +20,12 @@ export interface SqliteStore {
   readonly stores: Stores;
   /** Serialized transactions on the write connection. */
   readonly uow: UnitOfWork;
+  /**
+   * Calls `listener` right after each commit (through `uow` or a top-level write) that enqueued or revived a
+   * job: the wake-up of this process's workers. Other processes on the same file are not told; they poll.
+   * Returns a function that stops.
+   */
+  onNewJobs(listener: () => void): () => void;
   /** Applies pending migrations; returns how many. Call at startup, not while transactions run. */
   migrate(): number;
   /** The highest applied migration (0 for a new database). */
@@ -57,10 +64,12 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
   })();
   const write = createConn(writeDb);
   const read = createConn(readDb);
-  const uow = createUnitOfWork(write, bindStores);
+  const newJobs = createJobSignal();
+  const uow = createUnitOfWork(write, bindStores, newJobs.emit);
   return {
     stores: topLevelStores(read, uow),
     uow,
+    onNewJobs: newJobs.subscribe,
     migrate: () => migrate(writeDb),
     schemaVersion: () => schemaVersion(writeDb),
     close: () => {

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StoreError, Stores, UnitOfWork } from '@esig/core';
-import { storeFailure } from '@esig/core';
+import { noticingNewJobs, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
@@ -25,6 +25,8 @@ export const createSerialQueue = () => {
 
 interface TxScope {
   active: boolean;
+  /** The work enqueued or revived a job: its commit wakes this process's workers. */
+  newJobs: boolean;
 }
 
 /**
@@ -41,9 +43,10 @@ const ended = () => new Error('This transaction has ended; its stores can no lon
  * lock now, so a transaction never fails half-way on a lock upgrade), run `work` with stores bound to
  * the write connection, then `COMMIT` on Right, `ROLLBACK` on Left or on a throw or rejection (which
  * becomes a StoreFailure). Because transactions are serialized, a read-modify-write inside one sees the
- * latest committed state and no other transaction interleaves with it.
+ * latest committed state and no other transaction interleaves with it. After a commit that enqueued or
+ * revived a job, `onNewJobs` runs (waking this process's workers at once instead of at their next poll).
  */
-export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores): UnitOfWork => {
+export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNewJobs: () => void = () => undefined): UnitOfWork => {
   const enqueue = createSerialQueue();
   const db = write.db;
 
@@ -73,10 +76,13 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores): Uni
       (e) => storeFailure(e),
     );
     if (E.isLeft(begun)) return begun;
-    const scope: TxScope = { active: true };
+    const scope: TxScope = { active: true, newJobs: false };
     // The guard makes stores that escape `work` (kept in a closure, used by a timer) fail instead of
     // writing into whatever transaction runs next on this connection.
-    const tx = bind(withGuard(write, () => (scope.active ? null : ended())));
+    const tx = noticingNewJobs(
+      bind(withGuard(write, () => (scope.active ? null : ended()))),
+      () => void (scope.newJobs = true),
+    );
     const outcome = await TE.tryCatch(
       () => currentTx.run(scope, () => work(tx)()),
       (e) => storeFailure(e),
@@ -85,7 +91,9 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores): Uni
     const result: E.Either<Err | StoreError, A> = E.flattenW(outcome);
     if (E.isRight(result)) {
       const committed = commit();
-      return E.isLeft(committed) ? committed : result;
+      if (E.isLeft(committed)) return committed;
+      if (scope.newJobs) onNewJobs();
+      return result;
     }
     const rolledBack = rollback();
     // A failed ROLLBACK leaves the connection unusable; that is the fault worth reporting.

@@ -29,6 +29,7 @@ describeStoreContract('sqlite', async (): Promise<StoreHarness> => {
   return {
     stores: store.stores,
     uow: store.uow,
+    onNewJobs: store.onNewJobs,
     cleanup: async () => {
       store.close();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +24,18 @@ export interface HttpsWebhookSenderOptions {
   readonly userAgent?: string;
   /** Wall clock in ms, for an HTTP-date `Retry-After`; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * Keep connections open between deliveries to the same endpoint (default true). A connection is reused
+   * only for a delivery whose fresh resolution and check gave exactly the addresses it was opened for
+   * (see `createHttpsWebhookSender`); false opens a new connection for every delivery.
+   */
+  readonly keepAlive?: boolean;
+  /**
+   * How long an idle connection is kept (default 4 s, under the 5 s idle timeout of Node's own HTTP
+   * server, so the receiver rarely closes one just as it is reused). A receiver's `Keep-Alive: timeout=`
+   * hint shortens it.
+   */
+  readonly idleSocketMs?: number;
 }
 
 export const DEFAULT_USER_AGENT = 'esig-webhooks/1.0 (+https://github.com/esig)';
@@ -56,11 +68,22 @@ const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
+/** Agents kept at most before idle ones are dropped (one per endpoint and address set in use). */
+const MAX_IDLE_AGENTS = 64;
+
 /**
  * A `WebhookSender` over `node:https`. Each `send` parses the URL, resolves the host once, checks every
  * address, and connects only to those addresses (the host name still drives SNI, certificate checking and
  * the Host header). Certificates are always verified; redirects are never followed; the whole exchange,
  * resolution included, must finish within `timeoutMs`.
+ *
+ * Connections are kept alive and reused, without weakening that: each `send` still resolves and checks
+ * first, and then takes its connection from the agent of exactly (port, host name, the set of addresses
+ * just checked). Every socket of that agent was opened through the same pinned lookup, so it leads to one
+ * of those addresses, all of which passed the check of this very delivery. When the name resolves
+ * differently (DNS rebinding to a private address, say), the new set is checked and refused before any
+ * agent is asked, or, if it passes, lands in another agent: a connection to an old address is never reused
+ * for a new answer.
  */
 export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
   const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
@@ -73,6 +96,27 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
     opts.extraCa === undefined
       ? undefined
       : createSecureContext({ ca: [...rootCertificates, typeof opts.extraCa === 'string' ? opts.extraCa : opts.extraCa.toString('utf8')] });
+
+  const keepAlive = opts.keepAlive ?? true;
+  const idleSocketMs = opts.idleSocketMs ?? 4_000;
+  const agents = new Map<string, Agent>();
+  /** The agent whose connections all lead to an address of `target.addresses` on `target.port`, for `target.host`. */
+  const agentFor = (target: Extract<Checked, { ok: true }>): Agent => {
+    const key = `${target.port}|${target.host}|${[...target.addresses].sort().join(',')}`;
+    let agent = agents.get(key);
+    if (agent === undefined) {
+      if (agents.size >= MAX_IDLE_AGENTS)
+        for (const [k, a] of agents)
+          if (Object.keys(a.sockets).length === 0 && Object.keys(a.requests).length === 0) {
+            a.destroy();
+            agents.delete(k);
+          }
+      // `timeout` closes idle (free) sockets only; a delivery in flight is bounded by its own timer.
+      agent = new Agent({ keepAlive: true, timeout: idleSocketMs, scheduling: 'lifo' });
+      agents.set(key, agent);
+    }
+    return agent;
+  };
 
   const check = async (url: string): Promise<Checked> => {
     const target = parseTarget(url);
@@ -130,8 +174,8 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
           // Named explicitly although Node derives the same: the certificate is checked against the host name.
           ...(target.literal ? {} : { servername: target.host }),
           lookup: pinnedLookup(target.addresses),
-          // A fresh connection per delivery: no pooled socket from an earlier check or another endpoint.
-          agent: false,
+          // A pooled connection only from the agent of exactly these checked addresses (see above), or none.
+          agent: keepAlive ? agentFor(target) : false,
           rejectUnauthorized: true,
           ...(secureContext === undefined ? {} : { secureContext }),
         });

@@ -246,3 +246,47 @@ describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
     expect(rx.requests).toHaveLength(0);
   });
 });
+
+describe('kept-alive connections, with every delivery checked', () => {
+  it('two deliveries to the same endpoint share one TLS connection', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
+    const s = sender();
+    for (let i = 0; i < 2; i++) expect(answered(await s.send(request(`https://127.0.0.1:${rx.port}/hook`))()).status).toBe(200);
+    expect(rx.requests).toHaveLength(2);
+    expect(rx.connections()).toBe(1);
+  });
+
+  it('with keepAlive false, each delivery opens its own connection', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
+    const s = sender({ keepAlive: false });
+    for (let i = 0; i < 2; i++) answered(await s.send(request(`https://127.0.0.1:${rx.port}/hook`))());
+    expect(rx.connections()).toBe(2);
+  });
+
+  it('a name that now resolves to a private address is refused, although a connection to its old address is open', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
+    const table: Record<string, readonly string[]> = { localhost: ['127.0.0.1'] };
+    // Only the loopback range is exempt, not the name: each answer of the resolver is judged by its addresses.
+    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => table[host] ?? [] });
+    const url = `https://localhost:${rx.port}/hook`;
+    answered(await s.send(request(url))());
+    expect(rx.connections()).toBe(1);
+
+    table.localhost = ['10.0.0.7'];
+    const refused = noAnswer(await s.send(request(url))());
+    expect(refused.error).toBe('refused_target');
+    expect(refused.detail).toMatch(/10\.0\.0\.7/);
+    expect(rx.requests).toHaveLength(1);
+
+    // A set with a refused address in it is refused whole, though the open connection leads to the allowed one.
+    table.localhost = ['127.0.0.1', '192.168.1.20'];
+    expect(noAnswer(await s.send(request(url))()).error).toBe('refused_target');
+    expect(rx.requests).toHaveLength(1);
+
+    // Back to the checked address: the open connection is used again.
+    table.localhost = ['127.0.0.1'];
+    answered(await s.send(request(url))());
+    expect(rx.requests).toHaveLength(2);
+    expect(rx.connections()).toBe(1);
+  });
+});

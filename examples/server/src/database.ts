@@ -14,8 +14,12 @@ export interface Database {
    * by every API process, for several.
    */
   rateLimiter(windowMs: number, clock: Clock): RateLimiter;
-  /** Calls `onWork` when another process enqueues a job (PostgreSQL LISTEN/NOTIFY); null where polling is all. */
-  readonly onNewJobs: ((onWork: () => void) => Promise<() => Promise<void>>) | null;
+  /**
+   * Calls `onWork` right after a transaction of this process that enqueued a job commits and, with
+   * PostgreSQL, when another process enqueues one (LISTEN/NOTIFY); resolves, once listening, to a function
+   * that stops. With SQLite another process's jobs (`esig worker` beside `esig serve`) wait for the poll.
+   */
+  readonly onNewJobs: (onWork: () => void) => Promise<() => Promise<void>>;
   migrate(): Promise<number>;
   schemaVersion(): Promise<number>;
   close(): Promise<void>;
@@ -30,7 +34,10 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
       stores: db.stores,
       uow: db.uow,
       rateLimiter: (windowMs, clock) => createMemoryRateLimiter(clock, windowMs),
-      onNewJobs: null,
+      onNewJobs: async (onWork) => {
+        const stop = db.onNewJobs(onWork);
+        return async () => stop();
+      },
       migrate: async () => db.migrate(),
       schemaVersion: async () => db.schemaVersion(),
       close: async () => db.close(),
@@ -43,7 +50,17 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
     uow: db.uow,
     // The database's clock, so every process counts in the same time.
     rateLimiter: (windowMs) => db.rateLimiter(windowMs),
-    onNewJobs: (onWork) => db.listen(JOBS_CHANNEL, () => onWork()),
+    onNewJobs: async (onWork) => {
+      const stopLocal = db.onNewJobs(onWork);
+      const stopListening = await db.listen(JOBS_CHANNEL, () => onWork()).catch((e: unknown) => {
+        stopLocal();
+        throw e;
+      });
+      return async () => {
+        stopLocal();
+        await stopListening();
+      };
+    },
     migrate: () => db.migrate(),
     schemaVersion: () => db.schemaVersion(),
     close: () => db.close(),

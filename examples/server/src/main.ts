@@ -32,8 +32,9 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
     logger: c.resolve(T.Logger),
   });
   const db = c.resolve(T.Database);
-  // With PostgreSQL, a NOTIFY from any process wakes the worker at once; polling stays as the fallback.
-  const stopListening = db.onNewJobs ? await db.onNewJobs(() => worker.wake()) : async () => undefined;
+  // A commit that enqueued a job wakes the worker at once (with PostgreSQL, a NOTIFY from any process too);
+  // polling stays as the fallback, for jobs due later and for other processes on a SQLite file.
+  const stopListening = await db.onNewJobs(() => worker.wake());
   return { ...worker, stopListening };
 };
 

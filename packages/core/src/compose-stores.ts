@@ -1,3 +1,6 @@
+import { pipe } from 'fp-ts/lib/function.js';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Stores } from './ports/stores.js';
 import type { UnitOfWork } from './ports/unit-of-work.js';
 
@@ -73,4 +76,46 @@ export const autoCommit = (committed: Stores, uow: UnitOfWork): Stores => {
     out[port] = wrapped;
   }
   return out as unknown as Stores;
+};
+
+/**
+ * The same stores, except that the job queue calls `noticed` each time a write makes a job claimable now
+ * or later: `enqueue` that inserted one (not a dedupe-key no-op) and `revive` that brought one back. A unit
+ * of work wraps its transaction's stores with this and, once that transaction has committed, wakes the
+ * workers of this process (never before: a worker woken earlier would not see the job yet).
+ */
+export const noticingNewJobs = (stores: Stores, noticed: () => void): Stores => {
+  const note = (happened: boolean) => {
+    if (happened) noticed();
+    return happened;
+  };
+  return {
+    ...stores,
+    jobs: {
+      ...stores.jobs,
+      enqueue: (job) => pipe(stores.jobs.enqueue(job), TE.map(note)),
+      revive: (id, now) => pipe(stores.jobs.revive(id, now), TE.map(note)),
+    },
+  };
+};
+
+/**
+ * Listeners told when a committed transaction made new jobs (see `noticingNewJobs`): what a store adapter
+ * offers as `onNewJobs`, and what an in-process worker subscribes its `wake` to. A listener that throws is
+ * reported through `onError` and does not stop the others.
+ */
+export const createJobSignal = (onError: (e: unknown) => void = () => undefined) => {
+  const listeners = new Set<() => void>();
+  return {
+    /** Calls `listener` after each commit that made new jobs; returns a function that stops. */
+    subscribe: (listener: () => void): (() => void) => {
+      // A wrapper per subscription, so the same function subscribed twice stops independently.
+      const own = () => listener();
+      listeners.add(own);
+      return () => void listeners.delete(own);
+    },
+    emit: (): void => {
+      for (const l of [...listeners]) E.tryCatch(l, onError);
+    },
+  };
 };

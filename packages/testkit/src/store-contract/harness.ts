@@ -5,6 +5,11 @@ import { TENANT_A_LIVE, TENANT_B, ok } from '../builders.js';
 export interface StoreHarness {
   readonly stores: Stores;
   readonly uow: UnitOfWork;
+  /**
+   * The adapter's wake-up for in-process workers, where it has one: calls the listener after each commit
+   * that enqueued or revived a job. The jobs contract checks when it fires, and when it must not.
+   */
+  readonly onNewJobs?: (listener: () => void) => () => void;
   /** Releases whatever the harness holds (connections, files). */
   cleanup(): Promise<void>;
 }
