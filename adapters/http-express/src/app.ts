@@ -114,7 +114,10 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
       const p = locals(res).principal;
       // The route's pattern, and the path with every signing token redacted: a token is a credential.
       const { route, path } = loggedPath(req, res);
-      deps.logger.info({ requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p ? keyIdOf(p.credential) : undefined }, 'request');
+      deps.logger.info(
+        { requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p ? keyIdOf(p.credential) : undefined, oauthClientId: p?.credential.kind === 'access_token' ? p.credential.clientId : undefined },
+        'request',
+      );
       // Only calls made with a key belong to a tenant's log.
       if (p)
         logs.add({
@@ -128,6 +131,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
           outcome: String(res.statusCode),
           durationMs: Math.round(ms),
           keyId: keyIdOf(p.credential),
+          oauthClientId: p.credential.kind === 'access_token' ? p.credential.clientId : null,
           createdAt: deps.clock.now().toISOString(),
         });
     });
