@@ -20,6 +20,7 @@ import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
 import { createLogBuffer } from './log-buffer.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
+import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 
 interface Locals {
   requestId: string;
@@ -137,6 +138,12 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     });
     next();
   });
+
+  // The OAuth authorization server and the tool server: before the API's authentication and rate limits.
+  app.use(
+    createOAuthRouter({ ...deps, clientMetadata: deps.clientMetadata ?? { fetch: () => async () => ({ ok: false, reason: 'client metadata documents are not enabled' }) } }, opts.publicUrl),
+  );
+  if (opts.mcp) app.all(MCP_PATH, opts.mcp);
 
   // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
   app.use(async (req, res, next) => {

@@ -8,3 +8,4 @@ export { buildSignerRoutes } from './signer-routes.js';
 export * as codecs from './codecs.js';
 export { toProblem, statusOf, PROBLEMS } from './problem.js';
 export type { ProblemCode } from './problem.js';
+export { MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, createOAuthRouter } from './oauth-routes.js';

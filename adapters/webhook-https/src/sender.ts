@@ -45,7 +45,7 @@ type Checked =
  * Node's `lookup` hook, answering every query with the addresses already checked: the connection can go
  * nowhere else, and no second resolution happens between the check and the connect (DNS rebinding).
  */
-const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
+export const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
   const entries = addresses.map((address) => ({ address, family: isIP(address) }));
   return (_hostname, options, callback) => {
     const first = entries[0] as { address: string; family: number };
@@ -54,26 +54,15 @@ const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
   };
 };
 
-const decoder = new TextDecoder('utf-8', { fatal: false });
+export type { Checked };
 
 /**
- * A `WebhookSender` over `node:https`. Each `send` parses the URL, resolves the host once, checks every
- * address, and connects only to those addresses (the host name still drives SNI, certificate checking and
- * the Host header). Certificates are always verified; redirects are never followed; the whole exchange,
- * resolution included, must finish within `timeoutMs`.
+ * The outbound-request rules as one check: parses the URL (https only, no credentials), resolves the host
+ * once and checks every address. Shared by the webhook sender and the client-metadata fetcher.
  */
-export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
+export const makeTargetCheck = (opts: Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve'>) => {
   const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
   const resolve = opts.resolve ?? defaultResolve;
-  const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
-  const now = opts.now ?? Date.now;
-  // Built once: a TLS context made from every root certificate costs tens of milliseconds, far more than
-  // the handshake itself, so making one per request would cap a worker at a few dozen deliveries a second.
-  const secureContext =
-    opts.extraCa === undefined
-      ? undefined
-      : createSecureContext({ ca: [...rootCertificates, typeof opts.extraCa === 'string' ? opts.extraCa : opts.extraCa.toString('utf8')] });
-
   const check = async (url: string): Promise<Checked> => {
     const target = parseTarget(url);
     if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };
@@ -96,6 +85,28 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
     }
     return { ...target, addresses };
   };
+  return check;
+};
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * A `WebhookSender` over `node:https`. Each `send` parses the URL, resolves the host once, checks every
+ * address, and connects only to those addresses (the host name still drives SNI, certificate checking and
+ * the Host header). Certificates are always verified; redirects are never followed; the whole exchange,
+ * resolution included, must finish within `timeoutMs`.
+ */
+export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
+  const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+  const now = opts.now ?? Date.now;
+  // Built once: a TLS context made from every root certificate costs tens of milliseconds, far more than
+  // the handshake itself, so making one per request would cap a worker at a few dozen deliveries a second.
+  const secureContext =
+    opts.extraCa === undefined
+      ? undefined
+      : createSecureContext({ ca: [...rootCertificates, typeof opts.extraCa === 'string' ? opts.extraCa : opts.extraCa.toString('utf8')] });
+
+  const check = makeTargetCheck(opts);
 
   const exchange = (target: Extract<Checked, { ok: true }>, request: WebhookRequest, signal: AbortSignal, elapsed: () => number): Promise<WebhookResponse> =>
     new Promise((settle) => {
