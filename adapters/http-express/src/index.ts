@@ -3,6 +3,8 @@ export type { EsigApp } from './app.js';
 export type { EsigHttpDeps, EsigHttpOptions, Logger } from './deps.js';
 export { defaultHttpOptions } from './deps.js';
 export { buildOpenApi } from './openapi.js';
+export { toJsonSchema } from './schema.js';
+export type { JsonSchema } from './schema.js';
 export { buildRoutes } from './routes.js';
 export { buildSignerRoutes } from './signer-routes.js';
 export * as codecs from './codecs.js';

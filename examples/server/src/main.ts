@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Clock, CursorSigner, GrantedScope, IssuedKey, MailTransport, Mode, Org, Stores, Tenant } from '@esig/core';
 import {
+  authenticateAccessToken,
   bootstrapKey,
   execute,
   jobHandlers,
@@ -19,7 +20,8 @@ import { createSmtpTransport } from '@esig/mailer-smtp';
 import { createPdfWorkerPool } from '@esig/pdf-pdflib';
 import type { RunningWorker } from '@esig/runtime-node';
 import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, startWorker, systemClock } from '@esig/runtime-node';
-import { createHttpsWebhookSender } from '@esig/webhook-https';
+import { createClientMetadataFetcher, createHttpsWebhookSender } from '@esig/webhook-https';
+import { createMcpHandler } from '@esig/mcp';
 import type { ServerConfig } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { Database } from './database.js';
@@ -116,6 +118,11 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
       mail: r.resolve(T.Mail),
       reminderIntervalMs: config.reminderIntervalMs,
       ready: async () => E.isRight(await r.resolve(T.Stores).apiKeys.count()()),
+      // OAuth clients named by a metadata document URL: fetched under the webhook sender's outbound rules.
+      clientMetadata: createClientMetadataFetcher({
+        allowHosts: config.webhookAllowHosts,
+        extraCa: config.webhookCaFile === null ? undefined : readFileSync(config.webhookCaFile),
+      }),
     })),
   );
   c.register(
@@ -127,9 +134,19 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         maxUploadBytes: config.maxUploadBytes,
         bodyTimeoutMs: config.bodyTimeoutMs,
         trustProxy: config.trustProxy,
+        mcp: createMcpHandler({
+          publicUrl: config.publicUrl,
+          apiBaseUrl: () => r.resolve(T.SelfUrl).url,
+          allowedOrigins: config.mcpAllowedOrigins,
+          verifyAccessToken: async (token) => {
+            const deps = { stores: r.resolve(T.Stores), crypto: r.resolve(T.Crypto), clock: r.resolve(T.Clock) };
+            return E.isRight(await authenticateAccessToken(deps)(token)());
+          },
+        }),
       }),
     ),
   );
+  c.register(T.SelfUrl, { useValue: { url: `http://127.0.0.1:${config.port}` } });
   return c;
 };
 
@@ -220,6 +237,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  c.resolve(T.SelfUrl).url = `http://127.0.0.1:${port}`;
   c.resolve(T.Logger).info({ port, publicUrl: config.publicUrl, database: config.database.kind }, 'esig listening');
   out(`esig: listening on http://${config.host}:${port} (public URL ${config.publicUrl}, ${config.database.kind} database)`);
   return {
