@@ -140,18 +140,18 @@ export const TOOLS: readonly EsigTool[] = [
   },
   {
     name: 'add_recipient',
-    description: 'Adds a recipient (a signer, or cc) to a DRAFT signature request. Returns the updated SignatureRequest; the new recipient id (rcp_…) is in recipients.',
+    description: 'Adds a recipient (a signer, or cc) to a DRAFT signature request. Returns the new Recipient with its id (rcp_…), needed by add_field.',
     inputSchema: input(requestId, codecs.AddRecipientBody, IDEMPOTENCY_KEY),
-    outputSchema: output(codecs.SignatureRequestResource),
+    outputSchema: output(codecs.RecipientResource),
     annotations: write('Add a recipient'),
     run: async (esig, a) => json(await esig.signatureRequests.addRecipient(s(a.requestId) as never, without(a, 'requestId') as never, opts(a))),
   },
   {
     name: 'add_field',
     description:
-      "Places a field (signature, initials, date_signed, text, checkbox, name, email) for a signer on a document page of a DRAFT request. Coordinates are PDF points from the page's top-left corner. Returns the updated SignatureRequest.",
+      "Places a field (signature, initials, date_signed, text, checkbox, name, email) for a signer on a document page of a DRAFT request. Coordinates are PDF points from the page's top-left corner. Returns the new Field.",
     inputSchema: input(requestId, codecs.AddFieldBody, IDEMPOTENCY_KEY),
-    outputSchema: output(codecs.SignatureRequestResource),
+    outputSchema: output(codecs.FieldResource),
     annotations: write('Add a field'),
     run: async (esig, a) => json(await esig.signatureRequests.addField(s(a.requestId) as never, without(a, 'requestId') as never, opts(a))),
   },
