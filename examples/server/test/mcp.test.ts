@@ -304,7 +304,7 @@ describe('the tool server', () => {
     let limited: { content: unknown } | null = null;
     for (let i = 0; i < 60 && limited === null; i++) {
       const r = await client.callTool({ name: 'list_documents', arguments: { limit: 1 } });
-      if (r.isError) limited = r;
+      if (r.isError) limited = { content: r.content };
     }
     expect(limited).not.toBeNull();
     expect(JSON.stringify(limited!.content)).toMatch(/rate_limited: try again in \d+ s/);
