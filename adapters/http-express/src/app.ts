@@ -20,6 +20,7 @@ import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
 import { createLogBuffer } from './log-buffer.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
+import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 
 interface Locals {
   requestId: string;
@@ -114,7 +115,10 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
       const p = locals(res).principal;
       // The route's pattern, and the path with every signing token redacted: a token is a credential.
       const { route, path } = loggedPath(req, res);
-      deps.logger.info({ requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p ? keyIdOf(p.credential) : undefined }, 'request');
+      deps.logger.info(
+        { requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p ? keyIdOf(p.credential) : undefined, oauthClientId: p?.credential.kind === 'access_token' ? p.credential.clientId : undefined },
+        'request',
+      );
       // Only calls made with a key belong to a tenant's log.
       if (p)
         logs.add({
@@ -128,11 +132,18 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
           outcome: String(res.statusCode),
           durationMs: Math.round(ms),
           keyId: keyIdOf(p.credential),
+          oauthClientId: p.credential.kind === 'access_token' ? p.credential.clientId : null,
           createdAt: deps.clock.now().toISOString(),
         });
     });
     next();
   });
+
+  // The OAuth authorization server and the tool server: before the API's authentication and rate limits.
+  app.use(
+    createOAuthRouter({ ...deps, clientMetadata: deps.clientMetadata ?? { fetch: () => async () => ({ ok: false, reason: 'client metadata documents are not enabled' }) } }, opts.publicUrl),
+  );
+  if (opts.mcp) app.all(MCP_PATH, opts.mcp);
 
   // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
   app.use(async (req, res, next) => {

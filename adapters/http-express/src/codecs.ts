@@ -341,6 +341,7 @@ export const ApiLogResource = t.type(
     outcome: t.string,
     durationMs: num({ integer: true }),
     keyId: nullable(KeyId),
+    oauthClientId: nullable(t.string),
     createdAt: dateTime,
     testMode: t.boolean,
   },

@@ -1,4 +1,5 @@
-import type { Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PageLimits, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type express from 'express';
+import type { ClientMetadataFetcher, Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PageLimits, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 
 /** Structured logging; the composition root decides where lines go. */
 export interface Logger {
@@ -34,6 +35,11 @@ export interface EsigHttpDeps {
   readonly random: () => number;
   /** Whether the service can take traffic (database reachable); backs `/readyz`. */
   readonly ready: () => Promise<boolean>;
+  /**
+   * Fetches OAuth Client ID Metadata Documents (under the outbound-request rules). Without it, only clients
+   * registered dynamically can authorize.
+   */
+  readonly clientMetadata?: ClientMetadataFetcher;
 }
 
 export interface EsigHttpOptions {
@@ -46,6 +52,11 @@ export interface EsigHttpOptions {
   readonly bodyTimeoutMs: number;
   /** Express's `trust proxy` setting, for the client address behind a load balancer. */
   readonly trustProxy: boolean | number | string;
+  /**
+   * The tool-protocol server, mounted at `/mcp` ahead of the API's authentication and rate limits (its
+   * requests are not counted; the API calls its tools make are). Null: no `/mcp`.
+   */
+  readonly mcp?: express.RequestHandler | null;
 }
 
 export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({

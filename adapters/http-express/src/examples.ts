@@ -106,7 +106,7 @@ const EXAMPLES = new Map<t.Mixed, unknown>([
     c.ApiLogResource,
     {
       id: ids.log, kind: 'api', method: 'POST', target: `/api/v1/signature-requests/${ids.req}/send`, status: 200, outcome: '200', durationMs: 12,
-      keyId: ids.key, createdAt: at(4), testMode: true,
+      keyId: ids.key, oauthClientId: null, createdAt: at(4), testMode: true,
     },
   ],
   [

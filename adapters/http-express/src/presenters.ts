@@ -137,6 +137,7 @@ export const presentLogEntry = (l: ApiLogEntry): t.TypeOf<typeof ApiLogResource>
   outcome: l.outcome,
   durationMs: l.durationMs,
   keyId: l.keyId,
+  oauthClientId: l.oauthClientId,
   createdAt: l.createdAt,
   testMode: l.mode === 'test',
 });

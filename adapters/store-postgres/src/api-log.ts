@@ -23,18 +23,19 @@ const NewEntries = t.readonlyArray(
     outcome: t.string,
     durationMs: Int,
     keyId: nullable(t.string),
+    oauthClientId: nullable(t.string),
     createdAt: Timestamp,
   }),
 );
 
-const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at';
+const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, oauth_client_id, created_at';
 const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: 'kind' };
 
 const decodeRow = rowDecoder(LogRow, 'api_log', toApiLogEntry);
 
 // One array per column, so a batch of any size is one statement with a fixed text.
 const APPEND_SQL = `INSERT INTO api_log (${COLUMNS})
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::int[], $10::text[], $11::timestamptz[])`;
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])`;
 
 /**
  * The ApiLogStore. A batch is one INSERT, so it is all or nothing; an id already taken fails it with
@@ -65,6 +66,7 @@ export const pgApiLog = (conn: Conn): ApiLogStore => ({
                   es.map((e) => e.outcome),
                   es.map((e) => e.durationMs),
                   es.map((e) => e.keyId),
+                  es.map((e) => e.oauthClientId),
                   es.map((e) => e.createdAt),
                 ],
               ),

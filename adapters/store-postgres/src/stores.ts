@@ -1,6 +1,7 @@
 import type { Stores } from '@esig/core';
 import { pgApiKeys } from './api-keys.js';
 import { pgApiLog } from './api-log.js';
+import { pgOAuth } from './oauth.js';
 import type { Conn } from './connection.js';
 import { pgDocumentContents } from './document-contents.js';
 import { pgDocuments } from './documents.js';
@@ -34,4 +35,5 @@ export const bindStores = (conn: Conn): Stores => ({
   webhookEndpoints: pgWebhookEndpoints(conn),
   webhookDeliveries: pgWebhookDeliveries(conn),
   apiLog: pgApiLog(conn),
+  oauth: pgOAuth(conn),
 });

@@ -13,7 +13,7 @@ import { listKeyset } from './keyset.js';
 
 const LogRow = apiLogRow(columnCodecs);
 
-const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at';
+const COLUMNS = 'id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, oauth_client_id, created_at';
 const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: 'kind' };
 
 const decodeRow = rowDecoder(LogRow, 'api_log', toApiLogEntry);
@@ -30,6 +30,7 @@ const toRow = (e: ApiLogEntry) => {
     outcome: e.outcome,
     duration_ms: e.durationMs,
     key_id: e.keyId,
+    oauth_client_id: e.oauthClientId,
     created_at: e.createdAt,
   };
   return pipe(
@@ -38,7 +39,7 @@ const toRow = (e: ApiLogEntry) => {
   );
 };
 
-const INSERT = `INSERT INTO api_log (${COLUMNS}) VALUES (@id, @org_id, @mode, @kind, @method, @target, @status, @outcome, @duration_ms, @key_id, @created_at)`;
+const INSERT = `INSERT INTO api_log (${COLUMNS}) VALUES (@id, @org_id, @mode, @kind, @method, @target, @status, @outcome, @duration_ms, @key_id, @oauth_client_id, @created_at)`;
 
 /**
  * The ApiLogStore. A batch is all or nothing: its inserts run in a savepoint (better-sqlite3 nests

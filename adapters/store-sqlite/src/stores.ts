@@ -9,6 +9,7 @@ import { sqliteEvents } from './events.js';
 import { sqliteEvidence } from './evidence.js';
 import { sqliteIdempotency } from './idempotency.js';
 import { sqliteJobs } from './jobs.js';
+import { sqliteOAuth } from './oauth.js';
 import { sqliteOrgs } from './orgs.js';
 import { sqliteSignatureRequests } from './signature-requests.js';
 import { sqliteSigningLinks } from './signing-links.js';
@@ -32,6 +33,7 @@ export const bindStores = (conn: Conn): Stores => ({
   webhookEndpoints: sqliteWebhookEndpoints(conn),
   webhookDeliveries: sqliteWebhookDeliveries(conn),
   apiLog: sqliteApiLog(conn),
+  oauth: sqliteOAuth(conn),
 });
 
 /**

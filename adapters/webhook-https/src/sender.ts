@@ -57,13 +57,47 @@ type Checked =
  * Node's `lookup` hook, answering every query with the addresses already checked: the connection can go
  * nowhere else, and no second resolution happens between the check and the connect (DNS rebinding).
  */
-const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
+export const pinnedLookup = (addresses: readonly string[]): LookupFunction => {
   const entries = addresses.map((address) => ({ address, family: isIP(address) }));
   return (_hostname, options, callback) => {
     const first = entries[0] as { address: string; family: number };
     if (options.all === true) (callback as (e: null, a: typeof entries) => void)(null, entries);
     else callback(null, first.address, first.family);
   };
+};
+
+export type { Checked };
+
+/**
+ * The outbound-request rules as one check: parses the URL (https only, no credentials), resolves the host
+ * once and checks every address. Shared by the webhook sender and the client-metadata fetcher.
+ */
+export const makeTargetCheck = (opts: Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve'>): ((url: string) => Promise<Checked>) => {
+  const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
+  const resolve = opts.resolve ?? defaultResolve;
+  const check = async (url: string): Promise<Checked> => {
+    const target = parseTarget(url);
+    if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };
+    const { host, literal } = target;
+    let addresses: readonly string[];
+    if (literal) addresses = [host];
+    else {
+      try {
+        addresses = await resolve(host);
+      } catch (e) {
+        return { ok: false, error: 'dns', detail: `${host}: ${describeError(e)}` };
+      }
+      if (addresses.length === 0) return { ok: false, error: 'dns', detail: `${host}: no addresses` };
+    }
+    if (!literal && allow.names.has(normaliseHostName(host))) return { ...target, addresses };
+    // Every address must pass, not just the one a connection would pick first.
+    for (const address of addresses) {
+      const verdict = checkAddressWith(address, allow);
+      if (!verdict.ok) return { ok: false, error: 'refused_target', detail: literal ? verdict.reason : `${host} resolves to ${verdict.reason}` };
+    }
+    return { ...target, addresses };
+  };
+  return check;
 };
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -86,8 +120,6 @@ const MAX_IDLE_AGENTS = 64;
  * for a new answer.
  */
 export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
-  const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
-  const resolve = opts.resolve ?? defaultResolve;
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
   const now = opts.now ?? Date.now;
   // Built once: a TLS context made from every root certificate costs tens of milliseconds, far more than
@@ -118,28 +150,7 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
     return agent;
   };
 
-  const check = async (url: string): Promise<Checked> => {
-    const target = parseTarget(url);
-    if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };
-    const { host, literal } = target;
-    let addresses: readonly string[];
-    if (literal) addresses = [host];
-    else {
-      try {
-        addresses = await resolve(host);
-      } catch (e) {
-        return { ok: false, error: 'dns', detail: `${host}: ${describeError(e)}` };
-      }
-      if (addresses.length === 0) return { ok: false, error: 'dns', detail: `${host}: no addresses` };
-    }
-    if (!literal && allow.names.has(normaliseHostName(host))) return { ...target, addresses };
-    // Every address must pass, not just the one a connection would pick first.
-    for (const address of addresses) {
-      const verdict = checkAddressWith(address, allow);
-      if (!verdict.ok) return { ok: false, error: 'refused_target', detail: literal ? verdict.reason : `${host} resolves to ${verdict.reason}` };
-    }
-    return { ...target, addresses };
-  };
+  const check = makeTargetCheck(opts);
 
   const exchange = (target: Extract<Checked, { ok: true }>, request: WebhookRequest, signal: AbortSignal, elapsed: () => number): Promise<WebhookResponse> =>
     new Promise((settle) => {

@@ -3,7 +3,7 @@ import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
 import { JOBS_USAGE, UsageError, runJobsCommand } from './jobs-command.js';
 import { ConfigError, configFromEnvironment, runWorkerProcess, startServer } from './main.js';
-import { createKeyStandalone, migrate, withJobStores } from './operator.js';
+import { createKeyStandalone, listGrantsStandalone, migrate, revokeGrantStandalone, withJobStores } from './operator.js';
 
 const USAGE = `esig — electronic signatures
 
@@ -13,6 +13,8 @@ Usage:
   esig migrate                    apply pending database migrations
   esig keys create --org <name> --mode test|live --scopes <list|*> [--name <label>]
                                   create an API key and print its secret once
+  esig oauth grants list --org <name>   list the OAuth grants of an org (both modes), revoked included
+  esig oauth grants revoke <grantId>    revoke an OAuth grant: its tokens stop working at once
 ${JOBS_USAGE}
 
 Configuration comes from the environment (ESIG_DATABASE_URL, ESIG_PUBLIC_URL, …); see docs/configuration.md.`;
@@ -86,6 +88,23 @@ const main = async () => {
       const issued = await createKeyStandalone(config, { orgName: values.org, mode: values.mode as Mode, scopes: scopes as GrantedScope[], name: values.name ?? 'cli' });
       process.stdout.write(`${JSON.stringify({ id: issued.key.id, org: issued.org.name, orgId: issued.org.id, mode: issued.key.mode, scopes: issued.key.scopes, secret: issued.secret }, null, 2)}\n`);
       process.stderr.write('esig: the secret above is shown once; it is stored only as a hash.\n');
+      return;
+    }
+    case 'oauth': {
+      const [verb, ...args] = rest;
+      if (sub !== 'grants' || (verb !== 'list' && verb !== 'revoke')) return fail(`unknown command "oauth ${sub ?? ''} ${verb ?? ''}"\n\n${USAGE}`);
+      if (verb === 'list') {
+        const { values } = parseArgs({ args, options: { org: { type: 'string' } }, strict: true });
+        if (!values.org) return fail(`--org is required\n\n${USAGE}`);
+        const grants = await listGrantsStandalone(config, values.org);
+        if (grants === null) return fail(`no org named "${values.org}"`);
+        process.stdout.write(`${JSON.stringify(grants, null, 2)}\n`);
+        return;
+      }
+      if (args[0] === undefined) return fail(`oauth grants revoke needs a grant id\n\n${USAGE}`);
+      const revoked = await revokeGrantStandalone(config, args[0]);
+      if (revoked === null) return fail(`no grant ${args[0]}`);
+      process.stdout.write(`${JSON.stringify(revoked, null, 2)}\n`);
       return;
     }
     case 'jobs': {

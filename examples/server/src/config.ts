@@ -41,6 +41,8 @@ export interface ServerConfig {
   readonly databasePoolSize: number;
   /** Development only: hosts or CIDRs exempt from the webhook private-address rule. */
   readonly webhookAllowHosts: readonly string[];
+  /** Extra browser origins allowed to call `/mcp` (ESIG_MCP_ALLOWED_ORIGINS). */
+  readonly mcpAllowedOrigins: readonly string[];
   /** Extra CA certificates (PEM file) trusted for webhook HTTPS. */
   readonly webhookCaFile: string | null;
   /** Multiplies webhook retry gaps (tests use a tiny value). */
@@ -111,6 +113,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     databasePoolSize: int(env, 'ESIG_DATABASE_POOL_SIZE', 10),
     workerConcurrency: int(env, 'ESIG_WORKER_CONCURRENCY', 4),
     webhookAllowHosts: (env.ESIG_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    mcpAllowedOrigins: (env.ESIG_MCP_ALLOWED_ORIGINS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     webhookCaFile: env.ESIG_WEBHOOK_CA_FILE || null,
     webhookRetryScale: (() => {
       const raw = env.ESIG_WEBHOOK_RETRY_SCALE;

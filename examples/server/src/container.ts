@@ -5,12 +5,13 @@ import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { CursorSigner, MailTransport, Tenant } from '@esig/core';
-import { jobHandlers, testMailboxTransport } from '@esig/core';
+import { authenticateAccessToken, jobHandlers, testMailboxTransport } from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
 import { createSmtpTransport } from '@esig/mailer-smtp';
 import { createPdfWorkerPool } from '@esig/pdf-pdflib';
 import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
-import { createHttpsWebhookSender } from '@esig/webhook-https';
+import { createClientMetadataFetcher, createHttpsWebhookSender } from '@esig/webhook-https';
+import { createMcpHandler } from '@esig/mcp';
 import type { ServerConfig } from './config.js';
 import type { Database } from './database.js';
 import { createJsonLogger } from './logger.js';
@@ -106,6 +107,11 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
       mail: r.resolve(T.Mail),
       reminderIntervalMs: config.reminderIntervalMs,
       ready: async () => E.isRight(await r.resolve(T.Stores).apiKeys.count()()),
+      // OAuth clients named by a metadata document URL: fetched under the webhook sender's outbound rules.
+      clientMetadata: createClientMetadataFetcher({
+        allowHosts: config.webhookAllowHosts,
+        extraCa: config.webhookCaFile === null ? undefined : readFileSync(config.webhookCaFile),
+      }),
     })),
   );
   c.register(
@@ -117,9 +123,19 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         maxUploadBytes: config.maxUploadBytes,
         bodyTimeoutMs: config.bodyTimeoutMs,
         trustProxy: config.trustProxy,
+        mcp: createMcpHandler({
+          publicUrl: config.publicUrl,
+          apiBaseUrl: () => r.resolve(T.SelfUrl).url,
+          allowedOrigins: config.mcpAllowedOrigins,
+          verifyAccessToken: async (token) => {
+            const deps = { stores: r.resolve(T.Stores), crypto: r.resolve(T.Crypto), clock: r.resolve(T.Clock) };
+            return E.isRight(await authenticateAccessToken(deps)(token)());
+          },
+        }),
       }),
     ),
   );
+  c.register(T.SelfUrl, { useValue: { url: `http://127.0.0.1:${config.port}` } });
   return c;
 };
 

@@ -81,6 +81,8 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  // The tool server calls this process's own API over loopback, now that the port is known.
+  c.resolve(T.SelfUrl).url = `http://127.0.0.1:${port}`;
   c.resolve(T.Logger).info({ port, publicUrl: config.publicUrl, database: config.database.kind }, 'esig listening');
   out(`esig: listening on http://${config.host}:${port} (public URL ${config.publicUrl}, ${config.database.kind} database)`);
   return {

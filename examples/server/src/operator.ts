@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type { DependencyContainer } from 'tsyringe';
-import type { Clock, GrantedScope, IssuedKey, Mode, Org, Stores } from '@esig/core';
-import { bootstrapKey, execute } from '@esig/core';
+import type { Clock, GrantedScope, IssuedKey, Mode, OAuthGrant, Org, Stores } from '@esig/core';
+import { bootstrapKey, execute, listOAuthGrants, revokeOAuthGrant } from '@esig/core';
 import { systemClock } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
 import { buildContainer } from './container.js';
@@ -29,6 +29,37 @@ export const createKeyStandalone = async (config: ServerConfig, input: Parameter
     return await createKey(c, input);
   } finally {
     await c.resolve(T.PdfPool).close();
+    await db.close();
+  }
+};
+
+/** `esig oauth grants list --org`: the grants of both modes of an org, or null for an unknown org. */
+export const listGrantsStandalone = async (config: ServerConfig, orgName: string): Promise<readonly OAuthGrant[] | null> => {
+  const db = await openDatabase(config);
+  try {
+    const org = await db.stores.orgs.findByName(orgName)();
+    if (E.isLeft(org)) throw new Error('Could not read the database', { cause: org.left });
+    if (org.right === null) return null;
+    const out: OAuthGrant[] = [];
+    for (const mode of ['test', 'live'] as const) {
+      const r = await listOAuthGrants({ stores: db.stores })({ orgId: org.right.id, mode })();
+      if (E.isLeft(r)) throw new Error('Could not read the grants', { cause: r.left });
+      out.push(...r.right);
+    }
+    return out;
+  } finally {
+    await db.close();
+  }
+};
+
+/** `esig oauth grants revoke <id>`: the grant as it is now (revoked), or null for an unknown id. */
+export const revokeGrantStandalone = async (config: ServerConfig, grantId: string): Promise<OAuthGrant | null> => {
+  const db = await openDatabase(config);
+  try {
+    const r = await db.uow.transaction(revokeOAuthGrant({ clock: systemClock })(grantId))();
+    if (E.isLeft(r)) throw new Error('Could not revoke the grant', { cause: r.left });
+    return r.right;
+  } finally {
     await db.close();
   }
 };

@@ -28,4 +28,6 @@ export const T = {
   JobHandlers: Symbol('JobHandlers') as InjectionToken<JobHandlers>,
   HttpDeps: Symbol('EsigHttpDeps') as InjectionToken<EsigHttpDeps>,
   App: Symbol('App') as InjectionToken<EsigApp>,
+  /** Where this process's own API listens (set once listening): the tool server calls the API there. */
+  SelfUrl: Symbol('SelfUrl') as InjectionToken<{ url: string }>,
 } as const;

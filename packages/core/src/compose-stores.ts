@@ -54,6 +54,7 @@ export const STORE_READS: { readonly [K in keyof Stores]: ReadonlyArray<keyof St
   webhookEndpoints: ['findById', 'findByIdForUpdate', 'list', 'findSubscribed'],
   webhookDeliveries: ['findById', 'listAttempts'],
   apiLog: ['list'],
+  oauth: ['findClient', 'findGrant', 'listGrants', 'findToken'],
 };
 
 /**

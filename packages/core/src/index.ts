@@ -16,6 +16,7 @@ export * from './model/tenant.js';
 export * from './model/scopes.js';
 export * from './model/principal.js';
 export * from './model/api-key.js';
+export type * from './model/oauth.js';
 export * from './model/document.js';
 export * from './model/signature-request.js';
 export * from './model/event.js';
@@ -37,6 +38,8 @@ export type * from './ports/document-store.js';
 export type * from './ports/document-content-store.js';
 export type * from './ports/signature-request-store.js';
 export type * from './ports/api-key-store.js';
+export type * from './ports/oauth-store.js';
+export type * from './ports/client-metadata-fetcher.js';
 export type * from './ports/org-store.js';
 export type * from './ports/idempotency-store.js';
 export type * from './ports/event-outbox.js';
@@ -72,6 +75,19 @@ export * from './use-cases/bootstrap-key.js';
 export * from './use-cases/create-api-key.js';
 export * from './use-cases/list-api-keys.js';
 export * from './use-cases/revoke-api-key.js';
+
+// ---- OAuth 2.1 authorization server (for the tool-protocol server) ------------------------------------
+export * from './use-cases/oauth/oauth-error.js';
+export * from './use-cases/oauth/rules.js';
+export * from './use-cases/oauth/register-oauth-client.js';
+export * from './use-cases/oauth/resolve-oauth-client.js';
+export * from './use-cases/oauth/authorization-request.js';
+export * from './use-cases/oauth/issue-authorization-code.js';
+export * from './use-cases/oauth/issue-tokens.js';
+export * from './use-cases/oauth/exchange-authorization-code.js';
+export * from './use-cases/oauth/refresh-access-token.js';
+export * from './use-cases/oauth/revoke-oauth-token.js';
+export * from './use-cases/oauth/manage-oauth-grants.js';
 
 // ---- Documents and signature requests ------------------------------------------------------------------
 export * from './use-cases/upload-document.js';

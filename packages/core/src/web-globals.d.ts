@@ -1,4 +1,4 @@
-// The core compiles without Node's (or the DOM's) types, so no Buffer or process can creep in. These two
+// The core compiles without Node's (or the DOM's) types, so no Buffer or process can creep in. These
 // Web APIs, which every runtime the core targets provides (Node ≥ 16, browsers, Deno, Bun, edge), are the
 // only globals beyond ES2022 it uses.
 declare function atob(data: string): string;

@@ -223,7 +223,7 @@ describe('API keys', () => {
     const h = harness();
     const issued = await bootstrap(h, ['documents:read', 'api_keys:write'], 'live');
     expect(issued.secret).toMatch(/^esig_live_[A-Za-z0-9]{32}$/);
-    const p = await right(authenticate({ stores: h.stores, crypto: h.crypto })(issued.secret));
+    const p = await right(authenticate({ stores: h.stores, crypto: h.crypto, clock: h.clock })(issued.secret));
     expect(p).toEqual({ tenant: { orgId: issued.org.id, mode: 'live' }, scopes: ['documents:read', 'api_keys:write'], credential: { kind: 'api_key', keyId: issued.key.id } });
     // A second bootstrap of the same org reuses it.
     const second = await bootstrap(h, ['*'], 'test');
@@ -233,7 +233,7 @@ describe('API keys', () => {
   it('authenticate refuses malformed, unknown and revoked keys', async () => {
     const h = harness();
     const issued = await bootstrap(h);
-    const auth = authenticate({ stores: h.stores, crypto: h.crypto });
+    const auth = authenticate({ stores: h.stores, crypto: h.crypto, clock: h.clock });
     const malformed = [
       '',
       'esig_test_',
@@ -266,7 +266,7 @@ describe('API keys', () => {
     const child = await right(create(['documents:read']));
     expect(child.key).toMatchObject({ orgId: 'org_A', mode: 'live', scopes: ['documents:read'] });
     expect(child.secret).toMatch(/^esig_live_/);
-    const p = await right(authenticate({ stores: h.stores, crypto: h.crypto })(child.secret));
+    const p = await right(authenticate({ stores: h.stores, crypto: h.crypto, clock: h.clock })(child.secret));
     expect(p.scopes).toEqual(['documents:read']);
     // Only the allowed key was stored.
     expect((await right(listApiKeys(w.deps)(caller, {}, id))).data).toEqual([child.key.id]);

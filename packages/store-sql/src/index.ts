@@ -16,3 +16,4 @@ export * from './rows/signing-links.js';
 export * from './rows/test-mailbox.js';
 export * from './rows/webhook-deliveries.js';
 export * from './rows/webhook-endpoints.js';
+export * from './rows/oauth.js';

@@ -370,6 +370,7 @@ export const makeLogEntry = (tenant: Tenant, over: Partial<ApiLogEntry> = {}): A
   outcome: '201',
   durationMs: 37,
   keyId: freshId('key'),
+  oauthClientId: null,
   createdAt: at(0),
   ...over,
 });

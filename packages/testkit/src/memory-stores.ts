@@ -4,6 +4,10 @@ import type {
   ContentKey,
   ApiKey,
   ApiLogEntry,
+  AuthorizationCode,
+  OAuthClient,
+  OAuthGrant,
+  OAuthToken,
   DeliveryAttempt,
   Document,
   DomainEvent,
@@ -50,6 +54,12 @@ interface Tables {
   readonly webhookDeliveries: Map<string, WebhookDelivery>;
   readonly webhookAttempts: Map<string, DeliveryAttempt>;
   readonly apiLog: Map<string, ApiLogEntry>;
+  readonly oauthClients: Map<string, OAuthClient>;
+  /** Keyed by code hash. */
+  readonly oauthCodes: Map<string, AuthorizationCode>;
+  readonly oauthGrants: Map<string, OAuthGrant>;
+  /** Keyed by token hash. */
+  readonly oauthTokens: Map<string, OAuthToken>;
 }
 
 /** A job with its lease and burial, which the port keeps to itself. */
@@ -637,6 +647,62 @@ const makeStores = (v: View): Stores => ({
     list: (t, q) =>
       op(v, () => keysetPage(v.rows('apiLog').filter((e) => inTenant(e, t) && (q.filter?.kind === undefined || e.kind === q.filter.kind)), q)),
   },
+
+  oauth: {
+    insertClient: (c) =>
+      op(v, () => {
+        if (v.get('oauthClients', c.id)) return E.left(concurrentModification('oauth_client', c.id));
+        v.put('oauthClients', c.id, copy(c));
+        return ok(undefined);
+      }),
+    findClient: (id) => op(v, () => ok(copy(v.get('oauthClients', id) ?? null))),
+    insertCode: (c) =>
+      op(v, () => {
+        if (v.get('oauthCodes', c.codeHash)) return E.left(concurrentModification('authorization_code', c.clientId));
+        v.put('oauthCodes', c.codeHash, copy(c));
+        return ok(undefined);
+      }),
+    useCode: (hash, at, grantId) =>
+      op(v, () => {
+        const c = v.get('oauthCodes', hash);
+        if (!c) return ok(null);
+        if (c.usedAt === null) v.put('oauthCodes', hash, { ...c, usedAt: at, grantId });
+        return ok(copy(c));
+      }),
+    insertGrant: (g) =>
+      op(v, () => {
+        if (v.get('oauthGrants', g.id)) return E.left(concurrentModification('oauth_grant', g.id));
+        v.put('oauthGrants', g.id, copy(g));
+        return ok(undefined);
+      }),
+    findGrant: (id) => op(v, () => ok(copy(v.get('oauthGrants', id) ?? null))),
+    listGrants: (t, q) => op(v, () => keysetPage(v.rows('oauthGrants').filter((g) => inTenant(g, t)), q)),
+    revokeGrant: (id, at) =>
+      op(v, () => {
+        const g = v.get('oauthGrants', id);
+        if (g && g.revokedAt === null) v.put('oauthGrants', id, { ...g, revokedAt: at });
+        return ok(undefined);
+      }),
+    revokeGrantsOfKey: (keyId, at) =>
+      op(v, () => {
+        for (const g of v.rows('oauthGrants')) if (g.keyId === keyId && g.revokedAt === null) v.put('oauthGrants', g.id, { ...g, revokedAt: at });
+        return ok(undefined);
+      }),
+    insertToken: (tok) =>
+      op(v, () => {
+        if (v.get('oauthTokens', tok.tokenHash)) return E.left(concurrentModification('oauth_token', tok.grantId));
+        v.put('oauthTokens', tok.tokenHash, copy(tok));
+        return ok(undefined);
+      }),
+    findToken: (hash) => op(v, () => ok(copy(v.get('oauthTokens', hash) ?? null))),
+    spendToken: (hash, at) =>
+      op(v, () => {
+        const tok = v.get('oauthTokens', hash);
+        if (!tok || tok.spentAt !== null) return ok(false);
+        v.put('oauthTokens', hash, { ...tok, spentAt: at });
+        return ok(true);
+      }),
+  },
 });
 
 /** A FIFO async mutex: tasks run one at a time, in the order they asked. */
@@ -683,6 +749,10 @@ export const createMemoryStores = (): MemoryStores => {
     webhookDeliveries: new Map(),
     webhookAttempts: new Map(),
     apiLog: new Map(),
+    oauthClients: new Map(),
+    oauthCodes: new Map(),
+    oauthGrants: new Map(),
+    oauthTokens: new Map(),
   };
   const exclusive = createMutex();
 

@@ -6,6 +6,7 @@ import { eventsContract } from './store-contract/events.js';
 import type { Harness, StoreHarness } from './store-contract/harness.js';
 import { idempotencyContract } from './store-contract/idempotency.js';
 import { jobsContract } from './store-contract/jobs.js';
+import { oauthContract } from './store-contract/oauth.js';
 import { pagingContract } from './store-contract/paging.js';
 import { signatureRequestsContract } from './store-contract/signature-requests.js';
 import { evidenceContract, signingLinksContract } from './store-contract/signing.js';
@@ -32,6 +33,7 @@ export const STORE_PORTS = [
   'webhookEndpoints',
   'webhookDeliveries',
   'apiLog',
+  'oauth',
 ] as const satisfies ReadonlyArray<keyof Stores>;
 export type StorePort = (typeof STORE_PORTS)[number];
 
@@ -50,6 +52,7 @@ const GROUPS: { readonly [P in StorePort]: (h: Harness) => void } = {
   webhookEndpoints: webhookEndpointsContract,
   webhookDeliveries: webhookDeliveriesContract,
   apiLog: apiLogContract,
+  oauth: oauthContract,
 };
 
 export interface StoreContractOptions {

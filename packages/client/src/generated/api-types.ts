@@ -208,6 +208,7 @@ export interface LogEntry {
   outcome: string;
   durationMs: number;
   keyId: `key_${string}` | null;
+  oauthClientId: string | null;
   createdAt: string;
   testMode: boolean;
 }

@@ -84,5 +84,7 @@ export interface ApiLogEntry {
   readonly outcome: string;
   readonly durationMs: number;
   readonly keyId: string | null;
+  /** The OAuth client, for a call made with an access token (its `keyId` is the key that consented). */
+  readonly oauthClientId: string | null;
   readonly createdAt: string;
 }

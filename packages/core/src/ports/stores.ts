@@ -3,6 +3,7 @@ import type { DocumentContentStore } from './document-content-store.js';
 import type { DocumentStore } from './document-store.js';
 import type { EventOutbox } from './event-outbox.js';
 import type { IdempotencyStore } from './idempotency-store.js';
+import type { OAuthStore } from './oauth-store.js';
 import type { OrgStore } from './org-store.js';
 import type { EvidenceStore } from './evidence-store.js';
 import type { JobQueue } from './job-queue.js';
@@ -29,4 +30,5 @@ export interface Stores {
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly webhookDeliveries: WebhookDeliveryStore;
   readonly apiLog: ApiLogStore;
+  readonly oauth: OAuthStore;
 }

@@ -11,7 +11,7 @@ import { requireScope } from './policy.js';
 /**
  * Revokes a key of the caller's org and mode at once; revoking twice is harmless. A caller may revoke only
  * keys it could have minted (scopes within its own), so a narrow `api_keys:write` key cannot lock out a
- * stronger one.
+ * stronger one. The OAuth grants the key consented to are revoked with it.
  */
 export const revokeApiKey =
   (deps: { readonly clock: Clock }) =>
@@ -26,6 +26,8 @@ export const revokeApiKey =
         return beyond.length > 0 ? TE.left(insufficientScope(beyond[0]!)) : TE.right(undefined);
       }),
       TE.chainW(() => tx.apiKeys.revoke(p.tenant, keyId, deps.clock.now().toISOString())),
+      // The key's consent goes with it: every OAuth grant it gave stops at once.
+      TE.chainW(() => tx.oauth.revokeGrantsOfKey(keyId, deps.clock.now().toISOString())),
       TE.chainW(() => tx.apiKeys.findById(p.tenant, keyId)),
       TE.chainW((k) => (k === null ? TE.left(notFound('api_key', keyId)) : TE.right(k))),
     );

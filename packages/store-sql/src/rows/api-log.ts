@@ -17,6 +17,7 @@ export const apiLogRow = (c: ColumnCodecs) =>
     outcome: t.string,
     duration_ms: Int,
     key_id: nullable(t.string),
+    oauth_client_id: nullable(t.string),
     created_at: c.timestamp,
   });
 
@@ -31,5 +32,6 @@ export const toApiLogEntry = (r: t.TypeOf<ReturnType<typeof apiLogRow>>): ApiLog
   outcome: r.outcome,
   durationMs: r.duration_ms,
   keyId: r.key_id,
+  oauthClientId: r.oauth_client_id,
   createdAt: r.created_at,
 });

@@ -95,7 +95,7 @@ const record =
       }),
       TE.chainW(() =>
         tx.apiLog.append([
-          { id: deps.ids.next('log'), orgId: d.orgId, mode: d.mode, kind: 'webhook', method: 'POST', target: url, status: r._tag === 'Answered' ? r.status : null, outcome, durationMs: Math.round(r.durationMs), keyId: null, createdAt: at },
+          { id: deps.ids.next('log'), orgId: d.orgId, mode: d.mode, kind: 'webhook', method: 'POST', target: url, status: r._tag === 'Answered' ? r.status : null, outcome, durationMs: Math.round(r.durationMs), keyId: null, oauthClientId: null, createdAt: at },
         ]),
       ),
       TE.chainW(() => tx.webhookDeliveries.update(next)),

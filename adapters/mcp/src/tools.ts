@@ -1,0 +1,225 @@
+import type { Esig } from '@esig/client';
+import type { JsonSchema } from '@esig/http-express';
+import { codecs, toJsonSchema } from '@esig/http-express';
+
+/** What a tool returns when the API answered: structured data (with an outputSchema) or a PDF resource. */
+export type ToolOutput = { readonly kind: 'json'; readonly data: Record<string, unknown> } | { readonly kind: 'pdf'; readonly uri: string; readonly bytes: Uint8Array };
+
+export interface ToolAnnotations {
+  readonly title: string;
+  readonly readOnlyHint: boolean;
+  readonly destructiveHint: boolean;
+  readonly idempotentHint: boolean;
+  readonly openWorldHint: boolean;
+}
+
+export interface EsigTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  /** Absent for tools that return a PDF as a resource. */
+  readonly outputSchema?: JsonSchema;
+  readonly annotations: ToolAnnotations;
+  readonly run: (esig: Esig, args: Record<string, unknown>) => Promise<ToolOutput>;
+}
+
+type Props = Record<string, JsonSchema>;
+
+const idSchema = (codec: Parameters<typeof toJsonSchema>[0], what: string): JsonSchema => ({ ...toJsonSchema(codec), description: what });
+
+const IDEMPOTENCY_KEY: Props = {
+  idempotencyKey: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    description: 'Optional. Send the same value again to retry this write safely: the API performs it at most once and replays the first answer.',
+  },
+};
+
+/** An object schema: path parameters first, then the properties of a request codec (body or query). */
+const input = (params: Props, codec?: Parameters<typeof toJsonSchema>[0], extra: Props = {}): JsonSchema => {
+  const body = (codec ? toJsonSchema(codec) : { properties: {}, required: [] }) as { properties?: Props; required?: string[] };
+  return {
+    type: 'object',
+    properties: { ...params, ...(body.properties ?? {}), ...extra },
+    required: [...Object.keys(params), ...(body.required ?? [])],
+    additionalProperties: false,
+  };
+};
+
+const output = (codec: Parameters<typeof toJsonSchema>[0]): JsonSchema => toJsonSchema(codec);
+
+const listOutput = (item: Parameters<typeof toJsonSchema>[0]): JsonSchema => ({
+  type: 'object',
+  properties: { data: { type: 'array', items: toJsonSchema(item) }, pageInfo: toJsonSchema(codecs.PageInfo) },
+  required: ['data', 'pageInfo'],
+});
+
+const read = (title: string): ToolAnnotations => ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+const write = (title: string, o: { destructive?: boolean; idempotent?: boolean; openWorld?: boolean } = {}): ToolAnnotations => ({
+  title,
+  readOnlyHint: false,
+  destructiveHint: o.destructive ?? false,
+  idempotentHint: o.idempotent ?? false,
+  openWorldHint: o.openWorld ?? false,
+});
+
+const s = (v: unknown) => v as string;
+const json = (data: unknown): ToolOutput => ({ kind: 'json', data: data as Record<string, unknown> });
+/** A write's options: the caller's idempotency key (else the client makes one), and never a retry (a 429 goes back to the model). */
+const opts = (a: Record<string, unknown>) => ({ maxRetries: 0, ...(typeof a.idempotencyKey === 'string' ? { idempotencyKey: a.idempotencyKey } : {}) });
+const without = (a: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(a).filter(([k]) => !keys.includes(k) && k !== 'idempotencyKey'));
+
+const documentId = { documentId: idSchema(codecs.DocumentId, 'The document id (doc_…).') };
+const requestId = { requestId: idSchema(codecs.RequestId, 'The signature request id (req_…).') };
+
+/**
+ * The tools. Each one is one call of the REST API through `@esig/client` with the caller's token: the same
+ * validation, scope check, rate limit and log entry as a direct call. Input schemas come from the API's codecs.
+ */
+export const TOOLS: readonly EsigTool[] = [
+  {
+    name: 'list_documents',
+    description:
+      'Lists uploaded PDF documents, newest first, one page at a time. Use it to find a document id before creating a signature request. Returns { data: Document[], pageInfo: { hasMore, nextCursor } }; pass nextCursor as cursor for the next page.',
+    inputSchema: input({}, codecs.DocumentListQuery),
+    outputSchema: listOutput(codecs.DocumentResource),
+    annotations: read('List documents'),
+    run: async (esig, a) => json(await esig.documents.list(a as never, { maxRetries: 0 }).page()),
+  },
+  {
+    name: 'get_document',
+    description: "Gets one document's metadata (name, status, pageCount, sizeBytes, sha256, signatureRequestId). Use it to check a document before placing fields (page count) or to see which request it belongs to.",
+    inputSchema: input(documentId),
+    outputSchema: output(codecs.DocumentResource),
+    annotations: read('Get a document'),
+    run: async (esig, a) => json(await esig.documents.get(s(a.documentId) as never, { maxRetries: 0 })),
+  },
+  {
+    name: 'upload_document',
+    description:
+      'Uploads a PDF to be signed, given as base64 in contentBase64 (at most 25 MiB decoded). Returns the new Document with its id (doc_…), status UPLOADED and pageCount. A corrupt, encrypted or empty PDF is refused with invalid_document.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 255, description: 'File name shown to signers, e.g. "NDA.pdf".' },
+        contentBase64: { type: 'string', minLength: 1, description: 'The PDF file, base64-encoded.' },
+        ...IDEMPOTENCY_KEY,
+      },
+      required: ['name', 'contentBase64'],
+      additionalProperties: false,
+    },
+    outputSchema: output(codecs.DocumentResource),
+    annotations: write('Upload a document'),
+    run: async (esig, a) => json(await esig.documents.upload(Buffer.from(s(a.contentBase64), 'base64'), { name: s(a.name) }, opts(a))),
+  },
+  {
+    name: 'list_signature_requests',
+    description: 'Lists signature requests, newest first, optionally by status (DRAFT, SENT, COMPLETED, DECLINED, EXPIRED, CANCELLED). Returns { data: SignatureRequest[], pageInfo }.',
+    inputSchema: input({}, codecs.RequestListQuery),
+    outputSchema: listOutput(codecs.SignatureRequestResource),
+    annotations: read('List signature requests'),
+    run: async (esig, a) => json(await esig.signatureRequests.list(a as never, { maxRetries: 0 }).page()),
+  },
+  {
+    name: 'get_signature_request',
+    description: "Gets a signature request with its recipients (and each one's status), fields and documents. Use it to follow progress after sending.",
+    inputSchema: input(requestId),
+    outputSchema: output(codecs.SignatureRequestResource),
+    annotations: read('Get a signature request'),
+    run: async (esig, a) => json(await esig.signatureRequests.get(s(a.requestId) as never, { maxRetries: 0 })),
+  },
+  {
+    name: 'create_signature_request',
+    description:
+      'Creates a signature request in DRAFT for uploaded documents (documentIds). Next: add_recipient for each signer, add_field to place signature fields, then send_signature_request. Returns the SignatureRequest with its id (req_…).',
+    inputSchema: input({}, codecs.CreateSignatureRequestBody, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.SignatureRequestResource),
+    annotations: write('Create a signature request'),
+    run: async (esig, a) => json(await esig.signatureRequests.create(without(a) as never, opts(a))),
+  },
+  {
+    name: 'add_recipient',
+    description: 'Adds a recipient (a signer, or cc) to a DRAFT signature request. Returns the new Recipient with its id (rcp_…), needed by add_field.',
+    inputSchema: input(requestId, codecs.AddRecipientBody, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.RecipientResource),
+    annotations: write('Add a recipient'),
+    run: async (esig, a) => json(await esig.signatureRequests.addRecipient(s(a.requestId) as never, without(a, 'requestId') as never, opts(a))),
+  },
+  {
+    name: 'add_field',
+    description:
+      "Places a field (signature, initials, date_signed, text, checkbox, name, email) for a signer on a document page of a DRAFT request. Coordinates are PDF points from the page's top-left corner. Returns the new Field.",
+    inputSchema: input(requestId, codecs.AddFieldBody, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.FieldResource),
+    annotations: write('Add a field'),
+    run: async (esig, a) => json(await esig.signatureRequests.addField(s(a.requestId) as never, without(a, 'requestId') as never, opts(a))),
+  },
+  {
+    name: 'send_signature_request',
+    description: 'Sends a DRAFT signature request: signers are emailed their signing links (in test mode, to the test mailbox only). It cannot be undone, only cancelled. Returns the SignatureRequest, now SENT.',
+    inputSchema: input(requestId, undefined, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.SignatureRequestResource),
+    annotations: write('Send a signature request', { openWorld: true }),
+    run: async (esig, a) => json(await esig.signatureRequests.send(s(a.requestId) as never, opts(a))),
+  },
+  {
+    name: 'cancel_signature_request',
+    description: 'Cancels a DRAFT or SENT signature request for good: signing links stop working. Returns the SignatureRequest, now CANCELLED.',
+    inputSchema: input(requestId, undefined, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.SignatureRequestResource),
+    annotations: write('Cancel a signature request', { destructive: true, idempotent: true }),
+    run: async (esig, a) => json(await esig.signatureRequests.cancel(s(a.requestId) as never, opts(a))),
+  },
+  {
+    name: 'remind_signers',
+    description: 'Emails the signers of a SENT request who have not signed yet a reminder with their link. Returns the SignatureRequest.',
+    inputSchema: input(requestId, undefined, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.SignatureRequestResource),
+    annotations: write('Remind signers', { openWorld: true }),
+    run: async (esig, a) => json(await esig.signatureRequests.remind(s(a.requestId) as never, opts(a))),
+  },
+  {
+    name: 'get_finished_document',
+    description: 'Gets the signed PDF of a COMPLETED signature request, as an embedded PDF resource. Before completion the API answers invalid_state.',
+    inputSchema: input(requestId),
+    annotations: read('Get the signed PDF'),
+    run: async (esig, a) => ({
+      kind: 'pdf',
+      uri: `esig://signature-requests/${s(a.requestId)}/document`,
+      bytes: await esig.signatureRequests.finishedDocument(s(a.requestId) as never, { maxRetries: 0 }),
+    }),
+  },
+  {
+    name: 'get_certificate',
+    description: 'Gets the evidence certificate data of a finished signature request as JSON: who signed what, when, from where, and the document hashes.',
+    inputSchema: input(requestId),
+    outputSchema: output(codecs.CertificateDataResource),
+    annotations: read('Get the evidence certificate'),
+    run: async (esig, a) => json(await esig.signatureRequests.certificate(s(a.requestId) as never, { maxRetries: 0 })),
+  },
+  {
+    name: 'list_events',
+    description: 'Lists the event log (request.sent, recipient.signed, request.completed, …), newest first, optionally by type. Use it to see what happened recently. Returns { data: Event[], pageInfo }.',
+    inputSchema: input({}, codecs.EventListQuery),
+    outputSchema: listOutput(codecs.EventResource),
+    annotations: read('List events'),
+    run: async (esig, a) => json(await esig.events.list(a as never, { maxRetries: 0 }).page()),
+  },
+  {
+    name: 'list_webhook_endpoints',
+    description: 'Lists the webhook endpoints of the organization (URL, subscribed events, enabled). Secrets are never shown. Returns { data: WebhookEndpoint[], pageInfo }.',
+    inputSchema: input({}, codecs.ListQuery),
+    outputSchema: listOutput(codecs.WebhookEndpointResource),
+    annotations: read('List webhook endpoints'),
+    run: async (esig, a) => json(await esig.webhooks.endpoints.list(a as never, { maxRetries: 0 }).page()),
+  },
+  {
+    name: 'list_webhook_deliveries',
+    description: 'Lists webhook deliveries and their outcome, optionally for one endpoint or event. Use it to diagnose a receiver that misses events. Returns { data: WebhookDelivery[], pageInfo }.',
+    inputSchema: input({}, codecs.DeliveryListQuery),
+    outputSchema: listOutput(codecs.WebhookDeliveryResource),
+    annotations: read('List webhook deliveries'),
+    run: async (esig, a) => json(await esig.webhooks.deliveries.list(a as never, { maxRetries: 0 }).page()),
+  },
+];

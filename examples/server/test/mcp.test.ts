@@ -1,0 +1,313 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { HttpsReceiver } from '@esig/testkit/https-receiver';
+import { startHttpsReceiver } from '@esig/testkit/https-receiver';
+import { makePdf } from '@esig/testkit/pdf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+const b64url = (b: Buffer) => b.toString('base64url');
+const pkce = () => {
+  const verifier = b64url(randomBytes(32));
+  return { verifier, challenge: b64url(createHash('sha256').update(verifier).digest()) };
+};
+
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+
+let s: TestServer;
+let rx: HttpsReceiver;
+let resource: string;
+
+beforeAll(async () => {
+  rx = await startHttpsReceiver();
+  const port = await freePort();
+  s = await startTestServer({
+    ESIG_PORT: String(port),
+    ESIG_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+    ESIG_WEBHOOK_CA_FILE: rx.certFile,
+    ESIG_RATE_LIMIT_KEY: '40',
+  });
+  resource = `${s.url}/mcp`;
+}, 60_000);
+
+afterAll(async () => {
+  await s?.close();
+  await rx?.close();
+}, 30_000);
+
+const form = (o: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(o).toString() });
+
+const register = async (redirectUris = [REDIRECT]) => {
+  const r = await fetch(`${s.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Test agent', redirect_uris: redirectUris }) });
+  return { status: r.status, body: (await r.json()) as { client_id: string; error?: string } };
+};
+
+/** The consent step as a browser does it: GET the page, POST the form with the key. Returns the redirect. */
+const authorize = async (clientId: string, o: { key?: string; scope?: string; challenge?: string; method?: string; resource?: string; redirect?: string; decision?: string } = {}) => {
+  const p = pkce();
+  const params = {
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: o.redirect ?? REDIRECT,
+    code_challenge: o.challenge ?? p.challenge,
+    code_challenge_method: o.method ?? 'S256',
+    resource: o.resource ?? resource,
+    state: 'st4te',
+    ...(o.scope ? { scope: o.scope } : {}),
+  };
+  const page = await fetch(`${s.url}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+  const html = await page.text();
+  if (page.status !== 200) return { page, html, location: page.headers.get('location'), verifier: p.verifier };
+  const post = await fetch(`${s.url}/oauth/authorize`, { ...form({ ...params, api_key: o.key ?? s.key, decision: o.decision ?? 'allow' }), redirect: 'manual' });
+  return { page, html, post, location: post.headers.get('location'), verifier: p.verifier };
+};
+
+const token = async (body: Record<string, string>) => {
+  const r = await fetch(`${s.url}/oauth/token`, form(body));
+  return { status: r.status, body: (await r.json()) as { access_token: string; refresh_token: string; scope: string; error?: string } };
+};
+
+/** The whole flow for a fresh client: registration, consent, code exchange. */
+const connectAgent = async (o: { key?: string; scope?: string } = {}) => {
+  const { body: c } = await register();
+  const a = await authorize(c.client_id, o);
+  const code = new URL(a.location!).searchParams.get('code')!;
+  const t = await token({ grant_type: 'authorization_code', code, code_verifier: a.verifier, client_id: c.client_id, redirect_uri: REDIRECT, resource });
+  expect(t.status).toBe(200);
+  return { clientId: c.client_id, ...t.body };
+};
+
+const mcpClient = async (accessToken: string) => {
+  const client = new Client({ name: 'esig-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
+  return client;
+};
+
+const rpc = (accessToken: string | null, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(resource, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}), ...headers },
+    body: JSON.stringify(body),
+  });
+
+describe('OAuth discovery and registration', () => {
+  it('publishes protected-resource and authorization-server metadata', async () => {
+    const prm = await (await fetch(`${s.url}/.well-known/oauth-protected-resource/mcp`)).json();
+    expect(prm).toMatchObject({ resource, authorization_servers: [s.url] });
+    const as = await (await fetch(`${s.url}/.well-known/oauth-authorization-server`)).json();
+    expect(as).toMatchObject({
+      issuer: s.url,
+      code_challenge_methods_supported: ['S256'],
+      client_id_metadata_document_supported: true,
+      token_endpoint: `${s.url}/oauth/token`,
+      registration_endpoint: `${s.url}/oauth/register`,
+    });
+  });
+
+  it('refuses a registration whose redirect URI is neither https nor loopback http', async () => {
+    const r = await register(['http://evil.example.com/cb']);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('invalid_redirect_uri');
+  });
+
+  it('/mcp without a valid access token answers 401 with the resource metadata; an API key is refused too', async () => {
+    for (const credential of [null, s.key, 'garbage']) {
+      const r = await rpc(credential, { jsonrpc: '2.0', id: 1, method: 'ping' });
+      expect(r.status).toBe(401);
+      expect(r.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${s.url}/.well-known/oauth-protected-resource/mcp"${credential ? ', error="invalid_token"' : ''}`);
+    }
+  });
+});
+
+describe('the authorization code flow with PKCE', () => {
+  it('consent page names the client, the redirect host and the scopes, and cannot be framed', async () => {
+    const { body: c } = await register();
+    const a = await authorize(c.client_id, { scope: 'documents:read signature_requests:write' });
+    expect(a.html).toContain('Test agent');
+    expect(a.html).toContain('127.0.0.1:7777');
+    expect(a.html).toContain('signature_requests:write');
+    expect(a.page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const loc = new URL(a.location!);
+    expect(loc.searchParams.get('state')).toBe('st4te');
+    expect(loc.searchParams.get('iss')).toBe(s.url);
+    expect(loc.searchParams.get('code')).toMatch(/^[A-Za-z0-9]{43}$/);
+  });
+
+  it('a cross-site POST of the consent form is refused', async () => {
+    const { body: c } = await register();
+    const p = pkce();
+    const r = await fetch(`${s.url}/oauth/authorize`, {
+      ...form({ client_id: c.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: 'S256', resource, api_key: s.key, decision: 'allow' }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example.com' },
+      redirect: 'manual',
+    });
+    expect(r.status).toBe(403);
+  });
+
+  it('deny → access_denied at the redirect URI; a wrong key re-shows the form', async () => {
+    const { body: c } = await register();
+    const denied = await authorize(c.client_id, { decision: 'deny' });
+    expect(new URL(denied.location!).searchParams.get('error')).toBe('access_denied');
+    const wrong = await authorize(c.client_id, { key: 'esig_test_00000000000000000000000000000000' });
+    expect(wrong.post!.status).toBe(401);
+  });
+
+  it('plain PKCE, a wrong resource and an unregistered redirect URI are refused', async () => {
+    const { body: c } = await register();
+    const plain = await authorize(c.client_id, { method: 'plain' });
+    expect(new URL(plain.location!).searchParams.get('error')).toBe('invalid_request');
+    const target = await authorize(c.client_id, { resource: 'https://elsewhere.example.com/mcp' });
+    expect(new URL(target.location!).searchParams.get('error')).toBe('invalid_target');
+    const badRedirect = await authorize(c.client_id, { redirect: 'https://attacker.example.com/cb' });
+    expect(badRedirect.page.status).toBe(400);
+    expect(badRedirect.location).toBeNull();
+  });
+
+  it('a wrong verifier fails; a reused code fails and revokes the grant made from it', async () => {
+    const { body: c } = await register();
+    const a = await authorize(c.client_id);
+    const code = new URL(a.location!).searchParams.get('code')!;
+    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: pkce().verifier, client_id: c.client_id, redirect_uri: REDIRECT });
+    expect(wrong.body.error).toBe('invalid_grant');
+    const b = await authorize(c.client_id);
+    const code2 = new URL(b.location!).searchParams.get('code')!;
+    const first = await token({ grant_type: 'authorization_code', code: code2, code_verifier: b.verifier, client_id: c.client_id, redirect_uri: REDIRECT, resource });
+    expect(first.status).toBe(200);
+    expect((await rpc(first.body.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).not.toBe(401);
+    const again = await token({ grant_type: 'authorization_code', code: code2, code_verifier: b.verifier, client_id: c.client_id, redirect_uri: REDIRECT, resource });
+    expect(again.body.error).toBe('invalid_grant');
+    expect((await rpc(first.body.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(401);
+  });
+
+  it('refresh tokens rotate; reusing a spent one revokes the grant', async () => {
+    const t = await connectAgent();
+    const r1 = await token({ grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+    expect(r1.status).toBe(200);
+    expect(r1.body.refresh_token).not.toBe(t.refresh_token);
+    expect((await rpc(r1.body.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(200);
+    const reuse = await token({ grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+    expect(reuse.body.error).toBe('invalid_grant');
+    expect((await rpc(r1.body.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(401);
+    const next = await token({ grant_type: 'refresh_token', refresh_token: r1.body.refresh_token, client_id: t.clientId });
+    expect(next.body.error).toBe('invalid_grant');
+  });
+
+  it('revocation (RFC 7009) and revoking the consenting key both end the grant', async () => {
+    const t = await connectAgent();
+    expect((await fetch(`${s.url}/oauth/revoke`, form({ token: t.access_token, client_id: t.clientId }))).status).toBe(200);
+    expect((await rpc(t.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(401);
+
+    const key = await s.newKey('default', 'test', ['*']);
+    const t2 = await connectAgent({ key });
+    expect((await s.call('GET', '/api/v1/documents', { key: t2.access_token })).status).toBe(200);
+    const keys = await s.call('GET', '/api/v1/api-keys?limit=100');
+    const keyId = (keys.body.data as Array<{ id: string; prefix: string }>).find((k) => key.startsWith(k.prefix))!.id;
+    expect((await s.call('DELETE', `/api/v1/api-keys/${keyId}`)).status).toBe(200);
+    expect((await s.call('GET', '/api/v1/documents', { key: t2.access_token })).status).toBe(401);
+  });
+
+  it('a client identified by a metadata document (served over HTTPS) authorizes and gets tokens', async () => {
+    const clientId = `${rx.url}/oauth/client.json`;
+    rx.answer('/oauth/client.json', { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: clientId, client_name: 'CIMD agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    const a = await authorize(clientId);
+    expect(a.html).toContain('CIMD agent');
+    const code = new URL(a.location!).searchParams.get('code')!;
+    const t = await token({ grant_type: 'authorization_code', code, code_verifier: a.verifier, client_id: clientId, redirect_uri: REDIRECT, resource });
+    expect(t.status).toBe(200);
+    const client = await mcpClient(t.body.access_token);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(10);
+    await client.close();
+  });
+});
+
+describe('the tool server', () => {
+  it('negotiates every supported revision, answers 2025-11-25 to others, and refuses an unsupported header later', async () => {
+    const t = await connectAgent();
+    for (const v of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07', '2026-07-28']) {
+      const r = await rpc(t.access_token, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: v, capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as { result: { protocolVersion: string } };
+      expect(body.result.protocolVersion).toBe(v === '2026-07-28' ? '2025-11-25' : v);
+      const list = await rpc(t.access_token, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-protocol-version': v });
+      expect(list.status).toBe(v === '2026-07-28' ? 400 : 200);
+    }
+  });
+
+  it('refuses a foreign Origin with 403', async () => {
+    const t = await connectAgent();
+    expect((await rpc(t.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: 'https://evil.example.com' })).status).toBe(403);
+    expect((await rpc(t.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: s.url })).status).toBe(200);
+  });
+
+  it('the SDK client creates and sends a signature request through tools; the calls are logged with the client id', async () => {
+    const t = await connectAgent();
+    const client = await mcpClient(t.access_token);
+    const tools = (await client.listTools()).tools;
+    expect(tools.map((x) => x.name)).toEqual(expect.arrayContaining(['upload_document', 'create_signature_request', 'send_signature_request', 'get_finished_document']));
+    expect(tools.find((x) => x.name === 'cancel_signature_request')!.annotations).toMatchObject({ destructiveHint: true });
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await client.callTool({ name, arguments: args });
+      if (r.isError) throw new Error(JSON.stringify(r.content));
+      return r.structuredContent as Record<string, any>;
+    };
+    const doc = await call('upload_document', { name: 'nda.pdf', contentBase64: Buffer.from(await makePdf(1)).toString('base64') });
+    expect(doc.id).toMatch(/^doc_/);
+    const req = await call('create_signature_request', { title: 'NDA via tools', documentIds: [doc.id], idempotencyKey: 'mcp-create-1' });
+    const rcp = await call('add_recipient', { requestId: req.id, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' });
+    expect(rcp.id).toMatch(/^rcp_/);
+    await call('add_field', { requestId: req.id, documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 });
+    const sent = await call('send_signature_request', { requestId: req.id });
+    expect(sent.status).toBe('SENT');
+    const notDone = await client.callTool({ name: 'get_finished_document', arguments: { requestId: req.id } });
+    expect(notDone.isError).toBe(true);
+    expect(JSON.stringify(notDone.content)).toContain('invalid_state');
+    await client.close();
+
+    // The request log is written in batches off the request path: wait for the send to appear.
+    let mine: Array<{ oauthClientId: string | null; keyId: string; target: string }> = [];
+    for (let i = 0; i < 50 && !mine.some((l) => l.target.endsWith('/send')); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const logs = await s.call('GET', '/api/v1/logs?limit=100');
+      mine = (logs.body.data as typeof mine).filter((l) => l.oauthClientId === t.clientId);
+    }
+    expect(mine.map((l) => l.target)).toEqual(expect.arrayContaining([`/api/v1/signature-requests/${req.id}/send`]));
+    expect(mine[0]!.keyId).toMatch(/^key_/);
+  });
+
+  it('scopes apply to tool calls as to REST calls: a read-only grant gets insufficient_scope', async () => {
+    const key = await s.newKey('default', 'test', ['documents:read']);
+    const t = await connectAgent({ key, scope: 'documents:read documents:write' });
+    expect(t.scope).toBe('documents:read');
+    const client = await mcpClient(t.access_token);
+    expect((await client.callTool({ name: 'list_documents', arguments: {} })).isError).toBeFalsy();
+    const r = await client.callTool({ name: 'create_signature_request', arguments: { title: 'x', documentIds: ['doc_00000000000000000000000000'] } });
+    expect(r.isError).toBe(true);
+    expect(JSON.stringify(r.content)).toContain('insufficient_scope');
+    await client.close();
+  });
+
+  it('rate limits apply to tool calls per token: a 429 comes back as an isError result with the wait, not retried', async () => {
+    const t = await connectAgent();
+    const client = await mcpClient(t.access_token);
+    let limited: { content: unknown } | null = null;
+    for (let i = 0; i < 60 && limited === null; i++) {
+      const r = await client.callTool({ name: 'list_documents', arguments: { limit: 1 } });
+      if (r.isError) limited = { content: r.content };
+    }
+    expect(limited).not.toBeNull();
+    expect(JSON.stringify(limited!.content)).toMatch(/rate_limited: try again in \d+ s/);
+    await client.close();
+  });
+});
