@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { prepared, run } from './connection.js';
 import { Int8, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -30,6 +30,9 @@ const COLUMNS = 'id, org_id, mode, name, prefix, secret_hash, scopes, created_at
 const TABLE: KeysetTable = { table: 'api_keys', columns: COLUMNS };
 
 const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
+
+/** Every authenticated request runs this: prepared (a unique-key lookup, one plan at any size). */
+const FIND_BY_SECRET_HASH = prepared('api_keys_by_secret_hash', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`);
 
 const CountRow = t.type({ n: Int8 });
 
@@ -55,7 +58,7 @@ export const pgApiKeys = (conn: Conn): ApiKeyStore => ({
 
   findBySecretHash: (secretHash) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`, [secretHash]),
+      run(conn, 'read', FIND_BY_SECRET_HASH, [secretHash]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 

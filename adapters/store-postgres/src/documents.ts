@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { prepared, run } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -71,6 +71,10 @@ export const ATTACH_SQL = `
   WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM attachable)
     AND (SELECT COUNT(*) FROM attachable) = $5`;
 
+// Prepared: by primary key behind the fence, their generic plans are the right ones too.
+const FIND_BY_IDS = prepared('documents_find_by_ids', FIND_BY_IDS_SQL);
+const ATTACH = prepared('documents_attach', ATTACH_SQL);
+
 /** The DocumentStore over the pool or one transaction's client. */
 export const pgDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
@@ -100,7 +104,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
   findByIds: (tenant, ids) => {
     if (ids.length === 0) return TE.right([]);
     return pipe(
-      run(conn, 'read', FIND_BY_IDS_SQL, [
+      run(conn, 'read', FIND_BY_IDS, [
         tenant.orgId,
         tenant.mode,
         [...new Set(ids)],
@@ -117,7 +121,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     // Some document is linked to another request, or is not in this tenant at all.
     const conflict = () => concurrentModification('document', unique.join(','));
     return pipe(
-      run(conn, 'write', ATTACH_SQL, [tenant.orgId, tenant.mode, unique, requestId, unique.length], conflict),
+      run(conn, 'write', ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], conflict),
       TE.chain((r) => (r.rowCount === unique.length ? TE.right(undefined) : TE.left(conflict()))),
     );
   },

@@ -5,7 +5,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { prepared, run } from './connection.js';
 import { columnCodecs, decode, rowName } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -16,6 +16,8 @@ const COLUMNS = 'id, org_id, mode, status, created_at, version, data';
 const TABLE: KeysetTable = { table: 'signature_requests', columns: COLUMNS, filterColumn: 'status' };
 
 const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_requests', row))(row), E.chain(consistentRequest));
+
+const INSERT = prepared('signature_requests_insert', `INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) ON CONFLICT DO NOTHING`);
 
 /** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
 const toData = (req: SignatureRequest) =>
@@ -34,7 +36,7 @@ export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
         run(
           conn,
           'write',
-          `INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) ON CONFLICT DO NOTHING`,
+          INSERT,
           [data.id, data.orgId, data.mode, data.status, data.createdAt, data.version, json],
           taken,
         ),

@@ -44,8 +44,10 @@ export interface IdempotentOutcome {
 /**
  * Runs a command at most once per idempotency key.
  *
- * 1. In a short transaction, claim the key (or find it answered, in flight, or bound to another request).
- *    The claim commits on its own, so concurrent callers see it at once and get `IdempotencyInProgress`.
+ * 1. Claim the key (or find it answered, in flight, or bound to another request). The claim commits on its
+ *    own, so concurrent callers see it at once and get `IdempotencyInProgress`. A new key, the usual case,
+ *    is claimed by one insert-if-absent (given `stores`, one statement outside any transaction); only when
+ *    a record is there already is it read and decided on, in a short transaction.
  * 2. Run the command; in the same transaction, store the rendered response, so the operation's writes
  *    and the response that replays them commit together or not at all.
  * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
@@ -62,7 +64,7 @@ export interface IdempotentOutcome {
  * )();
  */
 export const executeIdempotently =
-  (deps: { readonly uow: UnitOfWork; readonly clock: Clock; readonly secrets: SecretBox }) =>
+  (deps: { readonly uow: UnitOfWork; readonly clock: Clock; readonly secrets: SecretBox; readonly stores?: Stores }) =>
   <A>(
     ctx: IdempotencyContext,
     command: Command<A>,
@@ -78,22 +80,25 @@ export const executeIdempotently =
           (body) => ({ ...r, body }),
         ),
       );
-    const claim = deps.uow.transaction((tx) =>
+    const freshRecord = (now: Date) => ({
+      tenant: ctx.tenant,
+      key: ctx.key,
+      fingerprint: ctx.fingerprint,
+      state: 'in_progress' as const,
+      response: null,
+      createdAt: now.toISOString(),
+      lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+    });
+
+    // A record is there already (or was, a moment ago): read it and decide, in one transaction.
+    const decide = deps.uow.transaction((tx) =>
       pipe(
         tx.idempotency.find(ctx.tenant, ctx.key),
         TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
           const now = deps.clock.now();
           const decision = decideIdempotency(existing, ctx.fingerprint, now);
-          const fresh = {
-            tenant: ctx.tenant,
-            key: ctx.key,
-            fingerprint: ctx.fingerprint,
-            state: 'in_progress' as const,
-            response: null,
-            createdAt: now.toISOString(),
-            lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
-            expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-          };
+          const fresh = freshRecord(now);
           switch (decision._tag) {
             case 'Replay':
               return decision.record.response === null ? TE.left(storeFailure(new Error('a completed idempotency record has no response'))) : open(decision.record.response);
@@ -114,6 +119,18 @@ export const executeIdempotently =
           }
         }),
       ),
+    );
+
+    // The usual case first: a key never seen. Inserting the claim when absent is the whole decision then
+    // (no record: Proceed); a key already there, live or expired, is left to `decide`.
+    const insertClaim: TE.TaskEither<DomainError, boolean> = () => {
+      // The time is taken when the claim runs, not when it is built.
+      const fresh = freshRecord(deps.clock.now());
+      return (deps.stores !== undefined ? deps.stores.idempotency.insertIfAbsent(fresh) : deps.uow.transaction((tx) => tx.idempotency.insertIfAbsent(fresh)))();
+    };
+    const claim = pipe(
+      insertClaim,
+      TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> => (inserted ? TE.right(null) : decide)),
     );
 
     const run = deps.uow.transaction((tx) =>
