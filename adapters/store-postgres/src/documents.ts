@@ -6,6 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
+import { byIdSql } from './by-id.js';
 import { prepared, run } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
@@ -74,6 +75,7 @@ export const ATTACH_SQL = `
 // Prepared: by primary key behind the fence, their generic plans are the right ones too.
 const FIND_BY_IDS = prepared('documents_find_by_ids', FIND_BY_IDS_SQL);
 const ATTACH = prepared('documents_attach', ATTACH_SQL);
+const FIND_BY_ID = prepared('documents_find_by_id', byIdSql('documents', COLUMNS));
 
 /** The DocumentStore over the pool or one transaction's client. */
 export const pgDocuments = (conn: Conn): DocumentStore => ({
@@ -97,7 +99,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
 
   findById: (tenant, id) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      run(conn, 'read', FIND_BY_ID, [id, tenant.orgId, tenant.mode]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import { ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
@@ -19,6 +20,10 @@ const grow = (from: number, to: number) => `
   INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at)
     SELECT 'doc_' || lpad(i::text, 26, '0'), CASE WHEN i % 50 = 0 THEN 'org_other' ELSE 'org_big' END, 'test', 'd.pdf', 'UPLOADED', 1, 100,
            repeat('a', 64), CASE WHEN i % 3 = 0 THEN 'req_' || i END, timestamptz '2026-01-01' + i * interval '1 second'
+    FROM generate_series(${from + 1}, ${to}) AS i;
+  INSERT INTO signature_requests (id, org_id, mode, status, created_at, version, data)
+    SELECT 'req_' || lpad(i::text, 26, '0'), CASE WHEN i % 50 = 0 THEN 'org_other' ELSE 'org_big' END, 'test', 'DRAFT',
+           timestamptz '2026-01-01' + i * interval '1 second', 1, '{}'
     FROM generate_series(${from + 1}, ${to}) AS i`;
 
 /**
@@ -41,7 +46,7 @@ describe.skipIf(!available)('create-request statements on a table grown without 
       await store.close();
     };
     // Whatever the server's autovacuum setting, nothing refreshes this table's statistics during the test.
-    await client.query('ALTER TABLE documents SET (autovacuum_enabled = false)');
+    await client.query('ALTER TABLE documents SET (autovacuum_enabled = false); ALTER TABLE signature_requests SET (autovacuum_enabled = false)');
   });
   afterAll(async () => {
     await release?.();
@@ -53,13 +58,13 @@ describe.skipIf(!available)('create-request statements on a table grown without 
     return r.rows[0]!['QUERY PLAN'][0]!.Plan;
   };
 
-  /** How each statement reads `documents`: node type and index, for every node that reads the table. */
-  const reads = (plan: PlanNode) =>
+  /** How each statement reads `table`: node type and index, for every node that reads the table. */
+  const reads = (plan: PlanNode, table = 'documents') =>
     nodes(plan)
-      .filter((n) => n['Node Type'] !== 'ModifyTable' && (n['Relation Name'] === 'documents' || n['Index Name']?.startsWith('documents') === true))
+      .filter((n) => n['Node Type'] !== 'ModifyTable' && (n['Relation Name'] === table || n['Index Name']?.startsWith(table) === true))
       .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim());
 
-  it('finds and attaches the listed documents through the primary key at 1 k, 10 k and 40 k rows', async () => {
+  it('finds and attaches the listed documents, and finds a request or a document by id, through the primary key at 1 k, 10 k and 40 k rows', async () => {
     let rows = 0;
     for (const size of [1_000, 10_000, 40_000]) {
       // In batches, as uploads arrive.
@@ -80,6 +85,18 @@ describe.skipIf(!available)('create-request statements on a table grown without 
         for (const r of used) expect(['Index Scan documents_pkey', 'Bitmap Index Scan documents_pkey', 'Bitmap Heap Scan', 'LockRows'], where).toContain(r);
         expect(used, where).toContain(used.some((r) => r.startsWith('Bitmap Index')) ? 'Bitmap Index Scan documents_pkey' : 'Index Scan documents_pkey');
       }
+
+      // Every later step of a request's life finds it (and its documents) by id, the same way.
+      for (const [table, sql, key] of [
+        ['documents', byIdSql('documents', 'id, org_id, mode, status'), id],
+        ['signature_requests', byIdSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
+        ['signature_requests', byIdForUpdateSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
+      ] as const) {
+        const used = reads(await explain(sql, [key, 'org_big', 'test']), table);
+        const where = `${table} by id at ${size} rows: ${JSON.stringify(used)}`;
+        expect(used.length, where).toBeGreaterThan(0);
+        for (const r of used) expect([`Index Scan ${table}_pkey`, 'LockRows'], where).toContain(r);
+      }
     }
   });
 
@@ -98,5 +115,10 @@ describe.skipIf(!available)('create-request statements on a table grown without 
     expect((await client.query(FIND_BY_IDS_SQL, ['org_big', 'test', [foreign]])).rowCount).toBe(0);
     expect((await client.query(FIND_BY_IDS_SQL, ['org_other', 'live', [foreign]])).rowCount).toBe(0);
     expect((await client.query(FIND_BY_IDS_SQL, ['org_other', 'test', [foreign]])).rowCount).toBe(1);
+    for (const sql of [byIdSql('documents', 'id'), byIdForUpdateSql('documents', 'id')]) {
+      expect((await client.query(sql, [foreign, 'org_big', 'test'])).rowCount).toBe(0);
+      expect((await client.query(sql, [foreign, 'org_other', 'live'])).rowCount).toBe(0);
+      expect((await client.query(sql, [foreign, 'org_other', 'test'])).rowCount).toBe(1);
+    }
   });
 });
