@@ -53,6 +53,9 @@ export interface IdempotentOutcome {
  * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
  *    it); an error `render` declines to store (a store failure) frees the key so the client can retry.
  *
+ * Where transactions run one at a time (`uow.serial`, SQLite), a new key's claim, the command and its
+ * stored response share one transaction instead: no one could have seen the claim in between anyway.
+ *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
  * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
  *
@@ -158,7 +161,7 @@ export const executeIdempotently =
           );
     };
 
-    return pipe(
+    const inTurns: TE.TaskEither<DomainError, IdempotentOutcome> = pipe(
       claim,
       TE.chainW((stored) =>
         stored !== null
@@ -168,6 +171,47 @@ export const executeIdempotently =
               TE.map((response) => ({ response, replayed: false })),
               TE.orElse(settleFailure),
             ),
+      ),
+    );
+    if (deps.uow.serial !== true) return inTurns;
+
+    // Transactions that run one at a time: nobody can see a claim before its command commits, so the claim,
+    // the command and the stored response go in one transaction, one commit. A key already there is left
+    // to the general path above (nothing was written here then).
+    const together = deps.uow.transaction((tx) =>
+      pipe(
+        () => tx.idempotency.insertIfAbsent(freshRecord(deps.clock.now()))(),
+        TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> =>
+          !inserted
+            ? TE.right(null)
+            : pipe(
+                command(tx),
+                TE.map((a) => render(E.right(a))),
+                TE.chainW((response) =>
+                  response === null
+                    ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+                    : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
+                ),
+              ),
+        ),
+      ),
+    );
+    // The command failed and everything, the claim too, was rolled back. An outcome the caller must see
+    // again on a retry is stored now, as a completed record of its own; anything else leaves no record.
+    const settleRolledBack = (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
+      const response = render(E.left(e));
+      if (response === null) return TE.left(e);
+      return pipe(
+        deps.uow.transaction((tx) => () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })()),
+        // Not inserted: a retry with the same key ran meanwhile and its record stands; this caller still
+        // gets the outcome its own call had.
+        TE.map(() => ({ response, replayed: false })),
+      );
+    };
+    return pipe(
+      together,
+      TE.matchEW(settleRolledBack, (response) =>
+        response === null ? inTurns : TE.right<DomainError, IdempotentOutcome>({ response, replayed: false }),
       ),
     );
   };
