@@ -3,7 +3,7 @@
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
- * measured in the same run on the same machine. The gap between the two is what esig itself costs: auth,
+ * measured in the same run on the same machine, each esig scenario right after a baseline run of its own. The gap between the two is what esig itself costs: auth,
  * rate limiting, validation, the transaction, the outbox, the idempotency record. The server runs with
  * ESIG_WORKERS=none (an API process; workers run elsewhere). `--db postgres` adds the
  * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run).
@@ -133,10 +133,16 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     const url = `http://127.0.0.1:${esig.match[1]}`;
     process.stderr.write(`  ${label}: server up, seeding and measuring…\n`);
     await measure('warm-up', { ...createRequests(url, issued.secret, await seedDocuments(config, principal, 2000), false), duration: 2 });
-    return [
-      await measure(`esig POST /signature-requests (${label})`, createRequests(url, issued.secret, await seedDocuments(config, principal, capacity), false)),
-      await measure(`esig POST /signature-requests + Idempotency-Key (${label})`, createRequests(url, issued.secret, await seedDocuments(config, principal, capacity), true)),
-    ];
+    // Each scenario right after a baseline run of its own: on a shared machine the load of other work changes
+    // from minute to minute, and a ratio is only meaningful between two figures taken under the same load.
+    const paired: Figures[] = [];
+    for (const idempotent of [false, true]) {
+      const docs = await seedDocuments(config, principal, capacity);
+      const base = await measureBare(`  baseline, just before`);
+      const f = await measure(`esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (${label})`, createRequests(url, issued.secret, docs, idempotent));
+      paired.push(base, f);
+    }
+    return paired;
   } finally {
     await esig.stop();
   }
@@ -144,16 +150,16 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
 
 const masterKey = randomBytes(32).toString('hex');
 const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
+const measureBare = (name: string) =>
+  measure(name, {
+    url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
+    headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
+  });
 let dropDatabase = async () => undefined as void;
 try {
   process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process\n`);
   const figures: Figures[] = [];
-  figures.push(
-    await measure('bare Express handler (baseline)', {
-      url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
-      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
-    }),
-  );
+  figures.push(await measureBare('bare Express handler (baseline)'));
   // Enough documents for any esig run (a few thousand requests a second at most), without seeding for the
   // baseline's rate, which esig does not approach.
   const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 3_000 * duration);
@@ -164,8 +170,12 @@ try {
     figures.push(...(await scenarios('PostgreSQL', db.url, capacity)));
   }
   printTable(figures);
-  const base = figures[0]!;
-  for (const f of figures.slice(1)) process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput\n`);
+  // Each esig figure against the baseline measured just before it.
+  for (let i = 2; i < figures.length; i += 2) {
+    const base = figures[i - 1]!;
+    const f = figures[i]!;
+    process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput (${f.rps.toFixed(0)} / ${base.rps.toFixed(0)} req/s)\n`);
+  }
 } finally {
   await bare.stop();
   await dropDatabase();
