@@ -29,6 +29,9 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     profile: { type: 'boolean', default: false },
+    // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
+    // two versions under the same conditions by running the bench once with and once without it.
+    'server-root': { type: 'string' },
     'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
@@ -40,6 +43,7 @@ if (values.db !== 'sqlite' && values.db !== 'postgres') {
 }
 
 const root = new URL('..', import.meta.url).pathname;
+const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
 
 /**
@@ -125,7 +129,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const esig = await startProcess(
-    [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(root, 'examples/server/bin/esig.mjs'), 'serve'],
+    [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(serverRoot, 'examples/server/bin/esig.mjs'), 'serve'],
     env,
     /esig: listening on http:\/\/[^:]+:(\d+)/,
   );
@@ -157,7 +161,7 @@ const measureBare = (name: string) =>
   });
 let dropDatabase = async () => undefined as void;
 try {
-  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process\n`);
+  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process; server from ${serverRoot}\n`);
   const figures: Figures[] = [];
   figures.push(await measureBare('bare Express handler (baseline)'));
   // Enough documents for any esig run (a few thousand requests a second at most), without seeding for the

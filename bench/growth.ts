@@ -37,6 +37,8 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '1000' },
     connections: { type: 'string', default: '16' },
     check: { type: 'boolean', default: false },
+    // Another checkout of esig (built) whose server to measure, to compare two versions (see bench:api).
+    'server-root': { type: 'string' },
     'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
@@ -44,6 +46,7 @@ const steps = values.steps!.split(',').map(Number);
 const requests = Number(values.requests);
 const connections = Number(values.connections);
 const root = new URL('..', import.meta.url).pathname;
+const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-growth-'));
 const masterKey = randomBytes(32).toString('hex');
 
@@ -106,7 +109,7 @@ const run = async (label: string, databaseUrl: string, grow: Grow): Promise<Figu
     ESIG_WORKERS: 'none',
   };
   const issued = await createKeyStandalone(loadConfig(env), { orgName: 'growth', mode: 'test', scopes: ['*'], name: 'growth' });
-  const esig = await startProcess([join(root, 'examples/server/bin/esig.mjs'), 'serve'], env, /esig: listening on http:\/\/[^:]+:(\d+)/);
+  const esig = await startProcess([join(serverRoot, 'examples/server/bin/esig.mjs'), 'serve'], env, /esig: listening on http:\/\/[^:]+:(\d+)/);
   if (values.check) {
     await grow(issued.org.id, 99_000_000, 99_000_002);
     const r = await fetch(`http://127.0.0.1:${esig.match[1]}/api/v1/signature-requests`, {
