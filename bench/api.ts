@@ -8,7 +8,7 @@
  * ESIG_WORKERS=none (an API process; workers run elsewhere). `--db postgres` adds the
  * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -86,6 +86,40 @@ const seedDocuments = async (config: ReturnType<typeof loadConfig>, principal: P
   return ids;
 };
 
+/**
+ * CPU time (user + system, ms) the given processes have used so far, from /proc (Linux; elsewhere nothing).
+ * Throughput on a shared machine swings with other work's load; the CPU a request costs the server and the
+ * database barely does, so it is the steadier figure to compare two versions by.
+ */
+const cpuMsOf = (pids: readonly number[]): Map<number, number> => {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      /* gone, or no /proc */
+    }
+  }
+  return out;
+};
+
+/** The PostgreSQL backends serving `database` now (the server's pool). */
+const backendsOf = async (url: string | null): Promise<number[]> => {
+  if (url === null) return [];
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return r.rows.map((x) => x.pid);
+  } finally {
+    await c.end();
+  }
+};
+
 const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
   let next = 0;
   return {
@@ -143,7 +177,17 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     for (const idempotent of [false, true]) {
       const docs = await seedDocuments(config, principal, capacity);
       const base = await measureBare(`  baseline, just before`);
+      const pgUrl = config.database.kind === 'postgres' ? config.database.url : null;
+      const before = cpuMsOf([esig.child.pid!, ...(await backendsOf(pgUrl))]);
       const f = await measure(`esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (${label})`, createRequests(url, issued.secret, docs, idempotent));
+      const after = cpuMsOf([esig.child.pid!, ...(await backendsOf(pgUrl)), ...before.keys()]);
+      const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
+      const server = used(esig.child.pid!);
+      const database = [...after.keys()].filter((pid) => pid !== esig.child.pid).reduce((n, pid) => n + used(pid), 0);
+      cpu.push(
+        `${f.name}: CPU per request ${((server + database) / f.requests).toFixed(2)} ms (server ${(server / f.requests).toFixed(2)} ms` +
+          (pgUrl === null ? ')' : `, PostgreSQL backends ${(database / f.requests).toFixed(2)} ms)`),
+      );
       paired.push(base, f);
     }
     return paired;
@@ -153,6 +197,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
 };
 
 const masterKey = randomBytes(32).toString('hex');
+const cpu: string[] = [];
 const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
 const measureBare = (name: string) =>
   measure(name, {
@@ -180,6 +225,7 @@ try {
     const f = figures[i]!;
     process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput (${f.rps.toFixed(0)} / ${base.rps.toFixed(0)} req/s)\n`);
   }
+  for (const line of cpu) process.stdout.write(`${line}\n`);
 } finally {
   await bare.stop();
   await dropDatabase();
