@@ -3,12 +3,12 @@
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
- * measured in the same run on the same machine. The gap between the two is what esig itself costs: auth,
+ * measured in the same run on the same machine, each esig scenario right after a baseline run of its own. The gap between the two is what esig itself costs: auth,
  * rate limiting, validation, the transaction, the outbox, the idempotency record. The server runs with
  * ESIG_WORKERS=none (an API process; workers run elsewhere). `--db postgres` adds the
  * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,6 +29,9 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     profile: { type: 'boolean', default: false },
+    // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
+    // two versions under the same conditions by running the bench once with and once without it.
+    'server-root': { type: 'string' },
     'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
@@ -40,6 +43,7 @@ if (values.db !== 'sqlite' && values.db !== 'postgres') {
 }
 
 const root = new URL('..', import.meta.url).pathname;
+const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
 
 /**
@@ -82,13 +86,47 @@ const seedDocuments = async (config: ReturnType<typeof loadConfig>, principal: P
   return ids;
 };
 
+/**
+ * CPU time (user + system, ms) the given processes have used so far, from /proc (Linux; elsewhere nothing).
+ * Throughput on a shared machine swings with other work's load; the CPU a request costs the server and the
+ * database barely does, so it is the steadier figure to compare two versions by.
+ */
+const cpuMsOf = (pids: readonly number[]): Map<number, number> => {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      /* gone, or no /proc */
+    }
+  }
+  return out;
+};
+
+/** The PostgreSQL backends serving `database` now (the server's pool). */
+const backendsOf = async (url: string | null): Promise<number[]> => {
+  if (url === null) return [];
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return r.rows.map((x) => x.pid);
+  } finally {
+    await c.end();
+  }
+};
+
 const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
   let next = 0;
   return {
     url,
     connections,
+    // Duration only: autocannon's `amount` would override it and run until every seeded document is used.
     duration,
-    amount: docs.length,
     requests: [
       {
         method: 'POST' as const,
@@ -125,7 +163,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const esig = await startProcess(
-    [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(root, 'examples/server/bin/esig.mjs'), 'serve'],
+    [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(serverRoot, 'examples/server/bin/esig.mjs'), 'serve'],
     env,
     /esig: listening on http:\/\/[^:]+:(\d+)/,
   );
@@ -133,27 +171,44 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     const url = `http://127.0.0.1:${esig.match[1]}`;
     process.stderr.write(`  ${label}: server up, seeding and measuring…\n`);
     await measure('warm-up', { ...createRequests(url, issued.secret, await seedDocuments(config, principal, 2000), false), duration: 2 });
-    return [
-      await measure(`esig POST /signature-requests (${label})`, createRequests(url, issued.secret, await seedDocuments(config, principal, capacity), false)),
-      await measure(`esig POST /signature-requests + Idempotency-Key (${label})`, createRequests(url, issued.secret, await seedDocuments(config, principal, capacity), true)),
-    ];
+    // Each scenario right after a baseline run of its own: on a shared machine the load of other work changes
+    // from minute to minute, and a ratio is only meaningful between two figures taken under the same load.
+    const paired: Figures[] = [];
+    for (const idempotent of [false, true]) {
+      const docs = await seedDocuments(config, principal, capacity);
+      const base = await measureBare(`  baseline, just before`);
+      const pgUrl = config.database.kind === 'postgres' ? config.database.url : null;
+      const before = cpuMsOf([esig.child.pid!, ...(await backendsOf(pgUrl))]);
+      const f = await measure(`esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (${label})`, createRequests(url, issued.secret, docs, idempotent));
+      const after = cpuMsOf([esig.child.pid!, ...(await backendsOf(pgUrl)), ...before.keys()]);
+      const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
+      const server = used(esig.child.pid!);
+      const database = [...after.keys()].filter((pid) => pid !== esig.child.pid).reduce((n, pid) => n + used(pid), 0);
+      cpu.push(
+        `${f.name}: CPU per request ${((server + database) / f.requests).toFixed(2)} ms (server ${(server / f.requests).toFixed(2)} ms` +
+          (pgUrl === null ? ')' : `, PostgreSQL backends ${(database / f.requests).toFixed(2)} ms)`),
+      );
+      paired.push(base, f);
+    }
+    return paired;
   } finally {
     await esig.stop();
   }
 };
 
 const masterKey = randomBytes(32).toString('hex');
+const cpu: string[] = [];
 const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
+const measureBare = (name: string) =>
+  measure(name, {
+    url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
+    headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
+  });
 let dropDatabase = async () => undefined as void;
 try {
-  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process\n`);
+  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process; server from ${serverRoot}\n`);
   const figures: Figures[] = [];
-  figures.push(
-    await measure('bare Express handler (baseline)', {
-      url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
-      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
-    }),
-  );
+  figures.push(await measureBare('bare Express handler (baseline)'));
   // Enough documents for any esig run (a few thousand requests a second at most), without seeding for the
   // baseline's rate, which esig does not approach.
   const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 3_000 * duration);
@@ -164,8 +219,13 @@ try {
     figures.push(...(await scenarios('PostgreSQL', db.url, capacity)));
   }
   printTable(figures);
-  const base = figures[0]!;
-  for (const f of figures.slice(1)) process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput\n`);
+  // Each esig figure against the baseline measured just before it.
+  for (let i = 2; i < figures.length; i += 2) {
+    const base = figures[i - 1]!;
+    const f = figures[i]!;
+    process.stdout.write(`${f.name}: ${((f.rps / base.rps) * 100).toFixed(1)} % of the baseline's throughput (${f.rps.toFixed(0)} / ${base.rps.toFixed(0)} req/s)\n`);
+  }
+  for (const line of cpu) process.stdout.write(`${line}\n`);
 } finally {
   await bare.stop();
   await dropDatabase();

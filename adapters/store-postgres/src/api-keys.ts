@@ -6,7 +6,8 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { byIdSql } from './by-id.js';
+import { prepared, run } from './connection.js';
 import { Int8, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -30,6 +31,9 @@ const COLUMNS = 'id, org_id, mode, name, prefix, secret_hash, scopes, created_at
 const TABLE: KeysetTable = { table: 'api_keys', columns: COLUMNS };
 
 const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
+
+/** Every authenticated request runs this: prepared (a unique-key lookup, one plan at any size). */
+const FIND_BY_SECRET_HASH = prepared('api_keys_by_secret_hash', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`);
 
 const CountRow = t.type({ n: Int8 });
 
@@ -55,13 +59,13 @@ export const pgApiKeys = (conn: Conn): ApiKeyStore => ({
 
   findBySecretHash: (secretHash) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`, [secretHash]),
+      run(conn, 'read', FIND_BY_SECRET_HASH, [secretHash]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 
   findById: (tenant, id) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      run(conn, 'read', byIdSql('api_keys', COLUMNS), [id, tenant.orgId, tenant.mode]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 

@@ -6,7 +6,8 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { byIdSql } from './by-id.js';
+import { prepared, run } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -32,23 +33,49 @@ const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn:
 
 const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 
+/*
+ * The listed documents are reached through the primary key alone, inside a MATERIALIZED CTE (a fence the
+ * planner does not push conditions through), and only then kept when they are the tenant's. Written the
+ * plain way (`WHERE org_id = $1 AND mode = $2 AND id = ANY($3)`), the planner is free to read the
+ * tenant's range of a (org_id, mode, …) index and filter it by id; on a table that has grown without
+ * ANALYZE (autovacuum off or not yet round) it believes `org_id = $1 AND mode = $2` matches a row or two,
+ * and reads the org's every document per request: create-request then costs O(documents in the org). By
+ * primary key it is at most one row per listed id, whatever the statistics say. A document never changes
+ * tenant, so filtering after the lookup is as final as filtering in it.
+ */
+
+/** The tenant's documents among the listed ids. Parameters: org, mode, ids. */
+export const FIND_BY_IDS_SQL = `
+  WITH listed AS MATERIALIZED (SELECT ${COLUMNS} FROM documents WHERE id = ANY($3::text[]))
+  SELECT ${COLUMNS} FROM listed WHERE org_id = $1 AND mode = $2`;
+
 /**
- * Links the listed documents of the tenant to a request in one statement, all or none. The CTE locks
- * every listed document that is free (or already this request's) and counts them; the UPDATE writes only
- * when the count is all of them. Under READ COMMITTED a document another transaction is linking
- * concurrently is re-checked once that transaction ends, so it drops out if it went elsewhere.
+ * Links the listed documents of the tenant to a request in one statement, all or none. `listed` keeps the
+ * tenant's ids (by primary key, see above); `attachable` locks every one of them that is free (or already
+ * this request's) and counts them; the UPDATE writes only when the count is all of them. Under READ
+ * COMMITTED a document another transaction is linking concurrently is re-checked once that transaction
+ * ends, so it drops out if it went elsewhere. Each scan of the table is by the listed ids (`= ANY($3)`,
+ * the primary key) and keeps only ids the fenced CTEs hold, which are the tenant's already; naming the
+ * tenant beside the ids there would give the planner back the range scan.
  * Parameters: org, mode, ids, request id, number of distinct ids.
  */
 export const ATTACH_SQL = `
-  WITH attachable AS MATERIALIZED (
+  WITH listed AS MATERIALIZED (
+    SELECT id, org_id, mode FROM documents WHERE id = ANY($3::text[])
+  ), attachable AS MATERIALIZED (
     SELECT id FROM documents
-    WHERE org_id = $1 AND mode = $2 AND id = ANY($3::text[])
+    WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM listed WHERE org_id = $1 AND mode = $2)
       AND (signature_request_id IS NULL OR signature_request_id = $4)
-    FOR UPDATE
+    FOR UPDATE OF documents
   )
   UPDATE documents SET signature_request_id = $4
-  WHERE org_id = $1 AND mode = $2 AND id IN (SELECT id FROM attachable)
+  WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM attachable)
     AND (SELECT COUNT(*) FROM attachable) = $5`;
+
+// Prepared: by primary key behind the fence, their generic plans are the right ones too.
+const FIND_BY_IDS = prepared('documents_find_by_ids', FIND_BY_IDS_SQL);
+const ATTACH = prepared('documents_attach', ATTACH_SQL);
+const FIND_BY_ID = prepared('documents_find_by_id', byIdSql('documents', COLUMNS));
 
 /** The DocumentStore over the pool or one transaction's client. */
 export const pgDocuments = (conn: Conn): DocumentStore => ({
@@ -72,14 +99,14 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
 
   findById: (tenant, id) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      run(conn, 'read', FIND_BY_ID, [id, tenant.orgId, tenant.mode]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 
   findByIds: (tenant, ids) => {
     if (ids.length === 0) return TE.right([]);
     return pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM documents WHERE org_id = $1 AND mode = $2 AND id = ANY($3::text[])`, [
+      run(conn, 'read', FIND_BY_IDS, [
         tenant.orgId,
         tenant.mode,
         [...new Set(ids)],
@@ -96,7 +123,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     // Some document is linked to another request, or is not in this tenant at all.
     const conflict = () => concurrentModification('document', unique.join(','));
     return pipe(
-      run(conn, 'write', ATTACH_SQL, [tenant.orgId, tenant.mode, unique, requestId, unique.length], conflict),
+      run(conn, 'write', ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], conflict),
       TE.chain((r) => (r.rowCount === unique.length ? TE.right(undefined) : TE.left(conflict()))),
     );
   },

@@ -6,6 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
+import { byIdSql } from './by-id.js';
 import { run } from './connection.js';
 import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
@@ -56,7 +57,7 @@ export const pgEvents = (conn: Conn): EventOutbox => ({
 
   findById: (tenant, id) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM events WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      run(conn, 'read', byIdSql('events', COLUMNS), [id, tenant.orgId, tenant.mode]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 });

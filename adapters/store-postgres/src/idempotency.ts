@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { prepared, run } from './connection.js';
 import { ModeC, Timestamp, columnCodecs, decode, nullable } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
@@ -24,6 +24,11 @@ const NewRecord = t.type({
 
 const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
 const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
+
+// Prepared: each reaches one record by the primary key (org_id, mode, key), the only index these columns lead.
+const FIND = prepared('idempotency_find', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`);
+const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
+const COMPLETE = prepared('idempotency_complete', "UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4");
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
 const toParams = (rec: IdempotencyRecord) =>
@@ -50,7 +55,7 @@ const toParams = (rec: IdempotencyRecord) =>
 export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
   find: (tenant, key) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`, [tenant.orgId, tenant.mode, key]),
+      run(conn, 'read', FIND, [tenant.orgId, tenant.mode, key]),
       TE.chainEitherK(({ rows: [row] }) =>
         row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toIdempotencyRecord)),
       ),
@@ -59,7 +64,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
   insertIfAbsent: (record) =>
     pipe(
       TE.fromEither(toParams(record)),
-      TE.chain((params) => run(conn, 'write', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`, params)),
+      TE.chain((params) => run(conn, 'write', INSERT_IF_ABSENT, params)),
       TE.map((r) => r.rowCount === 1),
     ),
 
@@ -86,7 +91,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
     pipe(
       TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
       TE.chain(() =>
-        run(conn, 'write', "UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4", [
+        run(conn, 'write', COMPLETE, [
           JSON.stringify(response),
           tenant.orgId,
           tenant.mode,

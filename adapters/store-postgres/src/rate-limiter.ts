@@ -3,7 +3,7 @@ import { rateLimit } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type pg from 'pg';
-import { isLostRace } from './connection.js';
+import { isLostRace, prepared } from './connection.js';
 import { Int8, decode, nullable } from './decode.js';
 
 /** What `esig_rate_limit_consume` (migration 0004) says of one bucket. */
@@ -17,7 +17,8 @@ const BucketRow = t.type({
 });
 type BucketRow = t.TypeOf<typeof BucketRow>;
 
-const CONSUME_SQL = 'SELECT * FROM esig_rate_limit_consume($1::text[], $2::integer[], $3::bigint, $4::bigint)';
+// Prepared: every request runs it (the function's own statements are planned once per session anyway).
+const CONSUME = prepared('rate_limit_consume', 'SELECT * FROM esig_rate_limit_consume($1::text[], $2::integer[], $3::bigint, $4::bigint)');
 const SWEEP_SQL = 'SELECT esig_rate_limit_sweep($1::bigint)';
 
 /** Attempts of one `consume` that lost a race the server broke (deadlock, lock timeout) before giving up. */
@@ -65,7 +66,7 @@ export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clo
     }
     // Every caller locks in this order, so callers whose bucket sets overlap cannot deadlock.
     const ids = [...limits.keys()].sort();
-    const res = await pool.query(CONSUME_SQL, [ids, ids.map((id) => limits.get(id)!), windowMs, clock === undefined ? null : clock.now().getTime()]);
+    const res = await pool.query({ ...CONSUME, values: [ids, ids.map((id) => limits.get(id)!), windowMs, clock === undefined ? null : clock.now().getTime()] });
     const rows = new Map(decodeRows(res.rows).map((r) => [r.bucket, r]));
     if (rows.size !== ids.length) throw new Error(`esig_rate_limit_consume answered for ${rows.size} of ${ids.length} buckets`);
     // The time decided at, the same in every row.

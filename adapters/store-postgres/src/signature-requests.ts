@@ -5,7 +5,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { byIdForUpdateSql, byIdSql } from './by-id.js';
+import { prepared, run } from './connection.js';
 import { columnCodecs, decode, rowName } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -16,6 +17,12 @@ const COLUMNS = 'id, org_id, mode, status, created_at, version, data';
 const TABLE: KeysetTable = { table: 'signature_requests', columns: COLUMNS, filterColumn: 'status' };
 
 const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_requests', row))(row), E.chain(consistentRequest));
+
+const INSERT = prepared('signature_requests_insert', `INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) ON CONFLICT DO NOTHING`);
+
+// By primary key behind a fence (see by-id.ts), so prepared.
+const FIND_BY_ID = prepared('signature_requests_find_by_id', byIdSql('signature_requests', COLUMNS));
+const FIND_BY_ID_FOR_UPDATE = prepared('signature_requests_find_by_id_for_update', byIdForUpdateSql('signature_requests', COLUMNS));
 
 /** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
 const toData = (req: SignatureRequest) =>
@@ -34,7 +41,7 @@ export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
         run(
           conn,
           'write',
-          `INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) ON CONFLICT DO NOTHING`,
+          INSERT,
           [data.id, data.orgId, data.mode, data.status, data.createdAt, data.version, json],
           taken,
         ),
@@ -45,14 +52,14 @@ export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
 
   findById: (tenant, id) =>
     pipe(
-      run(conn, 'read', `SELECT ${COLUMNS} FROM signature_requests WHERE id = $1 AND org_id = $2 AND mode = $3`, [id, tenant.orgId, tenant.mode]),
+      run(conn, 'read', FIND_BY_ID, [id, tenant.orgId, tenant.mode]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 
   // The row lock lasts until the transaction ends; concurrent changes to the same request wait here.
   findByIdForUpdate: (tenant, id) =>
     pipe(
-      run(conn, 'write', `SELECT ${COLUMNS} FROM signature_requests WHERE id = $1 AND org_id = $2 AND mode = $3 FOR UPDATE`, [id, tenant.orgId, tenant.mode]),
+      run(conn, 'write', FIND_BY_ID_FOR_UPDATE, [id, tenant.orgId, tenant.mode]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
     ),
 

@@ -5,7 +5,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type pg from 'pg';
 import type { Conn } from './connection.js';
-import { toStoreError } from './connection.js';
+import { queryConfig, toStoreError } from './connection.js';
 
 interface TxScope {
   active: boolean;
@@ -23,7 +23,7 @@ const inRunningTransaction = (): boolean => currentTx.getStore()?.active === tru
 
 /** The pool as the top-level stores use it: reads anywhere, writes only outside a transaction's work. */
 export const poolConn = (pool: pg.Pool): Conn => ({
-  query: (text, values) => pool.query(text, [...values]),
+  query: (stmt, values) => pool.query(queryConfig(stmt, values)),
   unusable: (access) =>
     access === 'write' && inRunningTransaction()
       ? new Error('A top-level store was written inside a running transaction; use the stores it passes to its work.')
@@ -39,9 +39,9 @@ const txConn = (client: pg.PoolClient, scope: TxScope): Conn => {
   // in parallel); they queue here, in call order, rather than in the driver, which deprecates that.
   let tail: Promise<unknown> = Promise.resolve();
   return {
-    query: (text, values) => {
+    query: (stmt, values) => {
       // Checked again when its turn comes: the transaction may have ended while it waited.
-      const next = tail.then(() => (scope.active ? client.query(text, [...values]) : Promise.reject(ended())));
+      const next = tail.then(() => (scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended())));
       tail = next.catch(() => undefined);
       return next;
     },

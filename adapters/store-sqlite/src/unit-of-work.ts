@@ -101,6 +101,9 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
   };
 
   return {
+    // One write connection, transactions in turn, and BEGIN IMMEDIATE holds the database's write lock
+    // against other processes: no transaction ever interleaves with another.
+    serial: true,
     transaction:
       <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
       () =>

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, UnitOfWork } from '@esig/core';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, executeIdempotently, fingerprintSource, invalidState, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
@@ -155,10 +155,20 @@ const render = (r: E.Either<DomainError, { id: string; body: unknown }>): Stored
       ? null
       : { status: 409, body: canonicalJson({ code: r.left._tag }), headers: { 'content-type': 'application/problem+json' } };
 
+/**
+ * How the stores run transactions: one at a time (the memory stores, as SQLite: claim and command in one
+ * transaction), or side by side (as PostgreSQL: the claim commits first, through the top-level stores).
+ */
+type UowMode = 'serial' | 'side by side';
+let uowMode: UowMode = 'serial';
+
 const setup = () => {
   const h = harness();
   const probe: Probe = { runs: 0, failNext: null };
-  const exec = executeIdempotently({ uow: h.uow, clock: h.clock, secrets });
+  const exec =
+    uowMode === 'serial'
+      ? executeIdempotently({ uow: h.uow, clock: h.clock, secrets })
+      : executeIdempotently({ uow: { transaction: h.uow.transaction, serial: false }, clock: h.clock, secrets, stores: h.stores });
   const call = (ctx: IdempotencyContext, body: unknown = { n: 1 }, r = render) => exec(ctx, writeDoc(h, probe, ctx.tenant, body), r);
   const docCount = async (tenant: Tenant = TENANT) =>
     (await right(h.stores.documents.list(tenant, { limit: 100, order: 'asc', after: null, filter: {} }))).items.length;
@@ -171,7 +181,10 @@ const ticks = async (n: number) => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
 
-describe('executeIdempotently', () => {
+describe.each(['serial', 'side by side'] as const)('executeIdempotently, transactions %s', (mode) => {
+  beforeEach(() => {
+    uowMode = mode;
+  });
   it('replays the first response byte for byte and runs the command once', async () => {
     await fc.assert(
       fc.asyncProperty(ctxArb, jsonArb, fc.integer({ min: 1, max: 4 }), async (ctx, body, replays) => {

@@ -757,6 +757,8 @@ export const createMemoryStores = (): MemoryStores => {
   const exclusive = createMutex();
 
   const uow: UnitOfWork = {
+    // One at a time, under `exclusive`.
+    serial: true,
     transaction:
       <E2, A>(work: (tx: Stores) => TE.TaskEither<E2, A>): TE.TaskEither<E2 | StoreError, A> =>
       () =>

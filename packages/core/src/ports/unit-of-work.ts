@@ -10,4 +10,11 @@ import type { Stores } from './stores.js';
  */
 export interface UnitOfWork {
   transaction<E, A>(work: (tx: Stores) => TaskEither<E, A>): TaskEither<E | StoreError, A>;
+  /**
+   * True when transactions run one at a time (a single writer, as SQLite's): no other transaction starts
+   * while one runs, so nothing another caller does can observe or interleave with its intermediate state.
+   * Use cases may then do in one transaction what would otherwise take two (an idempotency claim and the
+   * command it guards). Absent means false: transactions may run side by side.
+   */
+  readonly serial?: boolean;
 }

@@ -44,12 +44,17 @@ export interface IdempotentOutcome {
 /**
  * Runs a command at most once per idempotency key.
  *
- * 1. In a short transaction, claim the key (or find it answered, in flight, or bound to another request).
- *    The claim commits on its own, so concurrent callers see it at once and get `IdempotencyInProgress`.
+ * 1. Claim the key (or find it answered, in flight, or bound to another request). The claim commits on its
+ *    own, so concurrent callers see it at once and get `IdempotencyInProgress`. A new key, the usual case,
+ *    is claimed by one insert-if-absent (given `stores`, one statement outside any transaction); only when
+ *    a record is there already is it read and decided on, in a short transaction.
  * 2. Run the command; in the same transaction, store the rendered response, so the operation's writes
  *    and the response that replays them commit together or not at all.
  * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
  *    it); an error `render` declines to store (a store failure) frees the key so the client can retry.
+ *
+ * Where transactions run one at a time (`uow.serial`, SQLite), a new key's claim, the command and its
+ * stored response share one transaction instead: no one could have seen the claim in between anyway.
  *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
  * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
@@ -62,7 +67,7 @@ export interface IdempotentOutcome {
  * )();
  */
 export const executeIdempotently =
-  (deps: { readonly uow: UnitOfWork; readonly clock: Clock; readonly secrets: SecretBox }) =>
+  (deps: { readonly uow: UnitOfWork; readonly clock: Clock; readonly secrets: SecretBox; readonly stores?: Stores }) =>
   <A>(
     ctx: IdempotencyContext,
     command: Command<A>,
@@ -78,22 +83,25 @@ export const executeIdempotently =
           (body) => ({ ...r, body }),
         ),
       );
-    const claim = deps.uow.transaction((tx) =>
+    const freshRecord = (now: Date) => ({
+      tenant: ctx.tenant,
+      key: ctx.key,
+      fingerprint: ctx.fingerprint,
+      state: 'in_progress' as const,
+      response: null,
+      createdAt: now.toISOString(),
+      lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+    });
+
+    // A record is there already (or was, a moment ago): read it and decide, in one transaction.
+    const decide = deps.uow.transaction((tx) =>
       pipe(
         tx.idempotency.find(ctx.tenant, ctx.key),
         TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
           const now = deps.clock.now();
           const decision = decideIdempotency(existing, ctx.fingerprint, now);
-          const fresh = {
-            tenant: ctx.tenant,
-            key: ctx.key,
-            fingerprint: ctx.fingerprint,
-            state: 'in_progress' as const,
-            response: null,
-            createdAt: now.toISOString(),
-            lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
-            expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-          };
+          const fresh = freshRecord(now);
           switch (decision._tag) {
             case 'Replay':
               return decision.record.response === null ? TE.left(storeFailure(new Error('a completed idempotency record has no response'))) : open(decision.record.response);
@@ -114,6 +122,18 @@ export const executeIdempotently =
           }
         }),
       ),
+    );
+
+    // The usual case first: a key never seen. Inserting the claim when absent is the whole decision then
+    // (no record: Proceed); a key already there, live or expired, is left to `decide`.
+    const insertClaim: TE.TaskEither<DomainError, boolean> = () => {
+      // The time is taken when the claim runs, not when it is built.
+      const fresh = freshRecord(deps.clock.now());
+      return (deps.stores !== undefined ? deps.stores.idempotency.insertIfAbsent(fresh) : deps.uow.transaction((tx) => tx.idempotency.insertIfAbsent(fresh)))();
+    };
+    const claim = pipe(
+      insertClaim,
+      TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> => (inserted ? TE.right(null) : decide)),
     );
 
     const run = deps.uow.transaction((tx) =>
@@ -141,7 +161,7 @@ export const executeIdempotently =
           );
     };
 
-    return pipe(
+    const inTurns: TE.TaskEither<DomainError, IdempotentOutcome> = pipe(
       claim,
       TE.chainW((stored) =>
         stored !== null
@@ -151,6 +171,47 @@ export const executeIdempotently =
               TE.map((response) => ({ response, replayed: false })),
               TE.orElse(settleFailure),
             ),
+      ),
+    );
+    if (deps.uow.serial !== true) return inTurns;
+
+    // Transactions that run one at a time: nobody can see a claim before its command commits, so the claim,
+    // the command and the stored response go in one transaction, one commit. A key already there is left
+    // to the general path above (nothing was written here then).
+    const together = deps.uow.transaction((tx) =>
+      pipe(
+        () => tx.idempotency.insertIfAbsent(freshRecord(deps.clock.now()))(),
+        TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> =>
+          !inserted
+            ? TE.right(null)
+            : pipe(
+                command(tx),
+                TE.map((a) => render(E.right(a))),
+                TE.chainW((response) =>
+                  response === null
+                    ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+                    : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
+                ),
+              ),
+        ),
+      ),
+    );
+    // The command failed and everything, the claim too, was rolled back. An outcome the caller must see
+    // again on a retry is stored now, as a completed record of its own; anything else leaves no record.
+    const settleRolledBack = (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
+      const response = render(E.left(e));
+      if (response === null) return TE.left(e);
+      return pipe(
+        deps.uow.transaction((tx) => () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })()),
+        // Not inserted: a retry with the same key ran meanwhile and its record stands; this caller still
+        // gets the outcome its own call had.
+        TE.map(() => ({ response, replayed: false })),
+      );
+    };
+    return pipe(
+      together,
+      TE.matchEW(settleRolledBack, (response) =>
+        response === null ? inTurns : TE.right<DomainError, IdempotentOutcome>({ response, replayed: false }),
       ),
     );
   };

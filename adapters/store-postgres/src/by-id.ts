@@ -1,0 +1,24 @@
+/*
+ * One row of a tenant by its id, reached through the primary key alone at any table size and with any
+ * statistics (or none). Written the plain way, `WHERE id = $1 AND org_id = $2 AND mode = $3`, the statement
+ * leaves the planner free to read the tenant's range of an (org_id, mode, …) index instead: on a table
+ * grown without ANALYZE it takes `org_id = … AND mode = …` for a row or two, and each lookup then reads
+ * the org's every row (see the plan test `plan-growth.test.ts`). Here the row is found by `id` inside a
+ * MATERIALIZED CTE, a fence no condition is pushed through, and kept only when it is the tenant's; a row
+ * never changes tenant, so that is as final as filtering in the lookup. Parameters: id, org, mode.
+ */
+
+/** The row's `columns`, or nothing when the id is unknown or another tenant's. */
+export const byIdSql = (table: string, columns: string): string =>
+  `WITH found AS MATERIALIZED (SELECT * FROM ${table} WHERE id = $1)
+   SELECT ${columns} FROM found WHERE org_id = $2 AND mode = $3`;
+
+/**
+ * The same, with the row locked FOR UPDATE. The row is locked only once it is known to be the tenant's:
+ * another tenant's row, its id guessed, is never locked by this statement.
+ */
+export const byIdForUpdateSql = (table: string, columns: string): string =>
+  `WITH found AS MATERIALIZED (SELECT id, org_id, mode FROM ${table} WHERE id = $1)
+   SELECT ${columns} FROM ${table}
+   WHERE id = $1 AND id IN (SELECT id FROM found WHERE org_id = $2 AND mode = $3)
+   FOR UPDATE OF ${table}`;
