@@ -20,6 +20,7 @@ import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
 import { createLogBuffer } from './log-buffer.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
+import { mountEmbedPage } from './embed-page.js';
 
 interface Locals {
   requestId: string;
@@ -91,7 +92,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   app.set('trust proxy', opts.trustProxy);
   app.set('etag', false);
 
-  const routes = buildRoutes(deps);
+  const routes = buildRoutes(deps, opts);
   const signerRoutes = buildSignerRoutes(deps, opts);
   const logs = createLogBuffer(deps.uow, deps.logger);
   const openApi = JSON.stringify(buildOpenApi(routes, signerRoutes, opts.publicUrl));
@@ -272,6 +273,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   };
 
   mountSigningPage(app);
+  mountEmbedPage(app, deps);
 
   app.use((_req, res) => sendProblem(res, { _tag: 'RouteNotFound' }));
 

@@ -46,6 +46,8 @@ export interface EsigHttpOptions {
   readonly bodyTimeoutMs: number;
   /** Express's `trust proxy` setting, for the client address behind a load balancer. */
   readonly trustProxy: boolean | number | string;
+  /** Lifetime of an unused embedded signing session, in seconds (CONTRACT: 300). */
+  readonly embedSessionTtlS: number;
 }
 
 export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({
@@ -55,4 +57,5 @@ export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({
   maxJsonBytes: 1024 * 1024,
   bodyTimeoutMs: 60_000,
   trustProxy: false,
+  embedSessionTtlS: 300,
 });

@@ -126,6 +126,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg },
         maxUploadBytes: config.maxUploadBytes,
         bodyTimeoutMs: config.bodyTimeoutMs,
+        embedSessionTtlS: config.embedSessionTtlS,
         trustProxy: config.trustProxy,
       }),
     ),
