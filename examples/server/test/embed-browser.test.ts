@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
 
+// What page.evaluate callbacks see in the browser (this project compiles without the DOM's types).
+declare const window: any;
+declare const document: any;
+
 // Embedded signing in real Chromium, across two sites: host pages on http://localhost:<port> (two of them,
 // origins A and B), the esig server on http://127.0.0.1:<port>. Third-party cookies are blocked in this
 // browser, as Safari and Chrome's phase-out do; the frame needs none.
