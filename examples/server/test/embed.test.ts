@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
@@ -200,6 +202,34 @@ describe('an unused embedded session expires after ESIG_EMBED_SESSION_TTL_S', ()
       expect(html).toContain('expired');
     } finally {
       await short.close();
+    }
+  });
+});
+
+describe('the example host app (examples/embed-host)', () => {
+  it('creates a demo request with its key, serves a page with a fresh session bound to its origin, and verifies on the server', async () => {
+    const path = new URL('../../embed-host/server.mjs', import.meta.url).href;
+    const { createHostServer } = await import(path);
+    const probe = createServer();
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((done) => probe.close(done));
+    const origin = `http://127.0.0.1:${port}`;
+    const host = createHostServer({ esigUrl: s.url, apiKey: s.key, origin });
+    await new Promise<void>((done) => host.listen(port, '127.0.0.1', done));
+    try {
+      const start = await fetch(`${origin}/start`, { method: 'POST', redirect: 'manual' });
+      expect(start.status).toBe(303);
+      const location = start.headers.get('location')!;
+      const requestId = new URL(location, origin).searchParams.get('request')!;
+      const page = await (await fetch(`${origin}${location}`)).text();
+      expect(page).toMatch(/<esig-signing url="https:\/\/sign\.example\.com\/embed\/[A-Za-z0-9]{43}">/);
+      expect(page).toContain(`<script src="${s.url}/embed.js">`);
+      expect(page).not.toContain(s.key);
+      const status = await (await fetch(`${origin}/status?request=${requestId}`)).json();
+      expect(status).toMatchObject({ status: 'SENT', recipients: [{ id: expect.stringMatching(/^rcp_/) }] });
+    } finally {
+      await new Promise((done) => host.close(done));
     }
   });
 });
