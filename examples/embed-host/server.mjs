@@ -126,7 +126,15 @@ export const createHostServer = ({ esigUrl, apiKey, origin }) => {
       if (req.method === 'GET' && url.pathname === '/sign') {
         const requestId = url.searchParams.get('request') ?? '';
         const recipientId = url.searchParams.get('recipient') ?? '';
-        const session = await api('POST', `/api/v1/signature-requests/${encodeURIComponent(requestId)}/recipients/${encodeURIComponent(recipientId)}/embedded-sessions`, { origin });
+        const session = await api('POST', `/api/v1/signature-requests/${encodeURIComponent(requestId)}/recipients/${encodeURIComponent(recipientId)}/embedded-sessions`, { origin }).catch(
+          (e) => (/ 409 /.test(e.message) ? null : Promise.reject(e)),
+        );
+        if (session === null) {
+          // 409: nothing to sign any more (signed, declined, cancelled…): say where the request stands.
+          const r = await api('GET', `/api/v1/signature-requests/${encodeURIComponent(requestId)}`);
+          const who = r.recipients.find((x) => x.id === recipientId);
+          return send(200, 'text/html; charset=utf-8', layout('Acme CRM', `<h1>Nothing to sign</h1><p>The request is ${escapeHtml(r.status)}; the signer is ${escapeHtml(who?.status ?? 'unknown')}.</p><p><a href="/">Start again</a></p>`));
+        }
         return send(200, 'text/html; charset=utf-8', signPage(session, requestId), { 'cache-control': 'no-store' });
       }
       if (req.method === 'GET' && url.pathname === '/status') {

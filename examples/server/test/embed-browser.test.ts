@@ -48,11 +48,21 @@ const forgerPage = `<!doctype html><html><body><script>
   document.body.textContent = 'forged';
 </script></body></html>`;
 
+/** A host page with the custom element in its markup, upgraded when /embed.js loads; `esig:*` events recorded. */
+const elementPage = (esigUrl: string, url: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Host app (element)</title></head><body>
+<esig-signing url="${url.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}" style="display:block;height:700px"></esig-signing>
+<script src="${esigUrl}/embed.js"></script>
+<script>
+  window.events = [];
+  for (const t of ${JSON.stringify(EVENT_TYPES)}) document.querySelector('esig-signing').addEventListener('esig:' + t, (e) => window.events.push(e.detail));
+</script></body></html>`;
+
 const startHost = async (esigUrl: string) => {
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const u = new URL(req.url ?? '/', 'http://host');
     res.setHeader('content-type', 'text/html; charset=utf-8');
-    res.end(path === '/forger' ? forgerPage : hostPage(esigUrl));
+    res.end(u.pathname === '/forger' ? forgerPage : u.pathname === '/element' ? elementPage(esigUrl, u.searchParams.get('url') ?? '') : hostPage(esigUrl));
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return { server, origin: `http://localhost:${(server.address() as AddressInfo).port}` };
@@ -110,7 +120,7 @@ interface Opened {
   frame(): Promise<Frame>;
 }
 
-const openHost = async (host: { origin: string }, url: string, o: { timeoutMs?: number; width?: number } = {}): Promise<Opened> => {
+const openHost = async (host: { origin: string }, url: string, o: { timeoutMs?: number; width?: number; path?: string } = {}): Promise<Opened> => {
   const context = await browser.newContext({ viewport: { width: o.width ?? 1100, height: 900 } });
   const page = await context.newPage();
   const errors: string[] = [];
@@ -121,7 +131,7 @@ const openHost = async (host: { origin: string }, url: string, o: { timeoutMs?: 
   page.on('response', (r) => {
     if (r.url().includes('/embed/')) frameResponses.push(r);
   });
-  await page.goto(`${host.origin}/?url=${encodeURIComponent(url)}&timeout=${o.timeoutMs ?? 30_000}`);
+  await page.goto(`${host.origin}${o.path ?? '/'}?url=${encodeURIComponent(url)}&timeout=${o.timeoutMs ?? 30_000}`);
   const events = () => page.evaluate(() => (window as any).events as any[]);
   return {
     page,
@@ -287,6 +297,19 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
     await typeAndSign(frame);
     await h.waitForEvent('signer.signed');
     expect((await s.call('GET', `/api/v1/signature-requests/${req.id}`)).body.recipients[0].status).toBe('SIGNED');
+    await h.context.close();
+  }, 90_000);
+
+  it('<esig-signing> in the markup loads the session once, dispatches esig:* events, and removes its frame when removed', async () => {
+    const { req, url } = await sessionFor(hostA.origin);
+    const h = await openHost(hostA, url, { path: '/element' });
+    await h.waitForEvent('ready');
+    await typeAndSign(await h.frame());
+    expect(await h.waitForEvent('signer.signed')).toMatchObject({ requestId: req.id });
+    expect(h.frameResponses.filter((r) => r.url() === url)).toHaveLength(1);
+    await h.page.evaluate(() => document.querySelector('esig-signing').remove());
+    expect(await h.page.evaluate(() => document.querySelectorAll('iframe').length)).toBe(0);
+    expect(h.errors).toEqual([]);
     await h.context.close();
   }, 90_000);
 

@@ -160,14 +160,16 @@ export function defineElement(name = 'esig-signing'): void {
     private embed: EsigEmbed | null = null;
 
     connectedCallback() {
-      this.start();
+      if (this.embed === null) this.start();
     }
     disconnectedCallback() {
       this.embed?.destroy();
       this.embed = null;
     }
-    attributeChangedCallback() {
-      if (this.isConnected) this.start();
+    // Also called for the initial `url` on upgrade, before connectedCallback: only a change of a mounted
+    // element's url remounts (a session opens once, so a second mount of the same url would find it used).
+    attributeChangedCallback(_name: string, oldValue: string | null, newValue: string | null) {
+      if (this.embed !== null && oldValue !== newValue) this.start();
     }
     /** The mounted session, while connected. */
     get signing(): EsigEmbed | null {
