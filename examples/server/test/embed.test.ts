@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Esig, EsigInvalidRequestError } from '@esig/client';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
 
@@ -129,6 +130,19 @@ describe('POST …/recipients/{recipientId}/embedded-sessions', () => {
     expect(second.body).toEqual(first.body);
     // Another body under the same key is refused.
     expect((await create(req.id, rcps[0].id, 'https://other.example.com', { headers })).status).toBe(422);
+  });
+});
+
+describe('@esig/client signatureRequests.createEmbeddedSession', () => {
+  it('creates a session, replays with the same idempotency key, and raises EsigInvalidRequestError for a bad origin', async () => {
+    const esig = new Esig({ apiKey: s.key, baseUrl: s.url, fetch: s.fetch });
+    const { req, rcps } = await request();
+    const a = await esig.signatureRequests.createEmbeddedSession(req.id, rcps[0].id, { origin: 'https://app.example.com' }, { idempotencyKey: `client-${req.id}` });
+    expect(a).toMatchObject({ origin: 'https://app.example.com', requestId: req.id, recipientId: rcps[0].id });
+    expect(a.id).toMatch(/^ses_/);
+    const b = await esig.signatureRequests.createEmbeddedSession(req.id, rcps[0].id, { origin: 'https://app.example.com' }, { idempotencyKey: `client-${req.id}` });
+    expect(b).toEqual(a);
+    await expect(esig.signatureRequests.createEmbeddedSession(req.id, rcps[0].id, { origin: 'https://app.example.com/' })).rejects.toBeInstanceOf(EsigInvalidRequestError);
   });
 });
 
