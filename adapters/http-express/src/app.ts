@@ -21,6 +21,7 @@ import { createLogBuffer } from './log-buffer.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
 import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
+import { mountEmbedPage } from './embed-page.js';
 
 interface Locals {
   requestId: string;
@@ -92,7 +93,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   app.set('trust proxy', opts.trustProxy);
   app.set('etag', false);
 
-  const routes = buildRoutes(deps);
+  const routes = buildRoutes(deps, opts);
   const signerRoutes = buildSignerRoutes(deps, opts);
   const logs = createLogBuffer(deps.uow, deps.logger);
   const openApi = JSON.stringify(buildOpenApi(routes, signerRoutes, opts.publicUrl));
@@ -283,6 +284,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   };
 
   mountSigningPage(app);
+  mountEmbedPage(app, deps);
 
   app.use((_req, res) => sendProblem(res, { _tag: 'RouteNotFound' }));
 

@@ -21,6 +21,7 @@ export const KeyId = id('key');
 export const FieldId = id('fld');
 export const CertificateId = id('coc');
 export const LogId = id('log');
+export const EmbedSessionId = id('ses');
 
 export const ListQuery = object({}, ListQuery_props(), 'ListQuery');
 export const DocumentListQuery = object({}, { ...ListQuery_props(), status: oneOf(DOCUMENT_STATUSES, 'DocumentStatus') }, 'DocumentListQuery');
@@ -67,6 +68,13 @@ export const AddFieldBody = object(
 );
 
 export const EmptyBody = object({}, {}, 'EmptyObject');
+
+/** Which origins are accepted (serialized, https; loopback http in test mode) is the use case's to say. */
+export const CreateEmbeddedSessionBody = object(
+  { origin: str({ min: 1, max: 300, description: 'the serialized origin (`https://app.example.com`, no path) of the page that frames the signing page' }) },
+  {},
+  'CreateEmbeddedSession',
+);
 
 export const CreateApiKeyBody = object(
   { name: str({ min: 1, max: 100 }), scopes: arrayOf(oneOf([...API_SCOPES, '*'] as const, 'Scope'), { min: 1, max: API_SCOPES.length + 1 }) },
@@ -226,6 +234,19 @@ export const SignatureRequestResource = t.type(
     testMode: t.boolean,
   },
   'SignatureRequest',
+);
+
+export const EmbeddedSessionResource = t.type(
+  {
+    id: EmbedSessionId,
+    url: t.string,
+    origin: t.string,
+    requestId: RequestId,
+    recipientId: RecipientId,
+    expiresAt: dateTime,
+    createdAt: dateTime,
+  },
+  'EmbeddedSession',
 );
 
 export const ApiKeyResource = t.type(
@@ -401,6 +422,7 @@ export type RecipientResource = t.TypeOf<typeof RecipientResource>;
 export type FieldResource = t.TypeOf<typeof FieldResource>;
 export type SignatureRequestResource = t.TypeOf<typeof SignatureRequestResource>;
 export type ApiKeyResource = t.TypeOf<typeof ApiKeyResource>;
+export type EmbeddedSessionResource = t.TypeOf<typeof EmbeddedSessionResource>;
 export type EventResource = t.TypeOf<typeof EventResource>;
 export type Problem = t.TypeOf<typeof Problem>;
 export type SignerViewResource = t.TypeOf<typeof SignerViewResource>;

@@ -57,6 +57,8 @@ export interface EsigHttpOptions {
    * requests are not counted; the API calls its tools make are). Null: no `/mcp`.
    */
   readonly mcp?: express.RequestHandler | null;
+  /** Lifetime of an unused embedded signing session, in seconds (CONTRACT: 300). */
+  readonly embedSessionTtlS: number;
 }
 
 export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({
@@ -66,4 +68,5 @@ export const defaultHttpOptions = (publicUrl: string): EsigHttpOptions => ({
   maxJsonBytes: 1024 * 1024,
   bodyTimeoutMs: 60_000,
   trustProxy: false,
+  embedSessionTtlS: 300,
 });

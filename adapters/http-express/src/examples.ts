@@ -24,6 +24,7 @@ const ids = {
   log: exampleId('log', 1),
   evt: exampleId('evt', 1),
   mail: exampleId('mail', 1),
+  ses: exampleId('ses', 1),
 };
 const at = (minute: number) => `2026-11-23T09:${String(minute).padStart(2, '0')}:00.000Z`;
 const sha = (digit: string) => digit.repeat(64);
@@ -125,6 +126,14 @@ const EXAMPLES = new Map<t.Mixed, unknown>([
   ],
   [c.SignerViewResource, signerView],
   [c.OtpSentResource, { sentTo: 'a***@example.com' }],
+  [
+    c.EmbeddedSessionResource,
+    {
+      id: ids.ses, url: 'https://sign.example.com/embed/Xk3Qp9Lm2Vr7Tz4Wn8Bd1Hf6Jc0Gs5Ya3Ue9Oi2Kq7Mv', origin: 'https://app.example.com',
+      requestId: ids.req, recipientId: ids.rcp, expiresAt: '2026-11-23T09:10:00.000Z', createdAt: at(5),
+    },
+  ],
+  [c.CreateEmbeddedSessionBody, { origin: 'https://app.example.com' }],
 
   [c.CreateSignatureRequestBody, { title: 'Sample agreement', documentIds: [ids.doc], signingOrder: 'parallel' }],
   [c.AddRecipientBody, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' }],

@@ -23,6 +23,7 @@ const COMPONENTS: ReadonlyArray<readonly [string, t.Mixed]> = [
   ['WebhookEndpoint', c.WebhookEndpointResource],
   ['CreatedWebhookEndpoint', c.CreatedWebhookEndpointResource],
   ['RotatedSecret', c.RotatedSecretResource],
+  ['EmbeddedSession', c.EmbeddedSessionResource],
   ['WebhookDelivery', c.WebhookDeliveryResource],
   ['DeliveryAttempt', c.DeliveryAttemptResource],
   ['LogEntry', c.ApiLogResource],

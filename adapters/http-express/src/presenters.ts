@@ -1,6 +1,6 @@
-import type { ApiKey, ApiLogEntry, CertificateData, DeliveryAttempt, Document, DomainEvent, Field, Recipient, SignatureRequest, WebhookDelivery, WebhookEndpoint } from '@esig/core';
+import type { CreatedEmbedSession, ApiKey, ApiLogEntry, CertificateData, DeliveryAttempt, Document, DomainEvent, Field, Recipient, SignatureRequest, WebhookDelivery, WebhookEndpoint } from '@esig/core';
 import type * as t from 'io-ts';
-import type { ApiKeyResource, DocumentResource, EventResource, FieldResource, RecipientResource, SignatureRequestResource } from './codecs.js';
+import type { ApiKeyResource, EmbeddedSessionResource, DocumentResource, EventResource, FieldResource, RecipientResource, SignatureRequestResource } from './codecs.js';
 import type { ApiLogResource, CertificateDataResource, DeliveryAttemptResource, WebhookDeliveryResource, WebhookEndpointResource } from './codecs.js';
 
 // Domain records → API representations (camelCase, `testMode` instead of the internal mode). Typed against
@@ -156,4 +156,15 @@ export const presentCertificateData = (d: CertificateData): CertificateDataResou
   finishedDocumentSha256: d.finishedDocumentSha256,
   recipients: d.recipients.map((r) => ({ id: r.id, name: r.name, email: r.email, role: r.role, authentication: r.authentication, signedAt: r.signedAt, signatureKind: r.signatureKind })),
   events: d.events.map((e) => ({ at: e.at, action: e.action, recipientId: e.recipientId, actor: e.actor, ip: e.ip, userAgent: e.userAgent, details: { ...e.details } })),
+});
+
+/** The session with its URL; the token appears here once, in `url`, and nowhere else. */
+export const presentEmbeddedSession = (x: CreatedEmbedSession, publicUrl: string): EmbeddedSessionResource => ({
+  id: x.session.id,
+  url: `${publicUrl.replace(/\/+$/, '')}/embed/${x.token}`,
+  origin: x.session.origin,
+  requestId: x.session.requestId,
+  recipientId: x.session.recipientId,
+  expiresAt: x.session.expiresAt,
+  createdAt: x.session.createdAt,
 });

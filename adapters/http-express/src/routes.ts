@@ -3,8 +3,8 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as core from '@esig/core';
 import { validationFailed } from '@esig/core';
 import * as c from './codecs.js';
-import type { EsigHttpDeps } from './deps.js';
-import { presentApiKey, presentAttempt, presentCertificateData, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters.js';
+import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
+import { presentApiKey, presentEmbeddedSession, presentAttempt, presentCertificateData, presentDelivery, presentDocument, presentEndpoint, presentEvent, presentField, presentLogEntry, presentRecipient, presentSignatureRequest } from './presenters.js';
 import type { Route } from './route.js';
 import { json, op, pdf, read, write } from './route.js';
 
@@ -14,7 +14,7 @@ const listDesc = (what: string) => `A list envelope of ${what}: exactly \`data\`
  * Every route of the public API, in one table: the Express router and the OpenAPI document are both
  * generated from it, so neither can list a route the other lacks.
  */
-export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
+export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'publicUrl' | 'embedSessionTtlS'>): readonly Route[] => [
   // ---- Documents ---------------------------------------------------------------------------------
   write({
     method: 'post', path: '/api/v1/documents', operationId: 'uploadDocument', tag: 'Documents', scope: 'documents:write',
@@ -109,6 +109,18 @@ export const buildRoutes = (d: EsigHttpDeps): readonly Route[] => [
     summary: 'Re-notify the signers whose turn it is and who have not signed.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
     response: { status: 200, codec: c.SignatureRequestResource, description: 'The request; reminders are on their way.' },
     handle: ({ principal, params }) => TE.right(op(core.remindSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
+  }),
+  write({
+    method: 'post', path: '/api/v1/signature-requests/{requestId}/recipients/{recipientId}/embedded-sessions', operationId: 'createEmbeddedSession', tag: 'Signature requests', scope: 'signature_requests:write',
+    summary: 'Create a one-time session to sign inside your own web page: `url` may be framed by `origin` only, consumed on first load, unused it expires after ESIG_EMBED_SESSION_TTL_S (300 s by default). The request must be SENT and the recipient a signer whose turn it is.',
+    params: { requestId: c.RequestId, recipientId: c.RecipientId }, body: c.CreateEmbeddedSessionBody,
+    response: { status: 201, codec: c.EmbeddedSessionResource, description: 'The session; `url` is shown once (only its hash is kept).' },
+    handle: ({ principal, params, body }) =>
+      TE.right(
+        op(core.createEmbeddedSession({ ...d, embedSessionTtlS: opts.embedSessionTtlS })(principal, params.requestId, params.recipientId, body), 201, (x) =>
+          presentEmbeddedSession(x, opts.publicUrl),
+        ),
+      ),
   }),
   read({
     method: 'get', path: '/api/v1/signature-requests/{requestId}/document', operationId: 'getFinishedDocument', tag: 'Signature requests', scope: 'signature_requests:read',

@@ -21,6 +21,8 @@ interface Asset {
 /** Every file the page may load, by its path under /sign/assets/ (nothing else is served from there). */
 const ASSETS: Readonly<Record<string, Asset>> = {
   'app.js': { file: join(pageDir, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  'embed-frame.js': { file: join(pageDir, 'embed-frame.js'), type: 'text/javascript; charset=utf-8' },
+  'embed-gone.js': { file: join(pageDir, 'embed-gone.js'), type: 'text/javascript; charset=utf-8' },
   'style.css': { file: join(pageDir, 'style.css'), type: 'text/css; charset=utf-8' },
   'favicon.svg': { file: join(pageDir, 'favicon.svg'), type: 'image/svg+xml' },
   'pdfjs/pdf.min.mjs': { file: join(pdfjsDir, 'pdf.min.mjs'), type: 'text/javascript; charset=utf-8' },

@@ -12,6 +12,7 @@ import { pgJobs } from './jobs.js';
 import { pgOrgs } from './orgs.js';
 import { pgSignatureRequests } from './signature-requests.js';
 import { pgSigningLinks } from './signing-links.js';
+import { pgEmbedSessions } from './embed-sessions.js';
 import { pgTestMailbox } from './test-mailbox.js';
 import { pgWebhookDeliveries } from './webhook-deliveries.js';
 import { pgWebhookEndpoints } from './webhook-endpoints.js';
@@ -30,6 +31,7 @@ export const bindStores = (conn: Conn): Stores => ({
   events: pgEvents(conn),
   jobs: pgJobs(conn),
   signingLinks: pgSigningLinks(conn),
+  embedSessions: pgEmbedSessions(conn),
   evidence: pgEvidence(conn),
   testMailbox: pgTestMailbox(conn),
   webhookEndpoints: pgWebhookEndpoints(conn),

@@ -5,6 +5,7 @@ import { sqliteApiLog } from './api-log.js';
 import type { Conn } from './connection.js';
 import { sqliteDocumentContents } from './document-contents.js';
 import { sqliteDocuments } from './documents.js';
+import { sqliteEmbedSessions } from './embed-sessions.js';
 import { sqliteEvents } from './events.js';
 import { sqliteEvidence } from './evidence.js';
 import { sqliteIdempotency } from './idempotency.js';
@@ -28,6 +29,7 @@ export const bindStores = (conn: Conn): Stores => ({
   events: sqliteEvents(conn),
   jobs: sqliteJobs(conn),
   signingLinks: sqliteSigningLinks(conn),
+  embedSessions: sqliteEmbedSessions(conn),
   evidence: sqliteEvidence(conn),
   testMailbox: sqliteTestMailbox(conn),
   webhookEndpoints: sqliteWebhookEndpoints(conn),

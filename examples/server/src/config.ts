@@ -47,6 +47,8 @@ export interface ServerConfig {
   readonly webhookCaFile: string | null;
   /** Multiplies webhook retry gaps (tests use a tiny value). */
   readonly webhookRetryScale: number;
+  /** Lifetime of an unused embedded signing session, in seconds (ESIG_EMBED_SESSION_TTL_S). */
+  readonly embedSessionTtlS: number;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +95,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     },
     maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
     bodyTimeoutMs: int(env, 'ESIG_BODY_TIMEOUT_S', 60) * 1000,
+    embedSessionTtlS: int(env, 'ESIG_EMBED_SESSION_TTL_S', 300),
     pageLimits: {
       maxPagesPerDocument: int(env, 'ESIG_MAX_PAGES_PER_DOCUMENT', DEFAULT_PAGE_LIMITS.maxPagesPerDocument),
       maxPagesPerRequest: int(env, 'ESIG_MAX_PAGES_PER_REQUEST', DEFAULT_PAGE_LIMITS.maxPagesPerRequest),

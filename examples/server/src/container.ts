@@ -122,6 +122,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg },
         maxUploadBytes: config.maxUploadBytes,
         bodyTimeoutMs: config.bodyTimeoutMs,
+        embedSessionTtlS: config.embedSessionTtlS,
         trustProxy: config.trustProxy,
         mcp: createMcpHandler({
           publicUrl: config.publicUrl,

@@ -33,6 +33,7 @@ describe('the OpenAPI document', () => {
         'POST /api/v1/signature-requests/{requestId}/recipients', 'POST /api/v1/signature-requests/{requestId}/fields',
         'POST /api/v1/signature-requests/{requestId}/send', 'POST /api/v1/signature-requests/{requestId}/cancel',
         'POST /api/v1/signature-requests/{requestId}/remind', 'GET /api/v1/signature-requests/{requestId}/document',
+        'POST /api/v1/signature-requests/{requestId}/recipients/{recipientId}/embedded-sessions',
         'GET /api/v1/signature-requests/{requestId}/certificate', 'GET /api/v1/test-mailbox',
         'POST /api/v1/webhooks/endpoints', 'GET /api/v1/webhooks/endpoints', 'GET /api/v1/webhooks/endpoints/{endpointId}',
         'PATCH /api/v1/webhooks/endpoints/{endpointId}', 'DELETE /api/v1/webhooks/endpoints/{endpointId}',

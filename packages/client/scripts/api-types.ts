@@ -10,7 +10,7 @@ type Schema = { readonly [k: string]: any };
 /** The document as the server builds it; the route tables need no ports until a request is handled. */
 export const serverDocument = (): Schema => {
   const noDeps = {} as EsigHttpDeps;
-  return buildOpenApi(buildRoutes(noDeps), buildSignerRoutes(noDeps, {} as EsigHttpOptions), 'http://localhost:3000');
+  return buildOpenApi(buildRoutes(noDeps, {} as EsigHttpOptions), buildSignerRoutes(noDeps, {} as EsigHttpOptions), 'http://localhost:3000');
 };
 
 const ID_PATTERN = /^\^([a-z]+)_\[0-9A-Za-z\]\{26\}\$$/;

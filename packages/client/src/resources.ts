@@ -10,9 +10,11 @@ import type {
   DocumentId,
   DocumentListParams,
   DocumentUploadParams,
+  EmbeddedSessionCreateParams,
   EventListParams,
   FieldCreateParams,
   LogListParams,
+  RecipientId,
   RecipientCreateParams,
   SignatureRequestCreateParams,
   SignatureRequestId,
@@ -132,6 +134,15 @@ export class SignatureRequests extends Resource {
   /** Re-notifies the signers whose turn it is and who have not signed. */
   remind(id: SignatureRequestId, options?: RequestOptions) {
     return this.call('remindSignatureRequest', { requestId: id }, {}, options);
+  }
+
+  /**
+   * A one-time session to sign inside your own web page: its `url` may be framed by `origin` only (a
+   * serialized origin such as `https://app.example.com`), is consumed on first load and expires unused after
+   * a few minutes. The request must be SENT and the recipient a signer whose turn it is.
+   */
+  createEmbeddedSession(id: SignatureRequestId, recipientId: RecipientId, params: EmbeddedSessionCreateParams, options?: RequestOptions) {
+    return this.call('createEmbeddedSession', { requestId: id, recipientId }, { body: params }, options);
   }
 
   /** The finished PDF; `EsigInvalidStateError` until the request is COMPLETED and sealed. */

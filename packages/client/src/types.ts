@@ -19,6 +19,7 @@ export type {
   CreatedWebhookEndpoint,
   DeliveryAttempt,
   Document,
+  EmbeddedSession,
   ErrorCode,
   Event,
   Field,
@@ -54,6 +55,7 @@ export type DocumentUploadParams = { readonly name: string };
 export type SignatureRequestCreateParams = Operations['createSignatureRequest']['body'];
 export type RecipientCreateParams = Operations['addRecipient']['body'];
 export type FieldCreateParams = Operations['addField']['body'];
+export type EmbeddedSessionCreateParams = Operations['createEmbeddedSession']['body'];
 export type WebhookEndpointCreateParams = Operations['createWebhookEndpoint']['body'];
 export type WebhookEndpointUpdateParams = Operations['updateWebhookEndpoint']['body'];
 export type ApiKeyCreateParams = Operations['createApiKey']['body'];

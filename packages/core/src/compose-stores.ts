@@ -49,6 +49,7 @@ export const STORE_READS: { readonly [K in keyof Stores]: ReadonlyArray<keyof St
   events: ['list', 'findById'],
   jobs: ['nextRunAt', 'list'],
   signingLinks: ['findByTokenHash'],
+  embedSessions: ['findByTokenHash'],
   evidence: ['listForRequest'],
   testMailbox: ['list'],
   webhookEndpoints: ['findById', 'findByIdForUpdate', 'list', 'findSubscribed'],

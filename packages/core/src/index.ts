@@ -45,6 +45,7 @@ export type * from './ports/idempotency-store.js';
 export type * from './ports/event-outbox.js';
 export type * from './ports/job-queue.js';
 export type * from './ports/signing-link-store.js';
+export type * from './ports/embed-session-store.js';
 export type * from './ports/evidence-store.js';
 export type * from './ports/test-mailbox-store.js';
 export type * from './ports/webhook-endpoint-store.js';
@@ -118,6 +119,11 @@ export * from './use-cases/signing/decline-as-recipient.js';
 export * from './use-cases/signing/request-signer-otp.js';
 export * from './use-cases/signing/authenticate-signer.js';
 export * from './use-cases/signing/get-signing-document.js';
+
+// ---- Embedded signing (the signing page inside the caller's own web page) ------------------------------
+export * from './use-cases/embed/create-embedded-session.js';
+export * from './use-cases/embed/open-embedded-session.js';
+export { embedOriginProblem } from './use-cases/embed/embed-origin.js';
 
 // ---- Background jobs -----------------------------------------------------------------------------------
 export { jobFailure, nothingToRecord } from './use-cases/jobs/job-handler.js';

@@ -5,6 +5,7 @@ export * from './migrations.js';
 export * from './rows/api-keys.js';
 export * from './rows/api-log.js';
 export * from './rows/documents.js';
+export * from './rows/embed-sessions.js';
 export * from './rows/document-contents.js';
 export * from './rows/events.js';
 export * from './rows/evidence.js';

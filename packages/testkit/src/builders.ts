@@ -10,6 +10,7 @@ import type {
   Org,
   SignatureRequest,
   SigningLink,
+  EmbedSession,
   StoreError,
   StoredMail,
   Tenant,
@@ -259,6 +260,20 @@ export const makeSigningLink = (tenant: Tenant, over: Partial<SigningLink> = {})
   recipientId: freshId('rcp'),
   createdAt: at(0),
   expiresAt: at(86_400),
+  ...over,
+});
+
+export const makeEmbedSession = (tenant: Tenant, over: Partial<EmbedSession> = {}): EmbedSession => ({
+  id: freshId('ses'),
+  tokenHash: `sha256_of_${freshId('tok')}`,
+  orgId: tenant.orgId,
+  mode: tenant.mode,
+  requestId: freshId('req'),
+  recipientId: freshId('rcp'),
+  origin: 'https://app.example.com',
+  createdAt: at(0),
+  expiresAt: at(300),
+  usedAt: null,
   ...over,
 });
 

@@ -11,6 +11,7 @@ import type {
   DeliveryAttempt,
   Document,
   DomainEvent,
+  EmbedSession,
   EvidenceEntry,
   IdempotencyRecord,
   Job,
@@ -48,6 +49,8 @@ interface Tables {
   readonly jobs: Map<string, JobRow>;
   /** Keyed by token hash. */
   readonly signingLinks: Map<string, SigningLink>;
+  /** Keyed by token hash. */
+  readonly embedSessions: Map<string, EmbedSession>;
   readonly evidence: Map<string, EvidenceEntry>;
   readonly mail: Map<string, StoredMail>;
   readonly webhookEndpoints: Map<string, WebhookEndpoint>;
@@ -510,6 +513,28 @@ const makeStores = (v: View): Stores => ({
       }),
   },
 
+  embedSessions: {
+    insert: (session) =>
+      op(v, () => {
+        const taken = v.rows('embedSessions').some((x) => x.id === session.id);
+        if (taken || v.get('embedSessions', session.tokenHash)) return E.left(concurrentModification('embedded_session', session.id));
+        v.put('embedSessions', session.tokenHash, copy(session));
+        return ok(undefined);
+      }),
+    findByTokenHash: (tokenHash) =>
+      op(v, () => {
+        const x = v.get('embedSessions', tokenHash);
+        return ok(x ? copy(x) : null);
+      }),
+    consume: (tokenHash, at) =>
+      op(v, () => {
+        const x = v.get('embedSessions', tokenHash);
+        if (!x || x.usedAt !== null || x.expiresAt <= at) return ok(false);
+        v.put('embedSessions', tokenHash, { ...x, usedAt: at });
+        return ok(true);
+      }),
+  },
+
   evidence: {
     append: (entry) =>
       op(v, () => {
@@ -743,6 +768,7 @@ export const createMemoryStores = (): MemoryStores => {
     events: new Map(),
     jobs: new Map(),
     signingLinks: new Map(),
+    embedSessions: new Map(),
     evidence: new Map(),
     mail: new Map(),
     webhookEndpoints: new Map(),

@@ -2,6 +2,7 @@ import type { Stores } from '@esig/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { apiKeysContract, orgsContract } from './store-contract/api-keys.js';
 import { documentContentsContract, documentsContract } from './store-contract/documents.js';
+import { embedSessionsContract } from './store-contract/embed-sessions.js';
 import { eventsContract } from './store-contract/events.js';
 import type { Harness, StoreHarness } from './store-contract/harness.js';
 import { idempotencyContract } from './store-contract/idempotency.js';
@@ -28,6 +29,7 @@ export const STORE_PORTS = [
   'events',
   'jobs',
   'signingLinks',
+  'embedSessions',
   'evidence',
   'testMailbox',
   'webhookEndpoints',
@@ -47,6 +49,7 @@ const GROUPS: { readonly [P in StorePort]: (h: Harness) => void } = {
   events: eventsContract,
   jobs: jobsContract,
   signingLinks: signingLinksContract,
+  embedSessions: embedSessionsContract,
   evidence: evidenceContract,
   testMailbox: testMailboxContract,
   webhookEndpoints: webhookEndpointsContract,

@@ -1,5 +1,8 @@
 // The esig signing page: a plain ES module, no framework and no build step.
-// It reads the signing token from its own URL and talks to the signer API (docs/signer-api.md).
+// It reads the signing token from its own URL and talks to the signer API (docs/signer-api.md). Inside a
+// host's page (/embed/…, docs/embedding.md) it takes its credential from the page instead, in memory only,
+// and tells the host what the server recorded.
+import { hostChannel, reportHeight, takeEmbedConfig } from './embed-frame.js';
 
 const PDFJS = '/sign/assets/pdfjs/';
 const TEXT_TYPES = new Set(['text', 'name', 'email', 'initials']);
@@ -10,7 +13,11 @@ const FIELD_NAMES = {
 const MAX_DRAWN_BYTES = 200 * 1024;
 
 const $ = (id) => document.getElementById(id);
-const token = tokenFromPath(location.pathname);
+const embed = takeEmbedConfig();
+const channel = embed ? hostChannel(embed) : null;
+const token = embed ? embed.credential || '' : tokenFromPath(location.pathname);
+/** Tells the host (when embedded) something the server has recorded. */
+const emit = (type, extra) => channel?.post(type, extra);
 const apiUrl = (suffix = '') => `/api/v1/signing/${encodeURIComponent(token)}${suffix}`;
 
 let state = null; // the last body the API returned
@@ -60,7 +67,9 @@ async function call(method, suffix = '', body) {
   try {
     res = await fetch(apiUrl(suffix), init);
   } catch {
-    throw new ApiError(0, 'We could not reach the server. Check your connection and try again.');
+    const message = 'We could not reach the server. Check your connection and try again.';
+    emit('error', { code: 'network', message });
+    throw new ApiError(0, message);
   }
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, data?.detail || data?.title || `Something went wrong (HTTP ${res.status}).`, data);
@@ -161,10 +170,22 @@ function render(s, outcome) {
   return showSigning(s);
 }
 
+/** Whether this recipient can still sign (else the host is told `invalid_state`). */
+const canSign = (s) =>
+  s.request.status === 'SENT' && s.recipient.role === 'signer' && !['SIGNED', 'DECLINED'].includes(s.recipient.status) && s.recipient.yourTurn && !s.recipient.locked;
+
+const emitReady = () => emit('ready', { status: state.recipient.status, requestStatus: state.request.status });
+
 async function start() {
   if (!token) return showMessage('This signing link isn’t valid', ['The address is incomplete. Open the whole link from your email.']);
+  if (channel) reportHeight(channel);
   try {
     render(await call('GET'));
+    if (channel) {
+      emitReady();
+      channel.onHello(() => { if (state) emitReady(); });
+      if (!canSign(state)) emit('error', { code: 'invalid_state', message: $('message-heading').textContent || 'This request cannot be signed now.' });
+    }
   } catch (e) {
     if (e.status === 404)
       showMessage('This signing link isn’t valid', ['We couldn’t find anything to sign at this address. Check that you opened the whole link from your email, or ask the sender for a new one.']);
@@ -219,6 +240,7 @@ $('identify-form').addEventListener('submit', async (event) => {
     input.removeAttribute('aria-invalid');
     showError('code-error', '');
     announce('Thank you, you’re identified.', 'success');
+    emit('signer.authenticated');
     render(body);
   } catch (e) {
     input.setAttribute('aria-invalid', 'true');
@@ -283,7 +305,7 @@ async function loadDocuments(s) {
       await renderPage(page);
       if (!viewRecorded) {
         viewRecorded = true;
-        call('POST', '/view', {}).catch(() => {});
+        call('POST', '/view', {}).then(() => emit('request.viewed'), () => {});
       }
     }
   }
@@ -535,6 +557,9 @@ async function submitSign() {
   announce('Signing…');
   try {
     const body = await call('POST', '/sign', { values, signature });
+    // The answer is the recorded state: only now may the host hear of it.
+    emit('signer.signed');
+    if (body.request.status === 'COMPLETED') emit('request.completed');
     render(body, 'signed');
   } catch (e) {
     announce(e.message, 'error');
@@ -565,6 +590,7 @@ $('decline-form').addEventListener('submit', async (event) => {
   setBusy(true);
   try {
     const body = await call('POST', '/decline', { reason });
+    emit('request.declined', { reason });
     declineDialog.close();
     render(body, 'declined');
   } catch (e) {

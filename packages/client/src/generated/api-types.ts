@@ -171,6 +171,16 @@ export interface RotatedSecret {
   previousSecretExpiresAt: string | null;
 }
 
+export interface EmbeddedSession {
+  id: `ses_${string}`;
+  url: string;
+  origin: string;
+  requestId: `req_${string}`;
+  recipientId: `rcp_${string}`;
+  expiresAt: string;
+  createdAt: string;
+}
+
 export interface WebhookDelivery {
   id: `dlv_${string}`;
   endpointId: `whe_${string}`;
@@ -289,6 +299,18 @@ export interface Operations {
       scopes: Array<'documents:read' | 'documents:write' | 'signature_requests:read' | 'signature_requests:write' | 'webhooks:read' | 'webhooks:write' | 'api_keys:write' | 'logs:read' | '*'>;
     };
     response: CreatedApiKey;
+  };
+  /** POST /api/v1/signature-requests/{requestId}/recipients/{recipientId}/embedded-sessions: Create a one-time session to sign inside your own web page: `url` may be framed by `origin` only, consumed on first load, unused it expires after ESIG_EMBED_SESSION_TTL_S (300 s by default). The request must be SENT and the recipient a signer whose turn it is. */
+  createEmbeddedSession: {
+    params: {
+      requestId: `req_${string}`;
+      recipientId: `rcp_${string}`;
+    };
+    query: Record<string, never>;
+    body: {
+      origin: string;
+    };
+    response: EmbeddedSession;
   };
   /** POST /api/v1/signature-requests: Create a DRAFT signature request over uploaded documents (at most ESIG_MAX_PAGES_PER_REQUEST pages together, 1,000 by default). */
   createSignatureRequest: {
@@ -581,6 +603,7 @@ export const OPERATIONS = {
   addRecipient: { method: 'POST', path: '/api/v1/signature-requests/{requestId}/recipients' },
   cancelSignatureRequest: { method: 'POST', path: '/api/v1/signature-requests/{requestId}/cancel' },
   createApiKey: { method: 'POST', path: '/api/v1/api-keys' },
+  createEmbeddedSession: { method: 'POST', path: '/api/v1/signature-requests/{requestId}/recipients/{recipientId}/embedded-sessions' },
   createSignatureRequest: { method: 'POST', path: '/api/v1/signature-requests' },
   createWebhookEndpoint: { method: 'POST', path: '/api/v1/webhooks/endpoints' },
   deleteWebhookEndpoint: { method: 'DELETE', path: '/api/v1/webhooks/endpoints/{endpointId}' },

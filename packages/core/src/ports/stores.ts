@@ -1,6 +1,7 @@
 import type { ApiKeyStore } from './api-key-store.js';
 import type { DocumentContentStore } from './document-content-store.js';
 import type { DocumentStore } from './document-store.js';
+import type { EmbedSessionStore } from './embed-session-store.js';
 import type { EventOutbox } from './event-outbox.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { OAuthStore } from './oauth-store.js';
@@ -25,6 +26,7 @@ export interface Stores {
   readonly events: EventOutbox;
   readonly jobs: JobQueue;
   readonly signingLinks: SigningLinkStore;
+  readonly embedSessions: EmbedSessionStore;
   readonly evidence: EvidenceStore;
   readonly testMailbox: TestMailboxStore;
   readonly webhookEndpoints: WebhookEndpointStore;

@@ -1,0 +1,3 @@
+import { esigProject } from '../../vitest.shared.ts';
+
+export default esigProject('embed');
