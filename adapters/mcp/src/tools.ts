@@ -180,6 +180,15 @@ export const TOOLS: readonly EsigTool[] = [
     run: async (esig, a) => json(await esig.signatureRequests.remind(s(a.requestId) as never, opts(a))),
   },
   {
+    name: 'create_embedded_session',
+    description:
+      "Creates a one-time embedded signing session for a signer of a SENT request whose turn it is, bound to the web origin (https://host[:port], no path) of the product that will show it in an iframe. Returns the session with its url (single use, expires unused after a few minutes): hand it to that product's page, which mounts it with @esig/embed. Use get_signature_request afterwards to confirm the signature server-side.",
+    inputSchema: input({ ...requestId, recipientId: idSchema(codecs.RecipientId, 'The signer’s recipient id (rcp_…).') }, codecs.CreateEmbeddedSessionBody, IDEMPOTENCY_KEY),
+    outputSchema: output(codecs.EmbeddedSessionResource),
+    annotations: write('Create an embedded signing session'),
+    run: async (esig, a) => json(await esig.signatureRequests.createEmbeddedSession(s(a.requestId) as never, s(a.recipientId) as never, without(a, 'requestId', 'recipientId') as never, opts(a))),
+  },
+  {
     name: 'get_finished_document',
     description: 'Gets the signed PDF of a COMPLETED signature request, as an embedded PDF resource. Before completion the API answers invalid_state.',
     inputSchema: input(requestId),

@@ -270,6 +270,13 @@ describe('the tool server', () => {
     await call('add_field', { requestId: req.id, documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 });
     const sent = await call('send_signature_request', { requestId: req.id });
     expect(sent.status).toBe('SENT');
+    // An embedded signing session for the signer, bound to the product's origin (test mode: loopback http is allowed).
+    const session = await call('create_embedded_session', { requestId: req.id, recipientId: rcp.id, origin: 'https://app.example.com' });
+    expect(session).toMatchObject({ requestId: req.id, recipientId: rcp.id, origin: 'https://app.example.com' });
+    expect(session.url).toMatch(/\/embed\/[A-Za-z0-9_-]{22,}$/);
+    const badOrigin = await client.callTool({ name: 'create_embedded_session', arguments: { requestId: req.id, recipientId: rcp.id, origin: 'https://app.example.com/path' } });
+    expect(badOrigin.isError).toBe(true);
+    expect(JSON.stringify(badOrigin.content)).toContain('validation_failed');
     const notDone = await client.callTool({ name: 'get_finished_document', arguments: { requestId: req.id } });
     expect(notDone.isError).toBe(true);
     expect(JSON.stringify(notDone.content)).toContain('invalid_state');
