@@ -33,6 +33,31 @@ const toRow = (d: Document) => ({
 const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 
 /** The DocumentStore over one SQLite connection (the read connection, or a transaction's). */
+/*
+ * The listed documents are reached through the primary key. Without ANALYZE statistics (esig never runs
+ * it), SQLite's planner reads `org_id = ? AND mode = ? AND id IN (…3 ids…)` through documents_by_request's
+ * (org_id, mode) range instead, that is the org's every document, once a request lists more than one. The
+ * unary `+` keeps org_id and mode out of any index (SQLite's documented way to do so), so the only index
+ * left is the primary key; they are still checked on every row found.
+ */
+
+/** The tenant's documents among `n` listed ids. Parameters: org, mode, the ids. */
+export const findByIdsSql = (n: number): string => `SELECT ${COLUMNS} FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${placeholders(n)})`;
+
+/**
+ * Links `n` listed documents of the tenant to a request, every one or none: the subquery counts the
+ * attachable ones first. Without it a conflict would leave some documents attached if the caller went on
+ * to commit. By primary key, as above. Parameters: request id, org, mode, the ids, request id, org, mode, the ids, request id, n.
+ */
+export const attachSql = (n: number): string => {
+  const inList = placeholders(n);
+  const free = '(signature_request_id IS NULL OR signature_request_id = ?)';
+  return (
+    `UPDATE documents SET signature_request_id = ? WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free} ` +
+    `AND (SELECT COUNT(*) FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free}) = ?`
+  );
+};
+
 export const sqliteDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
     const row = toRow(doc);
@@ -68,7 +93,7 @@ export const sqliteDocuments = (conn: Conn): DocumentStore => ({
       attempt(conn, (c) =>
         // One statement per distinct list length; requests carry at most a few dozen documents.
         c
-          .prepare(`SELECT ${COLUMNS} FROM documents WHERE org_id = ? AND mode = ? AND id IN (${placeholders(unique.length)})`)
+          .prepare(findByIdsSql(unique.length))
           .all(tenant.orgId, tenant.mode, ...unique),
       ),
       TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
@@ -80,13 +105,7 @@ export const sqliteDocuments = (conn: Conn): DocumentStore => ({
   attachToRequest: (tenant, ids, requestId) => {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return TE.right(undefined);
-    const inList = placeholders(unique.length);
-    const free = '(signature_request_id IS NULL OR signature_request_id = ?)';
-    // One statement that updates every listed document or none: the subquery counts the attachable ones
-    // first. Without it a conflict would leave some documents attached if the caller went on to commit.
-    const sql =
-      `UPDATE documents SET signature_request_id = ? WHERE org_id = ? AND mode = ? AND id IN (${inList}) AND ${free} ` +
-      `AND (SELECT COUNT(*) FROM documents WHERE org_id = ? AND mode = ? AND id IN (${inList}) AND ${free}) = ?`;
+    const sql = attachSql(unique.length);
     const scope = (t: Tenant) => [t.orgId, t.mode];
     return pipe(
       attempt(conn, (c) =>

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index.js';
 import { keysetSql, keysetSqlBy } from '../src/keyset.js';
+import { attachSql, findByIdsSql } from '../src/documents.js';
 import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
@@ -292,6 +293,34 @@ describe('sqlite adapter', () => {
   describe('query plans', () => {
     const plan = (db: Database.Database, sql: string, params: unknown[]) =>
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
+
+    // The PostgreSQL planner, with no statistics, read a whole org's documents for these (see store-postgres
+    // plan-growth.test.ts). SQLite's, with none either (no ANALYZE ever ran), must reach them by primary key.
+    it('create-request finds and attaches documents by primary key in an org of 20 k unanalyzed documents', () => {
+      const p = freshDbPath();
+      openStore(p).close();
+      const db = new Database(p);
+      const insert = db.prepare(
+        "INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, created_at) VALUES (?, 'org', 'test', 'd', 'UPLOADED', 1, 1, 'a', ?)",
+      );
+      db.transaction(() => {
+        for (let i = 0; i < 20_000; i++) insert.run(`doc_${i}`, at(i));
+      })();
+      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'sqlite_stat1'").get()).toEqual({ n: 0 });
+      for (const n of [1, 3]) {
+        const ids = Array.from({ length: n }, (_, i) => `doc_${i * 7}`);
+        for (const [sql, params] of [
+          [findByIdsSql(n), ['org', 'test', ...ids]],
+          [attachSql(n), ['req', 'org', 'test', ...ids, 'req', 'org', 'test', ...ids, 'req', n]],
+        ] as const) {
+          const detail = plan(db, sql, [...params]);
+          const searches = detail.split(' | ').filter((d) => d.startsWith('SEARCH') || d.startsWith('SCAN'));
+          expect(searches.length, detail).toBeGreaterThan(0);
+          for (const d of searches) expect(d, sql).toMatch(/^SEARCH documents USING INDEX sqlite_autoindex_documents_1 \(id=\?\)/);
+        }
+      }
+      db.close();
+    });
 
     it('every keyset page is an index range in index order (no scan, no sort)', () => {
       const p = freshDbPath();
