@@ -226,6 +226,7 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
     expect(e).toMatchObject({ code: 'session_used' });
     expect(again.frameResponses.find((r) => r.url() === url)!.status()).toBe(410);
     expect(await (await again.frame()).locator('h1').innerText()).toBe('This signing session was already used');
+    await again.page.screenshot({ path: '/tmp/esig-embed-410.png' });
     await again.context.close();
   }, 60_000);
 
