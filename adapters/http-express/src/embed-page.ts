@@ -118,6 +118,13 @@ export const mountEmbedPage = (app: express.Express, deps: Pick<EsigHttpDeps, 'u
   const shell = readFileSync(join(pageDir, 'index.html'), 'utf8');
   const open = openEmbeddedSession(deps);
 
+  // Only a real load consumes a session: a HEAD (a link checker, a preview) must not use it up.
+  app.head('/embed/:token', (_req: Request, res: Response) => {
+    setRoutePattern(res, '/embed/{token}');
+    res.setHeader('Allow', 'GET');
+    res.status(405).end();
+  });
+
   app.get('/embed/:token', async (req: Request, res: Response) => {
     setRoutePattern(res, '/embed/{token}');
     const token = req.params.token;

@@ -226,6 +226,7 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
     expect(e).toMatchObject({ code: 'session_used' });
     expect(again.frameResponses.find((r) => r.url() === url)!.status()).toBe(410);
     expect(await (await again.frame()).locator('h1').innerText()).toBe('This signing session was already used');
+    await again.page.screenshot({ path: '/tmp/esig-embed-410.png' });
     await again.context.close();
   }, 60_000);
 
@@ -299,6 +300,18 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
     expect((await s.call('GET', `/api/v1/signature-requests/${req.id}`)).body.recipients[0].status).toBe('SIGNED');
     await h.context.close();
   }, 90_000);
+
+  it('a request cancelled after the session was made: the frame says so and tells the host invalid_state', async () => {
+    const { req, url } = await sessionFor(hostA.origin);
+    expect((await s.call('POST', `/api/v1/signature-requests/${req.id}/cancel`)).status).toBe(200);
+    const h = await openHost(hostA, url);
+    expect(await h.waitForEvent('ready')).toMatchObject({ requestStatus: 'CANCELLED' });
+    expect(await h.waitForEvent('error')).toMatchObject({ code: 'invalid_state', message: 'This request was cancelled' });
+    // destroy() removes the frame; nothing is emitted afterwards.
+    await h.page.evaluate(() => window.signing.destroy());
+    expect(await h.page.evaluate(() => document.querySelectorAll('iframe').length)).toBe(0);
+    await h.context.close();
+  }, 60_000);
 
   it('<esig-signing> in the markup loads the session once, dispatches esig:* events, and removes its frame when removed', async () => {
     const { req, url } = await sessionFor(hostA.origin);

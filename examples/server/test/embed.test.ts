@@ -152,6 +152,8 @@ describe('GET /embed/{token}', () => {
   it('serves the signing page once, framable by the bound origin only, without cookies; then 410', async () => {
     const { req, rcps } = await request();
     const token = tokenOf((await create(req.id, rcps[0].id, 'https://app.example.com:8443')).body.url);
+    // A HEAD does not consume it.
+    expect((await fetch(`${s.url}/embed/${token}`, { method: 'HEAD' })).status).toBe(405);
     const first = await get(`/embed/${token}`);
     expect(first.status).toBe(200);
     const csp = first.headers.get('content-security-policy')!;
