@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createEmbeddedSession, embedOriginProblem, openEmbeddedSession, openSigningLink } from '@esig/core';
+import { EMBED_CREDENTIAL_TTL_MS, createEmbeddedSession, embedOriginProblem, openEmbeddedSession, openSigningLink, signAsRecipient } from '@esig/core';
 import { OTHER_TENANTS } from './arbitraries.js';
 import { left, principal, right } from './support.js';
-import { CLIENT, sentRequest, world } from './world.js';
+import { CLIENT, sentRequest, signInput, world } from './world.js';
 
 const ORIGIN = 'https://app.example.com';
 
@@ -43,6 +43,18 @@ describe('createEmbeddedSession and openEmbeddedSession', () => {
     const view = await right(openSigningLink(w.deps)(first.credential, CLIENT));
     expect(view.recipient.id).toBe(sent.signers[0]!.rcp.id);
     expect((await right(open(s.token)))._tag).toBe('Used');
+  });
+
+  it('the credential a load mints is short-lived: it stops opening the request after EMBED_CREDENTIAL_TTL_MS', async () => {
+    const { w, sent, create, open } = await setup();
+    const s = await right(create(sent.signers[0]!.rcp.id));
+    const first = await right(open(s.token));
+    if (first._tag !== 'Opened') throw new Error(first._tag);
+    w.h.clock.advance(EMBED_CREDENTIAL_TTL_MS - 1);
+    await right(openSigningLink(w.deps)(first.credential, CLIENT));
+    w.h.clock.advance(1);
+    expect(await left(openSigningLink(w.deps)(first.credential, CLIENT))).toMatchObject({ _tag: 'NotFound' });
+    expect(await left(signAsRecipient(w.deps)(first.credential, signInput(sent.signers[0]!), CLIENT))).toMatchObject({ _tag: 'NotFound' });
   });
 
   it('expires unused after the lifetime, and an unknown token is not found', async () => {

@@ -22,6 +22,13 @@ export type EmbedOpening =
 const unknownSession = () => notFound('embedded_session', 'given');
 
 /**
+ * How long the credential a load mints keeps working (1 hour): long enough to read and sign in one sitting,
+ * short enough that a credential copied out of a page's memory is soon worth nothing. After it the frame's
+ * calls answer 404 and the host mounts a fresh session.
+ */
+export const EMBED_CREDENTIAL_TTL_MS: number = 60 * 60 * 1000;
+
+/**
  * The first load of an embedded session's page: consumes the session (single use, within its lifetime)
  * and mints the credential the page signs with; every later load finds it used. An unknown token is not
  * found. The credential works like a signing link of the recipient (the signer API), so the frame needs no
@@ -51,7 +58,7 @@ export const openEmbeddedSession =
               !won
                 ? TE.right<DomainError, EmbedOpening>({ _tag: 'Used', session: { ...session, usedAt: now } })
                 : pipe(
-                    insertSigningLink(tx, deps, { orgId: session.orgId, mode: session.mode, requestId: session.requestId, recipientId: session.recipientId }),
+                    insertSigningLink(tx, deps, { orgId: session.orgId, mode: session.mode, requestId: session.requestId, recipientId: session.recipientId }, EMBED_CREDENTIAL_TTL_MS),
                     TE.map((link): EmbedOpening => ({ _tag: 'Opened', session: { ...session, usedAt: now }, credential: link.token })),
                   ),
             ),

@@ -23,7 +23,7 @@ export const authenticateSigner =
     pipe(
       deps.uow.transaction((tx) =>
         pipe(
-          loadSigningContext(tx, deps.crypto, token, true),
+          loadSigningContext(tx, deps, token, true),
           TE.chainW(({ request, recipient }): TE.TaskEither<DomainError, E.Either<DomainError, void>> => {
             const now = deps.clock.now();
             const at = now.toISOString();
@@ -60,5 +60,5 @@ export const authenticateSigner =
         ),
       ),
       TE.chainW(TE.fromEither),
-      TE.chainW(() => pipe(loadSigningContext(deps.stores, deps.crypto, token), TE.chainW((ctx) => buildSignerView(deps.stores, ctx)))),
+      TE.chainW(() => pipe(loadSigningContext(deps.stores, deps, token), TE.chainW((ctx) => buildSignerView(deps.stores, ctx)))),
     );

@@ -2,6 +2,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { DomainError } from '../../errors.js';
 import { invalidState, notFound } from '../../errors.js';
+import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
 import type { Stores } from '../../ports/stores.js';
 import { finishedKey, uploadKey } from '../jobs/artifacts.js';
@@ -9,10 +10,10 @@ import { isIdentified, loadSigningContext, mayShowAgreement } from './signing-se
 
 /** One original document of the request, for an identified recipient of it, while the request is open. */
 export const getSigningDocument =
-  (deps: { readonly stores: Stores; readonly crypto: Crypto }) =>
+  (deps: { readonly stores: Stores; readonly crypto: Crypto; readonly clock: Clock }) =>
   (token: string, documentId: string): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
     pipe(
-      loadSigningContext(deps.stores, deps.crypto, token),
+      loadSigningContext(deps.stores, deps, token),
       TE.chainW((ctx): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> => {
         if (!ctx.request.documentIds.includes(documentId)) return TE.left(notFound('document', documentId));
         if (!isIdentified(ctx.recipient)) return TE.left(invalidState('Identification is required first.'));
@@ -31,10 +32,10 @@ export const getSigningDocument =
 
 /** The finished PDF, through any recipient's link, once the request is completed and sealed. */
 export const getSigningFinishedDocument =
-  (deps: { readonly stores: Stores; readonly crypto: Crypto }) =>
+  (deps: { readonly stores: Stores; readonly crypto: Crypto; readonly clock: Clock }) =>
   (token: string): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
     pipe(
-      loadSigningContext(deps.stores, deps.crypto, token),
+      loadSigningContext(deps.stores, deps, token),
       TE.chainW((ctx): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> =>
         ctx.request.status !== 'COMPLETED' || ctx.request.finishedSha256 === null || !isIdentified(ctx.recipient)
           ? TE.left(invalidState('The finished document is not available.'))

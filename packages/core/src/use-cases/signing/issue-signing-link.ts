@@ -22,11 +22,15 @@ export const insertSigningLink = (
   tx: Stores,
   deps: { readonly clock: Clock; readonly crypto: Crypto },
   link: { readonly orgId: string; readonly mode: Principal['tenant']['mode']; readonly requestId: string; readonly recipientId: string },
+  /** How long the link works; without it, until the request ends. */
+  ttlMs: number | null = null,
 ): TE.TaskEither<DomainError, IssuedSigningLink> => {
   const token = deps.crypto.randomAlphanumeric(43);
-  const createdAt = deps.clock.now().toISOString();
+  const now = deps.clock.now();
+  const createdAt = now.toISOString();
+  const expiresAt = ttlMs === null ? null : new Date(now.getTime() + ttlMs).toISOString();
   return pipe(
-    tx.signingLinks.insert({ tokenHash: deps.crypto.sha256Hex(token), ...link, createdAt, expiresAt: null }),
+    tx.signingLinks.insert({ tokenHash: deps.crypto.sha256Hex(token), ...link, createdAt, expiresAt }),
     TE.map(() => ({ token, requestId: link.requestId, recipientId: link.recipientId, createdAt })),
   );
 };

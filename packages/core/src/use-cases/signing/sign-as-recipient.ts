@@ -38,7 +38,7 @@ const refuse = (problems: readonly FieldProblem[]): DomainError =>
  */
 const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipientId: string, certificateId: string) => RequestCommand): TE.TaskEither<DomainError, void> =>
   pipe(
-    loadSigningContext(deps.stores, deps.crypto, token),
+    loadSigningContext(deps.stores, deps, token),
     TE.chainW(({ request, recipient }) => {
       const cheap = [checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
       if (cheap.length > 0) return TE.right(cheap);

@@ -30,9 +30,9 @@ export const signerStep =
   ): TE.TaskEither<DomainError, SignerView> =>
     deps.uow.transaction((tx) =>
       pipe(
-        loadSigningContext(tx, deps.crypto, token, true),
+        loadSigningContext(tx, deps, token, true),
         TE.chainFirstW((ctx) => step(tx, ctx, deps.clock.now())),
-        TE.chainW(() => loadSigningContext(tx, deps.crypto, token)),
+        TE.chainW(() => loadSigningContext(tx, deps, token)),
         TE.chainW((ctx) => buildSignerView(tx, ctx)),
       ),
     );

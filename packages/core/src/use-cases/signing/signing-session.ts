@@ -6,6 +6,7 @@ import type { Document } from '../../model/document.js';
 import type { Field, Recipient, SignatureRequest } from '../../model/signature-request.js';
 import { MAX_AUTH_ATTEMPTS, isTerminal } from '../../model/signature-request.js';
 import type { Tenant } from '../../model/tenant.js';
+import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
 import type { SigningLink } from '../../ports/signing-link-store.js';
 import type { Stores } from '../../ports/stores.js';
@@ -48,11 +49,17 @@ const unknownLink = () => notFound('signing_link', 'given');
  * Resolves a link token (the credential) to its request and recipient, through `stores`; `forChange`
  * (inside a transaction that will change the request) takes the request's row lock.
  */
-export const loadSigningContext = (stores: Stores, crypto: Crypto, token: string, forChange = false): TE.TaskEither<DomainError, SigningContext> => {
+export const loadSigningContext = (
+  stores: Stores,
+  deps: { readonly crypto: Crypto; readonly clock: Clock },
+  token: string,
+  forChange = false,
+): TE.TaskEither<DomainError, SigningContext> => {
   if (!SIGNING_TOKEN_PATTERN.test(token)) return TE.left(unknownLink());
   return pipe(
-    stores.signingLinks.findByTokenHash(crypto.sha256Hex(token)),
-    TE.chainW((link) => (link === null ? TE.left(unknownLink()) : TE.right(link))),
+    stores.signingLinks.findByTokenHash(deps.crypto.sha256Hex(token)),
+    // A link past its own lifetime (an embedded session's credential) is as good as none.
+    TE.chainW((link) => (link === null || (link.expiresAt !== null && link.expiresAt <= deps.clock.now().toISOString()) ? TE.left(unknownLink()) : TE.right(link))),
     TE.chainW((link) => {
       const tenant: Tenant = { orgId: link.orgId, mode: link.mode };
       return pipe(
