@@ -14,7 +14,7 @@ Usage:
   esig keys create --org <name> --mode test|live --scopes <list|*> [--name <label>]
                                   create an API key and print its secret once
   esig oauth grants list --org <name>   list the OAuth grants of an org (both modes), revoked included
-  esig oauth grants revoke <grantId>    revoke an OAuth grant: its tokens stop working at once
+  esig oauth grants revoke <grantId>    revoke an OAuth grant: its tokens stop working immediately
 ${JOBS_USAGE}
 
 Configuration comes from the environment (ESIG_DATABASE_URL, ESIG_PUBLIC_URL, …); see docs/configuration.md.`;
