@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { OAuthGrant } from '@esig/core';
+import { authenticate, bootstrapKey, execute, issueTokens } from '@esig/core';
+import { harness, left, right } from './support.js';
+
+/** A grant of a fresh key, and its first tokens, as a completed consent leaves them. */
+const setup = async () => {
+  const h = harness();
+  const issued = await right(execute(h)(bootstrapKey(h)({ orgName: 'acme', mode: 'test', scopes: ['*'], name: 'admin' })));
+  const grant: OAuthGrant = {
+    id: 'oag_1',
+    orgId: issued.org.id,
+    mode: 'test',
+    keyId: issued.key.id,
+    clientId: 'ocl_1',
+    clientName: 'agent',
+    scopes: ['documents:read'],
+    resource: 'https://esig.example/mcp',
+    createdAt: h.clock.now().toISOString(),
+    revokedAt: null,
+  };
+  await right(h.uow.transaction((tx) => tx.oauth.insertGrant(grant)));
+  const tokens = await right(h.uow.transaction((tx) => issueTokens(h)(tx, grant)));
+  return { h, issued, grant, tokens, auth: () => authenticate(h)(tokens.access_token) };
+};
+
+describe('an OAuth access token as a credential', () => {
+  it('stands for its grant: the consenting key’s tenant, the granted scopes, the client', async () => {
+    const { issued, grant, auth } = await setup();
+    expect(await right(auth())).toEqual({
+      tenant: { orgId: issued.org.id, mode: 'test' },
+      scopes: ['documents:read'],
+      credential: { kind: 'access_token', keyId: issued.key.id, clientId: 'ocl_1', grantId: grant.id },
+    });
+  });
+
+  it('expires after one hour', async () => {
+    const { h, auth } = await setup();
+    h.clock.advance(3_600_000 - 1);
+    await right(auth());
+    h.clock.advance(1);
+    expect(await left(auth())).toMatchObject({ _tag: 'Unauthenticated' });
+  });
+
+  it('stops working when its grant is revoked, or the key that consented', async () => {
+    const a = await setup();
+    await right(a.auth());
+    await right(a.h.uow.transaction((tx) => tx.oauth.revokeGrant(a.grant.id, a.h.clock.now().toISOString())));
+    expect(await left(a.auth())).toMatchObject({ _tag: 'Unauthenticated' });
+    const b = await setup();
+    await right(b.auth());
+    await right(b.h.uow.transaction((tx) => tx.apiKeys.revoke({ orgId: b.issued.org.id, mode: 'test' }, b.issued.key.id, b.h.clock.now().toISOString())));
+    expect(await left(b.auth())).toMatchObject({ _tag: 'Unauthenticated' });
+  });
+
+  it('a refresh token is not an access token', async () => {
+    const { h, tokens } = await setup();
+    expect(await left(authenticate(h)(tokens.refresh_token))).toMatchObject({ _tag: 'Unauthenticated' });
+  });
+});
