@@ -6,23 +6,6 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
 import { withGuard } from './connection.js';
 
-/**
- * A FIFO queue that runs one job at a time. SQLite has one writer per database, and this process has one
- * write connection: transactions must take turns on it, and a promise chain is the cheapest fair lock.
- */
-export const createSerialQueue = () => {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <A>(job: () => Promise<A>): Promise<A> => {
-    const run = tail.then(job);
-    // The next job waits for this one to settle, however it settles.
-    tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
-  };
-};
-
 interface TxScope {
   active: boolean;
   /** The work enqueued or revived a job: its commit wakes this process's workers. */
@@ -38,17 +21,54 @@ const currentTx = new AsyncLocalStorage<TxScope>();
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
 
+/** A transaction waiting for the writer: its work, and how to answer whoever started it. */
+interface Pending {
+  readonly work: (tx: Stores) => TE.TaskEither<unknown, unknown>;
+  readonly settle: (r: E.Either<unknown, unknown>) => void;
+}
+
 /**
- * The UnitOfWork over the write connection. Each transaction, in turn: `BEGIN IMMEDIATE` (take the write
- * lock now, so a transaction never fails half-way on a lock upgrade), run `work` with stores bound to
- * the write connection, then `COMMIT` on Right, `ROLLBACK` on Left or on a throw or rejection (which
- * becomes a StoreFailure). Because transactions are serialized, a read-modify-write inside one sees the
- * latest committed state and no other transaction interleaves with it. After a commit that enqueued or
- * revived a job, `onNewJobs` runs (waking this process's workers at once instead of at their next poll).
+ * At most this many transactions to a group, so its first ones are not kept waiting long for its last.
+ * (A count, not a time: a group's make-up then never depends on how busy the machine is.)
+ */
+const MAX_GROUP = 32;
+
+/**
+ * The UnitOfWork over the write connection. Transactions take turns on it: each runs `work` with stores
+ * bound to the write connection and commits on Right, rolls back on Left or on a throw or rejection (which
+ * becomes a StoreFailure). Because they run one at a time, a read-modify-write inside one sees the latest
+ * state and no other transaction interleaves with it.
+ *
+ * Group commit: the transactions that queued up while the writer was busy run next as one group, inside
+ * one `BEGIN IMMEDIATE` … `COMMIT`, each in a savepoint of its own. A COMMIT (the WAL write) is most of
+ * what a small transaction costs, and under load it is now shared. Each transaction still runs alone and
+ * in order; one that fails rolls back to its savepoint and leaves the others alone; nobody hears of a
+ * success before the group's COMMIT has returned, so a crash loses only transactions that were never
+ * answered. If the COMMIT itself fails, every transaction of the group gets that failure.
+ *
+ * `BEGIN IMMEDIATE` takes the write lock at once, so a transaction never fails half-way on a lock upgrade.
+ * After a commit that enqueued or revived a job, `onNewJobs` runs (waking this process's workers at once
+ * instead of at their next poll).
  */
 export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNewJobs: () => void = () => undefined): UnitOfWork => {
-  const enqueue = createSerialQueue();
   const db = write.db;
+  const waiting: Pending[] = [];
+  let draining = false;
+
+  // Prepared once: parsing these on every transaction is a measurable share of a small one.
+  const statement = (sql: string) => {
+    const stmt = db.prepare(sql);
+    return (): E.Either<StoreError, void> =>
+      E.tryCatch(
+        () => void stmt.run(),
+        (e) => storeFailure(e),
+      );
+  };
+  const begin = statement('BEGIN IMMEDIATE');
+  const commitStmt = statement('COMMIT');
+  const savepoint = statement('SAVEPOINT member');
+  const release = statement('RELEASE member');
+  const rollbackTo = statement('ROLLBACK TO member');
 
   const rollback = (): E.Either<StoreError, void> =>
     E.tryCatch(
@@ -62,21 +82,13 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
   const commit = (): E.Either<StoreError, void> => {
     if (!db.inTransaction)
       return E.left(storeFailure(new Error('SQLite ended the transaction before COMMIT (after an error inside it); nothing was committed.')));
-    const done = E.tryCatch(
-      () => void db.exec('COMMIT'),
-      (e) => storeFailure(e),
-    );
+    const done = commitStmt();
     if (E.isLeft(done)) rollback();
     return done;
   };
 
-  const runOne = async <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): Promise<E.Either<Err | StoreError, A>> => {
-    const begun = E.tryCatch(
-      () => void db.exec('BEGIN IMMEDIATE'),
-      (e) => storeFailure(e),
-    );
-    if (E.isLeft(begun)) return begun;
-    const scope: TxScope = { active: true, newJobs: false };
+  /** Runs one transaction's work on the open transaction; its scope says whether it enqueued jobs. */
+  const runWork = async (work: Pending['work'], scope: TxScope): Promise<E.Either<unknown, unknown>> => {
     // The guard makes stores that escape `work` (kept in a closure, used by a timer) fail instead of
     // writing into whatever transaction runs next on this connection.
     const tx = noticingNewJobs(
@@ -88,17 +100,109 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
       (e) => storeFailure(e),
     )();
     scope.active = false;
-    const result: E.Either<Err | StoreError, A> = E.flattenW(outcome);
+    return E.flattenW(outcome);
+  };
+
+  /** One transaction alone: the common case when the writer is not busy. */
+  const runAlone = async (p: Pending) => {
+    const begun = begin();
+    if (E.isLeft(begun)) return p.settle(begun);
+    const scope: TxScope = { active: true, newJobs: false };
+    const result = await runWork(p.work, scope);
     if (E.isRight(result)) {
       const committed = commit();
-      if (E.isLeft(committed)) return committed;
+      if (E.isLeft(committed)) return p.settle(committed);
       if (scope.newJobs) onNewJobs();
-      return result;
+      return p.settle(result);
     }
     const rolledBack = rollback();
     // A failed ROLLBACK leaves the connection unusable; that is the fault worth reporting.
-    return E.isLeft(rolledBack) ? rolledBack : result;
+    p.settle(E.isLeft(rolledBack) ? rolledBack : result);
   };
+
+  /**
+   * Several transactions in one: each in a savepoint, one COMMIT for all. Returns the members it did not
+   * get to (SQLite ended the transaction under one of them), to run in the next group.
+   */
+  const runGroup = async (group: Pending[]): Promise<Pending[]> => {
+    const begun = begin();
+    if (E.isLeft(begun)) {
+      for (const p of group) p.settle(begun);
+      return [];
+    }
+    const held: Array<{ p: Pending; result: E.Either<unknown, unknown> }> = [];
+    let newJobs = false;
+    const abandon = (e: StoreError) => {
+      for (const h of held) h.p.settle(E.left(e));
+      held.length = 0;
+    };
+    for (let i = 0; i < group.length; i++) {
+      const p = group[i]!;
+      const marked = savepoint();
+      if (E.isLeft(marked)) {
+        rollback();
+        abandon(marked.left);
+        return group.slice(i);
+      }
+      const scope: TxScope = { active: true, newJobs: false };
+      const result = await runWork(p.work, scope);
+      if (!db.inTransaction) {
+        // SQLite rolled the whole transaction back (disk full, I/O error): the members before this one
+        // are lost with it and fail; this one fails with its own error; the rest run afresh.
+        const lost = storeFailure(new Error('SQLite rolled back the transaction this one was grouped with; nothing was committed.'));
+        abandon(lost);
+        p.settle(E.isLeft(result) ? result : E.left(lost));
+        return group.slice(i + 1);
+      }
+      const closed = E.isRight(result) ? release() : E.flatMap(rollbackTo(), release);
+      if (E.isLeft(closed)) {
+        rollback();
+        abandon(closed.left);
+        p.settle(closed);
+        return group.slice(i + 1);
+      }
+      if (E.isRight(result)) {
+        held.push({ p, result });
+        newJobs ||= scope.newJobs;
+      } else p.settle(result); // Its writes are undone; the others' stay.
+    }
+    return finish(held, newJobs, []);
+  };
+
+  const finish = (held: Array<{ p: Pending; result: E.Either<unknown, unknown> }>, newJobs: boolean, rest: Pending[]): Pending[] => {
+    const committed = commit();
+    for (const h of held) h.p.settle(E.isLeft(committed) ? committed : h.result);
+    if (E.isRight(committed) && newJobs) onNewJobs();
+    return rest;
+  };
+
+  const drain = async () => {
+    draining = true;
+    try {
+      while (waiting.length > 0) {
+        const group = waiting.splice(0, MAX_GROUP);
+        if (group.length === 1) await runAlone(group[0]!);
+        else waiting.unshift(...(await runGroup(group)));
+      }
+    } finally {
+      draining = false;
+    }
+  };
+
+  let scheduled = false;
+  const submit = <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): Promise<E.Either<Err | StoreError, A>> =>
+    new Promise((resolve) => {
+      waiting.push({ work, settle: resolve as Pending['settle'] });
+      if (draining || scheduled) return;
+      // Start after the I/O callbacks of this turn of the event loop: the requests that arrived together
+      // then reach the writer together and share a COMMIT. (A transaction's own statements are synchronous,
+      // so without this pause each would commit before the next request was even read.)
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        void drain();
+      });
+    });
 
   return {
     // One write connection, transactions in turn, and BEGIN IMMEDIATE holds the database's write lock
@@ -115,6 +219,6 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
                 ),
               ),
             )
-          : enqueue(() => runOne(work)),
+          : submit(work),
   };
 };

@@ -214,6 +214,93 @@ describe('sqlite adapter', () => {
       expect(String((e as { cause: Error }).cause.message)).toMatch(/authFailures/);
     });
 
+    describe('group commit', () => {
+      const count = (p: string) => {
+        const raw = new Database(p, { readonly: true });
+        try {
+          return (raw.prepare('SELECT COUNT(*) AS n FROM documents').get() as { n: number }).n;
+        } finally {
+          raw.close();
+        }
+      };
+
+      it('transactions started together commit together: none is visible, nor answered, before the last of them has run', async () => {
+        const p = freshDbPath();
+        const s = openStore(p);
+        const docs = Array.from({ length: 5 }, () => makeDocument(TENANT_A));
+        const seenByLast: number[] = [];
+        const answeredWith: number[] = [];
+        const runs = docs.map((d, i) =>
+          s.uow
+            .transaction((tx) =>
+              pipe(
+                tx.documents.insert(d),
+                // The last one looks from outside (another process's view): its group's earlier members ran
+                // and are not committed yet.
+                TE.chainFirstIOK(() => () => void (i === docs.length - 1 && seenByLast.push(count(p)))),
+              ),
+            )()
+            .then((r) => {
+              // By the time anyone hears of success, every member of the group is on disk.
+              answeredWith.push(count(p));
+              return r;
+            }),
+        );
+        expect((await Promise.all(runs)).every(E.isRight)).toBe(true);
+        expect(seenByLast).toEqual([0]);
+        expect(answeredWith).toEqual([5, 5, 5, 5, 5]);
+      });
+
+      it('a member that fails or throws is rolled back alone; the others of its group commit, in order, each seeing the ones before', async () => {
+        const s = openStore(freshDbPath());
+        const [a, b, c] = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];
+        const results = await Promise.all([
+          s.uow.transaction((tx) => tx.documents.insert(a))(),
+          s.uow.transaction((tx) =>
+            pipe(
+              tx.documents.insert(b),
+              TE.chain(() => TE.left({ _tag: 'Refused' as const })),
+            ),
+          )(),
+          s.uow.transaction((tx) =>
+            pipe(
+              tx.documents.insert(makeDocument(TENANT_A, { id: 'doc_thrown' })),
+              TE.chain(() => () => Promise.reject(new Error('boom'))),
+            ),
+          )(),
+          s.uow.transaction((tx) =>
+            pipe(
+              tx.documents.insert(c),
+              // Sees the first member's write, not the failed ones'.
+              TE.chain(() => tx.documents.findById(TENANT_A, a.id)),
+              TE.chain((foundA) => TE.map((foundB) => [foundA?.id, foundB])(tx.documents.findById(TENANT_A, b.id))),
+            ),
+          )(),
+        ]);
+        expect(E.isRight(results[0]!)).toBe(true);
+        expect(results[1]).toEqual(E.left({ _tag: 'Refused' }));
+        expect(tagOf(results[2]!.left as never)).toBe('StoreFailure');
+        expect(results[3]).toEqual(E.right([a.id, null]));
+        expect(await ok(s.stores.documents.findById(TENANT_A, a.id))).toEqual(a);
+        expect(await ok(s.stores.documents.findById(TENANT_A, b.id))).toBeNull();
+        expect(await ok(s.stores.documents.findById(TENANT_A, 'doc_thrown'))).toBeNull();
+        expect(await ok(s.stores.documents.findById(TENANT_A, c.id))).toEqual(c);
+      });
+
+      it('a group that hits a uniqueness violation keeps the members before and after it', async () => {
+        const s = openStore(freshDbPath());
+        const a = makeDocument(TENANT_A);
+        const b = makeDocument(TENANT_A);
+        const results = await Promise.all([
+          s.uow.transaction((tx) => tx.documents.insert(a))(),
+          s.uow.transaction((tx) => tx.documents.insert(a))(),
+          s.uow.transaction((tx) => tx.documents.insert(b))(),
+        ]);
+        expect(results.map(E.isRight)).toEqual([true, false, true]);
+        expect(await ok(s.stores.documents.findById(TENANT_A, b.id))).toEqual(b);
+      });
+    });
+
     it("a transaction's stores fail once it has ended instead of writing into the next one", async () => {
       const s = openStore(freshDbPath());
       let leaked: Stores | undefined;
