@@ -141,9 +141,13 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   });
 
   // The OAuth authorization server and the tool server: before the API's authentication and rate limits.
-  app.use(
-    createOAuthRouter({ ...deps, clientMetadata: deps.clientMetadata ?? { fetch: () => async () => ({ ok: false, reason: 'client metadata documents are not enabled' }) } }, opts.publicUrl),
+  const oauth = createOAuthRouter(
+    { ...deps, clientMetadata: deps.clientMetadata ?? { fetch: () => async () => ({ ok: false, reason: 'client metadata documents are not enabled' }) } },
+    opts.publicUrl,
   );
+  // Entered only for its own paths: a mounted router costs every request that passes through it.
+  const OAUTH_PATHS = /^\/(oauth|\.well-known)\//i; // Express matches paths case-insensitively
+  app.use((req, res, next) => (OAUTH_PATHS.test(req.path) ? oauth(req, res, next) : next()));
   if (opts.mcp) app.all(MCP_PATH, opts.mcp);
 
   // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
@@ -261,9 +265,12 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
           : null;
     const sendStored = (s: StoredResponse, replayed: boolean) => {
       if (replayed) res.setHeader('Idempotency-Replayed', 'true');
-      res.status(s.status);
+      res.statusCode = s.status;
       for (const [h, v] of Object.entries(s.headers)) res.setHeader(h, v);
-      res.send(s.body);
+      // The body is a finished JSON string: written as it is, without Express's send (ETag, freshness and
+      // content-type checks this answer has no use for: writes are never cached).
+      res.setHeader('Content-Length', Buffer.byteLength(s.body));
+      res.end(s.body);
     };
 
     return respond(res, route.handle(ctx), async (w: WriteOp<unknown>) => {
