@@ -6,7 +6,9 @@
  * measured in the same run on the same machine, each esig scenario right after a baseline run of its own. The gap between the two is what esig itself costs: auth,
  * rate limiting, validation, the transaction, the outbox, the idempotency record. The server runs with
  * ESIG_WORKERS=none (an API process; workers run elsewhere). `--db postgres` adds the
- * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run).
+ * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run). Each esig
+ * scenario is then run again at a fixed rate of half its measured peak, for p50/p99 at a load a service is
+ * sized for, beside the baseline at the same rate.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -189,6 +191,14 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
           (pgUrl === null ? ')' : `, PostgreSQL backends ${(database / f.requests).toFixed(2)} ms)`),
       );
       paired.push(base, f);
+      // Latency at half of that peak, the load a service is sized for: a fixed arrival rate (not as fast as
+      // the server answers), so queueing at saturation does not hide in the figures. The baseline is
+      // measured at the same rate.
+      const rate = Math.max(1, Math.round(f.rps / 2));
+      const halfDocs = await seedDocuments(config, principal, Math.ceil(rate * duration * 1.2));
+      const halfBase = await measureBare(`  baseline at the same rate`, rate);
+      const half = await measure(`${f.name} at half load, ${rate} req/s`, { ...createRequests(url, issued.secret, halfDocs, idempotent), overallRate: rate });
+      halfLoad.push(half, halfBase);
     }
     return paired;
   } finally {
@@ -199,11 +209,13 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
 const masterKey = randomBytes(32).toString('hex');
 const cpu: string[] = [];
 const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
-const measureBare = (name: string) =>
+const measureBare = (name: string, overallRate?: number) =>
   measure(name, {
     url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
     headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
+    ...(overallRate === undefined ? {} : { overallRate }),
   });
+const halfLoad: Figures[] = [];
 let dropDatabase = async () => undefined as void;
 try {
   process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process; server from ${serverRoot}\n`);
@@ -219,6 +231,9 @@ try {
     figures.push(...(await scenarios('PostgreSQL', db.url, capacity)));
   }
   printTable(figures);
+  process.stdout.write('\nlatency at half of the peak measured above (a fixed arrival rate):');
+  printTable(halfLoad);
+  process.stdout.write('\n');
   // Each esig figure against the baseline measured just before it.
   for (let i = 2; i < figures.length; i += 2) {
     const base = figures[i - 1]!;

@@ -259,7 +259,7 @@ describe('sqlite adapter', () => {
           s.uow.transaction((tx) =>
             pipe(
               tx.documents.insert(b),
-              TE.chain(() => TE.left({ _tag: 'Refused' as const })),
+              TE.chainW(() => TE.left({ _tag: 'Refused' as const })),
             ),
           )(),
           s.uow.transaction((tx) =>
@@ -279,7 +279,8 @@ describe('sqlite adapter', () => {
         ]);
         expect(E.isRight(results[0]!)).toBe(true);
         expect(results[1]).toEqual(E.left({ _tag: 'Refused' }));
-        expect(tagOf(results[2]!.left as never)).toBe('StoreFailure');
+        const thrown = results[2]!;
+        expect(E.isLeft(thrown) && tagOf(thrown.left as never)).toBe('StoreFailure');
         expect(results[3]).toEqual(E.right([a.id, null]));
         expect(await ok(s.stores.documents.findById(TENANT_A, a.id))).toEqual(a);
         expect(await ok(s.stores.documents.findById(TENANT_A, b.id))).toBeNull();
