@@ -122,8 +122,11 @@ const backendsOf = async (url: string | null): Promise<number[]> => {
   }
 };
 
+let runs = 0;
 const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
   let next = 0;
+  // Keys unique to this run: a key reused with another body is (rightly) refused.
+  const run = ++runs;
   return {
     url,
     connections,
@@ -137,7 +140,7 @@ const createRequests = (url: string, key: string, docs: readonly string[], idemp
           const i = next++;
           return {
             ...req,
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idempotent ? { 'idempotency-key': `bench-${i}` } : {}) },
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idempotent ? { 'idempotency-key': `bench-${run}-${i}` } : {}) },
             body: JSON.stringify({ title: `Bench ${i}`, documentIds: [docs[i % docs.length]] }),
           };
         },
