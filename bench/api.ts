@@ -223,7 +223,10 @@ let dropDatabase = async () => undefined as void;
 try {
   process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process; server from ${serverRoot}\n`);
   const figures: Figures[] = [];
+  const bareBefore = cpuMsOf([bare.child.pid!]).get(bare.child.pid!) ?? 0;
   figures.push(await measureBare('bare Express handler (baseline)'));
+  const bareUsed = (cpuMsOf([bare.child.pid!]).get(bare.child.pid!) ?? 0) - bareBefore;
+  cpu.push(`bare Express handler (baseline): CPU per request ${(bareUsed / figures[0]!.requests).toFixed(2)} ms`);
   // Enough documents for any esig run (a few thousand requests a second at most), without seeding for the
   // baseline's rate, which esig does not approach.
   const capacity = Math.min(Math.ceil(figures[0]!.rps * duration * 1.1), 3_000 * duration);

@@ -36,7 +36,12 @@ export const startProcess = async (
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 30_000);
+    // Generous: on a shared machine under load, a start with migrations can take a while. A process that
+    // does not start is killed, so a failed bench leaves nothing running.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} did not start within 120 s:\n${out}`));
+    }, 120_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = ready.exec(out);
