@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,6 +28,17 @@ export const qpdfCheck = (bytes: Uint8Array): Promise<{ code: number; output: st
       const err = e as { code?: number; stdout?: string; stderr?: string };
       return { code: typeof err.code === 'number' ? err.code : -1, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
     }
+  });
+
+/**
+ * The document as qpdf rewrites it in QDF form, with no object streams, streams uncompressed and a fixed
+ * ID: two files holding the same objects give the same text, however they were compressed and packed.
+ */
+export const qpdfNormalized = (bytes: Uint8Array): Promise<string> =>
+  withFile(bytes, async (path) => {
+    const out = `${path}.qdf`;
+    await run('qpdf', ['--qdf', '--object-streams=disable', '--static-id', path, out]);
+    return (await readFile(out)).toString('latin1');
   });
 
 /** `pdftotext` of the whole document, or of one 1-based page. */
