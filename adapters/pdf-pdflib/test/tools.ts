@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -84,6 +84,31 @@ export const pdfImages = (bytes: Uint8Array): Promise<ImageInfo[]> =>
       .map((l) => l.trim().split(/\s+/))
       .filter((c) => c.length > 5)
       .map((c) => ({ page: +c[0]!, type: c[2]!, width: +c[3]!, height: +c[4]! }));
+  });
+
+/** The samples of one image as a PDF reader decodes them: three bytes a pixel (`rgb`) or one (`gray`). */
+export interface ImageSamples {
+  readonly kind: 'rgb' | 'gray';
+  readonly width: number;
+  readonly height: number;
+  readonly samples: Buffer;
+}
+
+/** `pdfimages` (PPM and PGM output): every image and soft mask, decoded by poppler, in the order listed. */
+export const pdfImageSamples = (bytes: Uint8Array): Promise<ImageSamples[]> =>
+  withFile(bytes, async (path) => {
+    await run('pdfimages', [path, `${path}-img`]);
+    const dir = path.slice(0, path.lastIndexOf('/'));
+    const files = (await readdir(dir)).filter((f) => f.startsWith('doc.pdf-img')).sort();
+    return Promise.all(
+      files.map(async (f) => {
+        const data = await readFile(join(dir, f));
+        // Binary PPM/PGM: "P6|P5\n<w> <h>\n<max>\n" then the samples.
+        const header = /^P([56])\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(data.subarray(0, 64).toString('latin1'));
+        if (!header) throw new Error(`pdfimages wrote ${f}, not a PPM or PGM`);
+        return { kind: header[1] === '6' ? 'rgb' : 'gray', width: +header[2]!, height: +header[3]!, samples: data.subarray(header[0].length) } as const;
+      }),
+    );
   });
 
 /** `pdffonts`: the name of every font and whether it is embedded and subset. */
