@@ -1,9 +1,12 @@
 import type { CertificateData } from '@esig/core';
+import { deflateSync } from 'node:zlib';
 import type { PDFFont, PDFPage } from 'pdf-lib';
-import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
+import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { encodable } from './fonts.js';
 import { drawTestBanner } from './page-space.js';
 import { saveFast } from './save.js';
+import type { StandardFontMetrics } from './text-metrics.js';
+import { standardMetrics } from './text-metrics.js';
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = 56;
@@ -13,7 +16,6 @@ const FOOTER = 36;
 const LABEL_WIDTH = 130;
 const SIZE = 9;
 const LEADING = 12.5;
-const GREY = rgb(0.35, 0.35, 0.35);
 
 const ACTION_LABELS: Readonly<Record<string, string>> = {
   created: 'Request created',
@@ -48,27 +50,38 @@ export const formatUtc = (iso: string | null, none = 'not recorded'): string => 
 
 /**
  * Greedy word wrap of encodable text to `width` points; a word longer than a line (a digest, a user agent
- * without spaces) is broken between characters.
+ * without spaces) is broken between characters. Widths are pdf-lib's, kerning included (see
+ * StandardFontMetrics), summed as a line grows rather than measured again for each candidate.
  */
 export const wrap = (text: string, font: PDFFont, size: number, width: number): string[] => {
-  const fits = (s: string) => font.widthOfTextAtSize(s, size) <= width;
+  const m = standardMetrics(font);
+  const scale = size / 1000;
+  const fits = (units: number) => units * scale <= width;
   const lines: string[] = [];
   let line = '';
+  let lineUnits = 0;
   for (const word of text.split(' ').filter((w) => w.length > 0)) {
-    const candidate = line ? `${line} ${word}` : word;
-    if (fits(candidate)) {
-      line = candidate;
-      continue;
+    const wordUnits = m.units(word);
+    if (line) {
+      // `${line} ${word}`: the two parts, the space, and the kerning on each side of it.
+      const candidate = lineUnits + m.kern(line[line.length - 1]!, ' ') + m.width(' ') + m.kern(' ', word[0]!) + wordUnits;
+      if (fits(candidate)) {
+        line = `${line} ${word}`;
+        lineUnits = candidate;
+        continue;
+      }
+      lines.push(line);
+      line = '';
     }
-    if (line) lines.push(line);
-    line = '';
-    if (fits(word)) {
+    if (fits(wordUnits)) {
       line = word;
+      lineUnits = wordUnits;
       continue;
     }
+    // Character by character, each at its own width (no kerning), as the line is filled.
     let chunkWidth = 0;
     for (const ch of word) {
-      const w = font.widthOfTextAtSize(ch, size);
+      const w = m.width(ch) * scale;
       if (line && chunkWidth + w > width) {
         lines.push(line);
         line = '';
@@ -77,27 +90,80 @@ export const wrap = (text: string, font: PDFFont, size: number, width: number): 
       line += ch;
       chunkWidth += w;
     }
+    lineUnits = m.units(line);
   }
   if (line) lines.push(line);
   return lines.length > 0 ? lines : [''];
 };
 
+/** A number in a content stream: at most three decimals (a thousandth of a point), no exponent. */
+const num = (n: number): string => String(Math.round(n * 1000) / 1000);
+
+/** A font of the certificate: its resource name on every page, and its metrics. */
+interface CertFont {
+  readonly font: PDFFont;
+  readonly key: string;
+  readonly metrics: StandardFontMetrics;
+}
+
+/**
+ * One page's text as content operators, written by hand: one text object, the font and colour set only when
+ * they change, each line placed by its text matrix and shown as the hexadecimal string of its WinAnsi codes
+ * — what pdf-lib's `drawText` writes per line, without its `q`/`Q`, its per-call font lookup on the page and
+ * its re-encoding.
+ */
+class PageText {
+  private readonly ops: string[] = [];
+  private font: CertFont | null = null;
+  private size = 0;
+  private colour = '';
+
+  constructor(readonly page: PDFPage) {}
+
+  show(text: string, x: number, y: number, font: CertFont, size: number, colour: string): void {
+    if (text.length === 0) return;
+    if (font !== this.font || size !== this.size) {
+      this.ops.push(`/${font.key} ${num(size)} Tf`);
+      this.font = font;
+      this.size = size;
+    }
+    if (colour !== this.colour) {
+      this.ops.push(`${colour} rg`);
+      this.colour = colour;
+    }
+    this.ops.push(`1 0 0 1 ${num(x)} ${num(y)} Tm <${font.metrics.hex(text)}> Tj`);
+  }
+
+  /** Adds the operators to the page as one content stream (compressed by node:zlib), with the fonts it names. */
+  finish(doc: PDFDocument, fonts: readonly CertFont[]): void {
+    const ctx = doc.context;
+    const contents = Buffer.from(`BT\n${this.ops.join('\n')}\nET\n`, 'latin1');
+    this.page.node.addContentStream(ctx.register(ctx.stream(deflateSync(contents), { Filter: 'FlateDecode' })));
+    for (const f of fonts) this.page.node.setFontDictionary(PDFName.of(f.key), f.font.ref);
+  }
+}
+
+const BLACK = '0 0 0';
+const GREY = '0.35 0.35 0.35';
+
 /** A top-to-bottom writer over as many A4 pages as the content needs. */
 class Layout {
-  private page!: PDFPage;
+  readonly pages: PageText[] = [];
+  private page!: PageText;
   private y = 0;
   private readonly contentWidth = A4[0] - 2 * MARGIN;
 
   constructor(
     private readonly doc: PDFDocument,
-    private readonly regular: PDFFont,
-    private readonly bold: PDFFont,
+    private readonly regular: CertFont,
+    private readonly bold: CertFont,
   ) {
     this.newPage();
   }
 
   private newPage(): void {
-    this.page = this.doc.addPage(A4);
+    this.page = new PageText(this.doc.addPage(A4));
+    this.pages.push(this.page);
     this.y = A4[1] - TOP;
   }
 
@@ -106,8 +172,8 @@ class Layout {
     if (this.y - height < FOOTER + 12) this.newPage();
   }
 
-  private draw(text: string, x: number, font: PDFFont, size = SIZE): void {
-    this.page.drawText(text, { x, y: this.y, size, font, color: rgb(0, 0, 0) });
+  private draw(text: string, x: number, font: CertFont, size = SIZE): void {
+    this.page.show(text, x, this.y, font, size, BLACK);
   }
 
   title(text: string): void {
@@ -126,7 +192,7 @@ class Layout {
   paragraph(text: string, o: { bold?: boolean; indent?: number; keepWith?: number } = {}): void {
     const font = o.bold ? this.bold : this.regular;
     const indent = o.indent ?? 0;
-    const lines = wrap(encodable(font, text), font, SIZE, this.contentWidth - indent);
+    const lines = wrap(encodable(font.font, text), font.font, SIZE, this.contentWidth - indent);
     this.room(LEADING * (lines.length + (o.keepWith ?? 0)));
     for (const l of lines) {
       this.room(LEADING);
@@ -137,9 +203,9 @@ class Layout {
 
   /** A label in bold and its value wrapped in the column beside it. */
   row(label: string, value: string, indent = 0): void {
-    const lines = wrap(encodable(this.regular, value), this.regular, SIZE, this.contentWidth - indent - LABEL_WIDTH);
+    const lines = wrap(encodable(this.regular.font, value), this.regular.font, SIZE, this.contentWidth - indent - LABEL_WIDTH);
     this.room(LEADING * Math.min(lines.length, 3));
-    this.draw(encodable(this.bold, label), MARGIN + indent, this.bold);
+    this.draw(encodable(this.bold.font, label), MARGIN + indent, this.bold);
     for (const l of lines) {
       this.room(LEADING);
       this.draw(l, MARGIN + indent + LABEL_WIDTH, this.regular);
@@ -167,8 +233,12 @@ export const buildCertificate = async (data: CertificateData, testModeParam: boo
     doc.setCreationDate(new Date(issued));
     doc.setModificationDate(new Date(issued));
   }
-  const regular = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  const font = async (name: StandardFonts, key: string): Promise<CertFont> => {
+    const f = await doc.embedFont(name);
+    return { font: f, key, metrics: standardMetrics(f) };
+  };
+  const regular = await font(StandardFonts.Helvetica, 'F1');
+  const bold = await font(StandardFonts.HelveticaBold, 'F2');
   const out = new Layout(doc, regular, bold);
 
   out.title('Evidence certificate');
@@ -214,12 +284,13 @@ export const buildCertificate = async (data: CertificateData, testModeParam: boo
     out.gap(4);
   });
 
-  const pages = doc.getPages();
-  const footerFont = regular;
+  const pages = out.pages;
   pages.forEach((page, i) => {
-    const text = encodable(footerFont, `Evidence certificate ${data.certificateId} - page ${i + 1} of ${pages.length}`);
-    page.drawText(text, { x: MARGIN, y: FOOTER - 12, size: 8, font: footerFont, color: GREY });
-    if (testMode) drawTestBanner(page, bold);
+    const text = encodable(regular.font, `Evidence certificate ${data.certificateId} - page ${i + 1} of ${pages.length}`);
+    page.show(text, MARGIN, FOOTER - 12, regular, 8, GREY);
+    page.finish(doc, [regular, bold]);
+    // After the text, as before: the banner lies over it.
+    if (testMode) drawTestBanner(page.page, bold.font);
   });
   return saveFast(doc);
 };

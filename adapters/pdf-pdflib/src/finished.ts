@@ -5,7 +5,7 @@ import type { Box } from './fonts.js';
 import { drawFittedText, embedSignatureFont, encodable } from './fonts.js';
 import { DEFAULT_MEDIA_BOX, drawTestBanner, inDisplaySpace, pageGeometry } from './page-space.js';
 import type { Drawable } from './png.js';
-import { decodePng, embedPlanes } from './png.js';
+import { embedPlanes, splitPng } from './png.js';
 import { RenderError } from './render-failure.js';
 import { LOAD_FAST, saveFast } from './save.js';
 
@@ -38,7 +38,7 @@ export class Resources {
     if (!m) throw new RenderError(`The drawn signature of recipient ${recipientId} is not a PNG data URL.`);
     const bytes = Buffer.from(m[2]!, 'base64');
     // Bounded and fully checked before anything is inflated; null only for a sound PNG of another kind.
-    const planes = m[1] === 'png' ? decodePng(bytes) : null;
+    const planes = m[1] === 'png' ? splitPng(bytes) : null;
     if (planes) return embedPlanes(this.doc, planes);
     // Any other PNG kind, and JPEG: pdf-lib's slower but general embedders.
     return fromPdfImage(m[1] === 'png' ? await this.doc.embedPng(bytes) : await this.doc.embedJpg(bytes));

@@ -25,9 +25,28 @@ const loadSignatureFontBytes = (): Promise<Uint8Array> => {
   return signatureFontBytes;
 };
 
+type Fontkit = Parameters<PDFDocument['registerFontkit']>[0];
+type FontkitFont = ReturnType<Fontkit['create']>;
+
+let parsed: { readonly bytes: Uint8Array; readonly font: FontkitFont } | undefined;
+
+/**
+ * fontkit, parsing a font once per process rather than once per document. pdf-lib asks fontkit to parse the
+ * font file for every document that embeds it; fontkit then decodes its tables (glyph outlines,
+ * substitution and positioning lookups) lazily, on the first layouts, which made laying out the first
+ * typed signatures of each finished document the costly ones. The parsed font is only read from:
+ * each document's embedder keeps its own subset and glyph map.
+ */
+const sharedFontkit: Fontkit = {
+  create: (bytes, postscriptName) => {
+    if (parsed?.bytes !== bytes || postscriptName !== undefined) parsed = { bytes, font: fontkit.create(bytes, postscriptName) };
+    return parsed.font;
+  },
+};
+
 /** Embeds Dancing Script (subset to the glyphs used) for typed signatures and initials. */
 export const embedSignatureFont = async (doc: PDFDocument): Promise<PDFFont> => {
-  doc.registerFontkit(fontkit);
+  doc.registerFontkit(sharedFontkit);
   return doc.embedFont(await loadSignatureFontBytes(), { subset: true, customName: SIGNATURE_FONT_NAME });
 };
 

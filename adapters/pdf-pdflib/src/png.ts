@@ -4,12 +4,20 @@ import { PDFName, concatTransformationMatrix, drawObject, popGraphicsState, push
 import { SIGNATURE_IMAGE_LIMITS } from '@esig/core';
 import { RenderError } from './render-failure.js';
 
-/** An image's colour and (when not fully opaque) alpha planes, uncompressed, one byte per sample. */
-export interface PngPlanes {
+/**
+ * An 8-bit image's colour and (when not fully opaque) alpha planes, as PNG-filtered rows: each row is its
+ * filter type byte, then its samples as the filter left them (PNG spec, 9.2). PDF's FlateDecode undoes the
+ * same filters (PNG predictors, `/Predictor 15`), so the planes are embedded without being unfiltered here.
+ */
+export interface FilteredPlanes {
   readonly width: number;
   readonly height: number;
+  /** One byte per row, then three per pixel. */
   readonly rgb: Uint8Array;
+  /** One byte per row, then one per pixel; null when every pixel is opaque. */
   readonly alpha: Uint8Array | null;
+  /** The colour plane already deflated (an RGB PNG's own image data), or null to deflate `rgb`. */
+  readonly rgbDeflated: Uint8Array | null;
 }
 
 /** The largest image decoded: width and height each, and their product. */
@@ -126,92 +134,87 @@ export const inflateBounded = (data: Uint8Array, size: number): Buffer => {
   return raw;
 };
 
-/**
- * Reverses one row's PNG filter (PNG spec, 9.2) into `px` at `row`, from the filtered `line`; `up` is the
- * previous row's offset in `px` (-1 for the first row) and `bpp` the bytes per pixel. One tight loop per
- * filter type, the first pixel apart: the Uint8Array stores each sum modulo 256. A loop deciding the filter
- * and the neighbours per byte took most of a seal's time with a few drawn signatures.
- */
-const unfilterRow = (filter: number, line: Uint8Array, px: Uint8Array, row: number, up: number, bpp: number): void => {
-  const n = line.length;
+/** The PNG filters' prediction of a byte from its left, upper and upper-left neighbours (PNG spec, 9.2-9.4). */
+const predict = (filter: number, a: number, b: number, c: number): number => {
   switch (filter) {
-    case 0:
-      px.set(line, row);
-      return;
     case 1:
-      for (let i = 0; i < bpp; i++) px[row + i] = line[i]!;
-      for (let i = bpp; i < n; i++) px[row + i] = line[i]! + px[row + i - bpp]!;
-      return;
+      return a;
     case 2:
-      if (up < 0) px.set(line, row);
-      else for (let i = 0; i < n; i++) px[row + i] = line[i]! + px[up + i]!;
-      return;
+      return b;
     case 3:
-      if (up < 0) {
-        for (let i = 0; i < bpp; i++) px[row + i] = line[i]!;
-        for (let i = bpp; i < n; i++) px[row + i] = line[i]! + (px[row + i - bpp]! >> 1);
-      } else {
-        for (let i = 0; i < bpp; i++) px[row + i] = line[i]! + (px[up + i]! >> 1);
-        for (let i = bpp; i < n; i++) px[row + i] = line[i]! + ((px[row + i - bpp]! + px[up + i]!) >> 1);
-      }
-      return;
+      return (a + b) >> 1;
+    case 4: {
+      const p = a + b - c;
+      const pa = Math.abs(p - a);
+      const pb = Math.abs(p - b);
+      const pc = Math.abs(p - c);
+      return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+    }
     default:
-      // Paeth: with no row above it is Sub; on the first pixel (a = c = 0) it picks b.
-      if (up < 0) {
-        for (let i = 0; i < bpp; i++) px[row + i] = line[i]!;
-        for (let i = bpp; i < n; i++) px[row + i] = line[i]! + px[row + i - bpp]!;
-        return;
-      }
-      for (let i = 0; i < bpp; i++) px[row + i] = line[i]! + px[up + i]!;
-      for (let i = bpp; i < n; i++) {
-        const a = px[row + i - bpp]!;
-        const b = px[up + i]!;
-        const c = px[up + i - bpp]!;
-        // |p − a|, |p − b|, |p − c| for p = a + b − c, without forming p.
-        const pa = Math.abs(b - c);
-        const pb = Math.abs(a - c);
-        const pc = Math.abs(a + b - c - c);
-        px[row + i] = line[i]! + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
-      }
+      return 0;
   }
 };
 
 /**
- * Decodes a PNG, within `limits` (checked from the header before anything is inflated; inflating is
- * bounded by the size the header implies). 8-bit RGB or RGBA, not interlaced — what browsers' canvases
- * produce — is decoded here with node:zlib, several times faster than pdf-lib's pure-JavaScript decoder
- * on signature-sized images. Any other well-formed PNG (palette, grey, 16-bit, interlaced) returns null,
- * its image data proven to inflate to exactly its size, for pdf-lib's general embedder. Throws RenderError
- * on anything else: not a PNG, too large, truncated, corrupt, an unknown row filter.
+ * Whether filtered alpha rows stand for an image that is opaque everywhere, without unfiltering them. Row
+ * by row, assuming the rows above are all 255 (true of the first row's missing predecessor only as zeros):
+ * a row of 255s filters to one value at its first byte and one value everywhere after it, both fixed by
+ * the filter type and whether there is a row above. The filters are one-to-one given the row above, so
+ * matching those two values on every row is exactly "every alpha is 255".
  */
-export const decodePng = (bytes: Uint8Array, limits: ImageLimits = SIGNATURE_IMAGE_LIMITS): PngPlanes | null => {
+const opaque = (alpha: Uint8Array, width: number, height: number): boolean => {
+  const stride = width + 1;
+  for (let y = 0; y < height; y++) {
+    const row = y * stride;
+    const f = alpha[row]!;
+    const up = y > 0 ? 255 : 0;
+    const first = (255 - predict(f, 0, up, 0)) & 0xff;
+    const rest = (255 - predict(f, 255, up, up)) & 0xff;
+    if (alpha[row + 1] !== first) return false;
+    for (let i = row + 2; i < row + stride; i++) if (alpha[i] !== rest) return false;
+  }
+  return true;
+};
+
+/**
+ * Reads a PNG for embedding, within `limits` (checked from the header before anything is inflated;
+ * inflating is bounded by the size the header implies). 8-bit RGB or RGBA, not interlaced — what browsers'
+ * canvases produce — comes back as filtered planes (see FilteredPlanes): an RGBA image's rows split into
+ * colour and alpha, filter bytes kept, no pixel unfiltered; an RGB image's own compressed data as it is.
+ * Undoing the filters was most of an image's cost, and PDF readers undo them anyway. Any other well-formed
+ * PNG (palette, grey, 16-bit, interlaced) returns null, its image data proven to inflate to exactly its
+ * size, for pdf-lib's general embedder. Throws RenderError on anything else: not a PNG, too large,
+ * truncated, corrupt, an unknown row filter.
+ */
+export const splitPng = (bytes: Uint8Array, limits: ImageLimits = SIGNATURE_IMAGE_LIMITS): FilteredPlanes | null => {
   const { header, idat } = readPng(bytes, limits);
   const raw = inflateBounded(idat, inflatedSize(header));
   const { width, height, depth, colour, interlaced } = header;
   if (depth !== 8 || interlaced || (colour !== 2 && colour !== 6)) return null;
   const channels = colour === 6 ? 4 : 3;
-  const stride = width * channels;
-  const px = new Uint8Array(stride * height);
+  const stride = 1 + width * channels;
   for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)]!;
+    const filter = raw[y * stride]!;
     if (filter > 4) fail(`The PNG uses an unknown filter type ${filter}.`);
-    unfilterRow(filter, raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1)), px, y * stride, y > 0 ? (y - 1) * stride : -1, channels);
   }
+  if (channels === 3) return { width, height, rgb: raw, alpha: null, rgbDeflated: idat };
 
-  if (channels === 3) return { width, height, rgb: px, alpha: null };
-  const pixels = width * height;
-  const rgb = new Uint8Array(pixels * 3);
-  const alpha = new Uint8Array(pixels);
-  let opaque = true;
-  for (let p = 0, i = 0, o = 0; p < pixels; p++, i += 4, o += 3) {
-    rgb[o] = px[i]!;
-    rgb[o + 1] = px[i + 1]!;
-    rgb[o + 2] = px[i + 2]!;
-    const a = px[i + 3]!;
-    alpha[p] = a;
-    if (a !== 255) opaque = false;
+  // Each filter predicts a byte from the same channel of the pixels to its left and above, so the colour
+  // and alpha samples, taken apart with their row's filter type, are themselves correctly filtered rows.
+  const rgb = new Uint8Array(height * (1 + width * 3));
+  const alpha = new Uint8Array(height * (1 + width));
+  for (let y = 0, i = 0, o = 0, p = 0; y < height; y++) {
+    const filter = raw[i++]!;
+    rgb[o++] = filter;
+    alpha[p++] = filter;
+    for (let x = 0; x < width; x++, i += 4, o += 3, p++) {
+      rgb[o] = raw[i]!;
+      rgb[o + 1] = raw[i + 1]!;
+      rgb[o + 2] = raw[i + 2]!;
+      alpha[p] = raw[i + 3]!;
+    }
   }
-  return { width, height, rgb, alpha: opaque ? null : alpha };
+  return { width, height, rgb, alpha: opaque(alpha, width, height) ? null : alpha, rgbDeflated: null };
 };
 
 /** An image embedded once and drawable at any rectangle of any page of its document. */
@@ -221,14 +224,15 @@ export interface Drawable {
   draw(page: PDFPage, r: { x: number; y: number; width: number; height: number }): void;
 }
 
-/** Embeds decoded planes as an image XObject (with a soft mask for the alpha), compressed by node:zlib. */
-export const embedPlanes = (doc: PDFDocument, p: PngPlanes): Drawable => {
+/**
+ * Embeds filtered planes as an image XObject (with a soft mask for the alpha): FlateDecode with the PNG
+ * predictors, compressed by node:zlib (or the PNG's own compressed data, for an RGB image).
+ */
+export const embedPlanes = (doc: PDFDocument, p: FilteredPlanes): Drawable => {
   const ctx = doc.context;
-  const image = (samples: Uint8Array, colourSpace: string, extra: Record<string, PDFRef> = {}) =>
+  const image = (deflated: Uint8Array, colourSpace: string, colours: number, extra: Record<string, PDFRef> = {}) =>
     ctx.register(
-      // Run-length matching only: signature planes are long runs of one value, which it finds at a quarter of
-      // the default strategy's time, for images about half again as large (a few kB each).
-      ctx.stream(deflateSync(samples, { strategy: constants.Z_RLE }), {
+      ctx.stream(deflated, {
         Type: 'XObject',
         Subtype: 'Image',
         Width: p.width,
@@ -236,10 +240,15 @@ export const embedPlanes = (doc: PDFDocument, p: PngPlanes): Drawable => {
         BitsPerComponent: 8,
         ColorSpace: colourSpace,
         Filter: 'FlateDecode',
+        // 15: each row carries its own PNG filter type.
+        DecodeParms: { Predictor: 15, Colors: colours, BitsPerComponent: 8, Columns: p.width },
         ...extra,
       }),
     );
-  const ref = image(p.rgb, 'DeviceRGB', p.alpha ? { SMask: image(p.alpha, 'DeviceGray') } : {});
+  // Run-length matching only: filtered signature planes are long runs of zeros, which it finds at a
+  // seventh of the default strategy's time, for images a kilobyte or two larger.
+  const deflate = (rows: Uint8Array) => deflateSync(rows, { strategy: constants.Z_RLE });
+  const ref = image(p.rgbDeflated ?? deflate(p.rgb), 'DeviceRGB', 3, p.alpha ? { SMask: image(deflate(p.alpha), 'DeviceGray', 1) } : {});
   return {
     width: p.width,
     height: p.height,

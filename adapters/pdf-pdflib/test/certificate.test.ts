@@ -4,7 +4,7 @@ import { PDFDocument } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_MARK, pdfLibRenderer } from '../src/index.js';
 import { certificateData } from './fixtures.js';
-import { flat, pdfText, qpdfCheck } from './tools.js';
+import { flat, pdfText, pdfWords, qpdfCheck } from './tools.js';
 
 const render = async (data: CertificateData, testMode: boolean): Promise<Uint8Array> => {
   const r = await pdfLibRenderer.renderCertificate(data, testMode)();
@@ -116,6 +116,24 @@ describe('pdfLibRenderer.renderCertificate', () => {
     const ua = `Agent/${'x'.repeat(400)}`;
     const d = certificateData(1, { events: [{ at: '2026-11-23T08:00:00.000Z', action: 'opened', recipientId: null, actor: null, ip: null, userAgent: ua, details: {} }] });
     expect((await pdfText(await render(d, false))).replace(/\s+/g, '')).toContain(ua);
+  });
+
+  it('sets every line as extractable words inside the margins, one baseline per line, the footer last', async () => {
+    const pages = await pagesOf(live);
+    for (let p = 1; p <= pages; p++) {
+      const words = await pdfWords(live, p);
+      expect(words.length).toBeGreaterThan(20);
+      for (const w of words) {
+        expect(w.xMin, w.text).toBeGreaterThanOrEqual(56 - 0.01);
+        // Lines are measured with the font's kerning, as pdf-lib measures, and drawn without it, as pdf-lib's
+        // drawText draws: a long line can end a point or two into the right margin, never off the page.
+        expect(w.xMax, w.text).toBeLessThanOrEqual(595.28 - 56 + 3);
+      }
+      // Distinct lines are at least a leading apart (12.5 points at 9 points' size): nothing overprints.
+      const tops = [...new Set(words.map((w) => w.yMin.toFixed(2)))].map(Number).sort((a, b) => a - b);
+      for (let i = 1; i < tops.length; i++) expect(tops[i]! - tops[i - 1]!).toBeGreaterThanOrEqual(12.5 - 0.01);
+      expect(words.slice(-8).map((w) => w.text).join(' ')).toBe(`Evidence certificate ${data.certificateId} - page ${p} of ${pages}`);
+    }
   });
 
   it('takes its dates from the request, not the clock, and names esig as producer', async () => {

@@ -76,6 +76,18 @@ describe('pdfLibRenderer.renderFinished', () => {
     expect((await pdfFonts(live)).find((f) => f.name.endsWith('+DancingScript-Regular'))).toEqual(expect.objectContaining({ embedded: true, subset: true }));
   });
 
+  it('shares one parse of the handwriting font between documents without carrying glyphs from one to the next', async () => {
+    const typed = (value: string) =>
+      input({ fields: [fields[0]!], signatures: { ada: { kind: 'typed', value } } });
+    const zed = await render(typed('Zed Quux'));
+    const grace = await render(typed('Grace Hopper & Wolfgang Ångström'));
+    // Rendering another document in between, with other glyphs, changes nothing in this one's subset.
+    expect(Buffer.from(await render(typed('Zed Quux'))).equals(Buffer.from(zed))).toBe(true);
+    expect(await pdfText(zed, 1)).toContain('Zed Quux');
+    expect(await pdfText(grace, 1)).toContain('Grace Hopper & Wolfgang Ångström');
+    for (const pdf of [zed, grace]) expect((await qpdfCheck(pdf)).code).toBe(0);
+  });
+
   it('replaces characters the standard fonts cannot encode with "?" instead of failing', async () => {
     expect(await pdfText(live, 2)).toContain('Café ? ?? Ltd');
   });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,6 +28,17 @@ export const qpdfCheck = (bytes: Uint8Array): Promise<{ code: number; output: st
       const err = e as { code?: number; stdout?: string; stderr?: string };
       return { code: typeof err.code === 'number' ? err.code : -1, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
     }
+  });
+
+/**
+ * The document as qpdf rewrites it in QDF form, with no object streams, streams uncompressed and a fixed
+ * ID: two files holding the same objects give the same text, however they were compressed and packed.
+ */
+export const qpdfNormalized = (bytes: Uint8Array): Promise<string> =>
+  withFile(bytes, async (path) => {
+    const out = `${path}.qdf`;
+    await run('qpdf', ['--qdf', '--object-streams=disable', '--static-id', path, out]);
+    return (await readFile(out)).toString('latin1');
   });
 
 /** `pdftotext` of the whole document, or of one 1-based page. */
@@ -73,6 +84,31 @@ export const pdfImages = (bytes: Uint8Array): Promise<ImageInfo[]> =>
       .map((l) => l.trim().split(/\s+/))
       .filter((c) => c.length > 5)
       .map((c) => ({ page: +c[0]!, type: c[2]!, width: +c[3]!, height: +c[4]! }));
+  });
+
+/** The samples of one image as a PDF reader decodes them: three bytes a pixel (`rgb`) or one (`gray`). */
+export interface ImageSamples {
+  readonly kind: 'rgb' | 'gray';
+  readonly width: number;
+  readonly height: number;
+  readonly samples: Buffer;
+}
+
+/** `pdfimages` (PPM and PGM output): every image and soft mask, decoded by poppler, in the order listed. */
+export const pdfImageSamples = (bytes: Uint8Array): Promise<ImageSamples[]> =>
+  withFile(bytes, async (path) => {
+    await run('pdfimages', [path, `${path}-img`]);
+    const dir = path.slice(0, path.lastIndexOf('/'));
+    const files = (await readdir(dir)).filter((f) => f.startsWith('doc.pdf-img')).sort();
+    return Promise.all(
+      files.map(async (f) => {
+        const data = await readFile(join(dir, f));
+        // Binary PPM/PGM: "P6|P5\n<w> <h>\n<max>\n" then the samples.
+        const header = /^P([56])\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(data.subarray(0, 64).toString('latin1'));
+        if (!header) throw new Error(`pdfimages wrote ${f}, not a PPM or PGM`);
+        return { kind: header[1] === '6' ? 'rgb' : 'gray', width: +header[2]!, height: +header[3]!, samples: data.subarray(header[0].length) } as const;
+      }),
+    );
   });
 
 /** `pdffonts`: the name of every font and whether it is embedded and subset. */
