@@ -31,6 +31,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     profile: { type: 'boolean', default: false },
+    // The server's ESIG_LOG_LEVEL; unset, the server's default (info: a line per request on stdout).
+    'log-level': { type: 'string' },
     // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
     // two versions under the same conditions by running the bench once with and once without it.
     'server-root': { type: 'string' },
@@ -157,7 +159,9 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     ESIG_MASTER_KEY: masterKey,
     ESIG_PORT: '0',
     ESIG_HOST: '127.0.0.1',
-    ESIG_LOG_LEVEL: 'warn',
+    // The server's default unless asked otherwise: at `info` it writes a log line per request, which a
+    // deployment pays for, so the bench does too.
+    ...(values['log-level'] === undefined ? {} : { ESIG_LOG_LEVEL: values['log-level'] }),
     ESIG_RATE_LIMIT_KEY: '100000000',
     ESIG_RATE_LIMIT_ORG: '100000000',
     // The API process alone, as each API process of a scale-out deployment runs: otherwise the in-process

@@ -42,10 +42,15 @@ export const startProcess = async (
       child.kill('SIGKILL');
       reject(new Error(`${args.join(' ')} did not start within 120 s:\n${out}`));
     }, 120_000);
+    let started = false;
     const onData = (d: Buffer) => {
-      out += d.toString();
+      // Once started, a server logging a line per request would grow this without bound: keep the tail
+      // (for a failure's message) and stop matching.
+      out = started ? (out + d.toString()).slice(-65_536) : out + d.toString();
+      if (started) return;
       const m = ready.exec(out);
       if (m) {
+        started = true;
         clearTimeout(timer);
         resolve(m);
       }
