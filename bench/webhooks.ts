@@ -5,7 +5,8 @@
  * time from an event's commit to its first delivery attempt (p50/p99), beside the rate of bare HTTPS POSTs
  * to the same receiver with a plain keep-alive client (`https.Agent`, connections reused) at the same
  * concurrency as the workers' job loops (workers × ESIG_WORKER_CONCURRENCY), measured in the same run.
- * `--concurrency` sets the job loops per worker (default 4, the server's default).
+ * `--concurrency` sets the job loops per worker (default 4, the server's default); `--server-root <checkout>`
+ * runs the workers of another (built) checkout, to compare two versions in the same conditions.
  */
 import { Agent, request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1' },
     concurrency: { type: 'string', default: '4' },
     db: { type: 'string', default: 'sqlite' },
+    'server-root': { type: 'string' },
     'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
@@ -40,6 +42,7 @@ const events = Number(values.events);
 const workers = Number(values.workers);
 const loops = Number(values.concurrency);
 const root = new URL('..', import.meta.url).pathname;
+const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-wh-'));
 const masterKey = randomBytes(32);
 
@@ -74,6 +77,19 @@ const ids = createUlidGenerator(systemClock);
 const secrets = createAesGcmSecretBox(masterKey);
 const sender = createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: (await import('node:fs')).readFileSync(rx.certFile) });
 const tenant = { orgId: 'org_bench', mode: 'test' as const };
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc (Linux; NaN elsewhere): on a shared
+ * machine the workers' CPU per delivery is steadier than their rate, which the other load moves.
+ */
+const cpuMs = (pid: number | undefined): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+};
 
 const must = async <A>(te: TE.TaskEither<{ _tag: string }, A>): Promise<A> => {
   const r = await te();
@@ -120,7 +136,7 @@ try {
   const committedAt = new Map<string, number>();
   const procs = [];
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  for (let w = 0; w < workers; w++) procs.push(await startProcess([...profile, join(root, 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/));
+  for (let w = 0; w < workers; w++) procs.push(await startProcess([...profile, join(serverRoot, 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/));
   /** Commits `count` events in one transaction and notes when they committed. */
   const emit = async (count: number) => {
     const made: DomainEvent[] = [];
@@ -142,10 +158,12 @@ try {
   const delivered = () => rx.requests.filter((r) => r.path === '/esig').length;
 
   // Phase 1, throughput: a backlog of events drained as fast as the workers go.
+  const cpuBefore = procs.map((p) => cpuMs(p.child.pid));
   const start = performance.now();
   for (let done = 0; done < events; done += 250) await emit(Math.min(250, events - done));
   await rx.waitFor((r) => r.path === '/esig', events, 600_000);
   const seconds = (performance.now() - start) / 1000;
+  const workerCpu = procs.reduce((sum, p, i) => sum + cpuMs(p.child.pid) - cpuBefore[i]!, 0);
 
   // Phase 2, latency: events at a steady rate well below capacity, one at a time, as live traffic commits them.
   const latencyStartIndex = delivered();
@@ -171,6 +189,7 @@ try {
   process.stdout.write(`${'scenario'.padEnd(56)} ${'per s'.padEnd(8)} detail\n`);
   process.stdout.write(`${'bare keep-alive HTTPS POSTs, same receiver (baseline)'.padEnd(56)} ${bareRate.toFixed(0).padEnd(8)} ${n} requests, ${concurrent} at a time\n`);
   process.stdout.write(`${`esig deliveries, ${workers} worker(s) × ${loops} job loops`.padEnd(56)} ${(events / seconds).toFixed(0).padEnd(8)} backlog of ${events} drained in ${seconds.toFixed(1)} s; ${duplicates} repeated\n`);
+  if (Number.isFinite(workerCpu)) process.stdout.write(`${'esig workers\' CPU time per delivery (user + system)'.padEnd(56)} ${''.padEnd(8)} ${(workerCpu / events).toFixed(2)} ms\n`);
   process.stdout.write(`${'esig commit → first attempt, at a steady rate'.padEnd(56)} ${String(steady).padEnd(8)} p50 ${q(0.5)} ms, p99 ${q(0.99)} ms over ${latencies.length} events\n`);
   process.stdout.write(`\nesig delivers at ${((events / seconds / bareRate) * 100).toFixed(1)} % of the bare keep-alive POST rate at the same concurrency\n`);
 } finally {
