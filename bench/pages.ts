@@ -6,7 +6,7 @@
  * the last page, and the first and a middle page by status (`CANCELLED`, one document in 1,000), at each
  * size, on SQLite and PostgreSQL. The org grows through the store's own insert path (`documents.insert`),
  * in order, in batches of 5,000 inside transactions; another org's rows (a tenth as many) sit beside it,
- * as they would. Nothing runs ANALYZE. Add 1000000 to `--sizes` for the million-row step (about 40 s on
+ * as they would. Nothing runs ANALYZE but `--stats before`. Add 1000000 to `--sizes` for the million-row step (about 40 s on
  * SQLite and 5 to 7 minutes on PostgreSQL on the shared 2-core machine: one round trip per row, kept so that
  * the table is what the server's own inserts leave).
  *
