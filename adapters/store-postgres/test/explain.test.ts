@@ -267,3 +267,110 @@ describe.skipIf(!available)('the first page of a list that outgrew its statistic
     }
   });
 });
+
+/**
+ * The filtered pages of a tenant that statistics have not seen. Autovacuum analyzes a table once a tenth of
+ * it has changed (and never when it is off), so a tenant that grew since may have no rows at all in the
+ * statistics. Its equality then estimates about no rows, every (org_id, mode, …) index looks alike, and the
+ * planner broke the tie by the indexes' depth: once the filter's index (wider rows) was a level deeper than
+ * the page index, which a million rows bring about, it read the page index and filtered the tenant's rows
+ * one by one. A page by a rare filter value then read the tenant's whole range (1.2 s for a delivery-log
+ * page by event at a million attempts). The filter's index must be read at any depth.
+ */
+describe.skipIf(!available)('a filtered page of a tenant that grew after the last ANALYZE', () => {
+  const TABLES = ['documents', 'signature_requests', 'events', 'webhook_attempts', 'api_log'] as const;
+  const ts = `timestamptz '2026-01-01' + i * interval '1 second'`;
+  const grow = (org: string, from: number, to: number) => `
+    INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at)
+      SELECT 'doc_' || lpad(i::text, 26, '0'), '${org}', 'live', 'd.pdf', CASE WHEN i % 1000 = 999 THEN 'CANCELLED' ELSE 'COMPLETED' END,
+             1, 100, repeat('a', 64), NULL, ${ts}
+      FROM generate_series(${from}, ${to - 1}) AS i;
+    INSERT INTO signature_requests (id, org_id, mode, status, created_at, version, data)
+      SELECT 'req_' || lpad(i::text, 26, '0'), '${org}', 'live', CASE WHEN i % 1000 = 999 THEN 'CANCELLED' ELSE 'COMPLETED' END, ${ts}, 1, '{}'
+      FROM generate_series(${from}, ${to - 1}) AS i;
+    INSERT INTO events (id, org_id, mode, type, created_at, data, dispatched_at)
+      SELECT 'evt_' || lpad(i::text, 26, '0'), '${org}', 'live', CASE WHEN i % 1000 = 999 THEN 'request.expired' ELSE 'request.sent' END, ${ts}, '{}', ${ts}
+      FROM generate_series(${from}, ${to - 1}) AS i;
+    INSERT INTO webhook_attempts (id, org_id, mode, delivery_id, endpoint_id, event_id, event_type, attempt, outcome, succeeded, duration_ms,
+                                  response_body, created_at)
+      SELECT 'dla_' || lpad(i::text, 26, '0'), '${org}', 'live', 'dlv_' || (i / 2), CASE WHEN i % 1000 = 999 THEN 'whe_rare' ELSE 'whe_1' END,
+             'evt_' || lpad((i / 2)::text, 26, '0'), 'request.sent', 1, '200', true, 40, '', ${ts}
+      FROM generate_series(${from}, ${to - 1}) AS i;
+    INSERT INTO api_log (id, org_id, mode, kind, method, target, status, outcome, duration_ms, key_id, created_at)
+      SELECT 'log_' || lpad(i::text, 26, '0'), '${org}', 'live', CASE WHEN i % 1000 = 999 THEN 'webhook' ELSE 'api' END, 'GET', '/api/v1/documents',
+             200, '200', 12, 'key_1', ${ts}
+      FROM generate_series(${from}, ${to - 1}) AS i`;
+
+  let db: TestDatabase;
+  let client: pg.PoolClient;
+  let release: () => Promise<void>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const store = await openPostgresStore({ url: db.url });
+    client = await store.pool.connect();
+    release = async () => {
+      client.release();
+      await store.close();
+    };
+    for (const t of TABLES) await client.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
+    // Another tenant's rows, analyzed; then this one grows, in batches, with no ANALYZE since.
+    await client.query(grow('org_before', 0, 2_000));
+    await client.query(`ANALYZE ${TABLES.join(', ')}`);
+    for (let a = 2_000; a < 22_000; a += 5_000) await client.query(grow('org_new', a, a + 5_000));
+    // The filters' indexes a level deeper than the page indexes, as they are at about a million rows:
+    // rebuilt a tenth full, which gives the depth of ten times the rows. (REINDEX leaves the column
+    // statistics alone: the new tenant is still unseen.)
+    for (const ix of ['documents_page_by_status', 'signature_requests_page_by_status', 'events_page_by_type', 'webhook_attempts_page_by_endpoint', 'webhook_attempts_page_by_event', 'api_log_page_by_kind'])
+      await client.query(`ALTER INDEX ${ix} SET (fillfactor = 10); REINDEX INDEX ${ix}`);
+  }, 60_000);
+  afterAll(async () => {
+    await release?.();
+    await db?.drop();
+  });
+
+  const explain = async (sql: string, params: readonly unknown[]): Promise<PlanNode> => {
+    const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, [...params]);
+    return r.rows[0]!['QUERY PLAN'][0]!.Plan;
+  };
+
+  it("reads every filtered page through the filter's index, first page or later, either order", async () => {
+    const never = await client.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pg_stats WHERE tablename = ANY($1) AND attname = 'org_id' AND 'org_new' = ANY(most_common_vals::text::text[])",
+      [[...TABLES]],
+    );
+    expect(never.rows[0]!.n, 'the statistics must not have seen the new tenant').toBe('0');
+    const filtered: ReadonlyArray<readonly [KeysetTable, readonly string[], readonly string[], string]> = [
+      [{ table: 'documents', columns: '*' }, ['status'], ['CANCELLED'], 'documents_page_by_status'],
+      [{ table: 'signature_requests', columns: '*' }, ['status'], ['CANCELLED'], 'signature_requests_page_by_status'],
+      [{ table: 'events', columns: '*' }, ['type'], ['request.expired'], 'events_page_by_type'],
+      [ATTEMPTS, ['endpoint_id'], ['whe_rare'], 'webhook_attempts_page_by_endpoint'],
+      [ATTEMPTS, ['event_id'], [`evt_${'6000'.padStart(26, '0')}`], 'webhook_attempts_page_by_event'],
+      [{ table: 'api_log', columns: '*' }, ['kind'], ['webhook'], 'api_log_page_by_kind'],
+    ];
+    let checked = 0;
+    for (const [spec, columns, values, index] of filtered)
+      for (const order of ['asc', 'desc'] as const)
+        for (const positioned of [false, true]) {
+          const sql = keysetSqlBy(spec, order, columns, positioned);
+          const cursor = positioned ? ['2026-01-01T03:20:00.000Z', `x_${'12000'.padStart(26, '0')}`] : [];
+          const all = nodes(await explain(sql, ['org_new', 'live', ...values, ...cursor, 51]));
+          const where = `${sql} (${JSON.stringify(all.map((n) => [n['Node Type'], n['Index Name']]))})`;
+          expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
+          const scans = all.filter((n) => n['Index Name'] !== undefined);
+          expect(scans.map((n) => n['Index Name']), where).toEqual([index]);
+          expect(scans[0]!['Index Cond'], where).toMatch(new RegExp(`${columns[0]} = `));
+          checked++;
+        }
+    expect(checked).toBe(24);
+  });
+
+  it('the tenant written out as a value is what flips, shown for the record', async () => {
+    const r = await client.query<{ 'QUERY PLAN': string }>(
+      "EXPLAIN SELECT * FROM webhook_attempts WHERE org_id = $1 AND mode = $2 AND event_id = $3 ORDER BY created_at DESC, id DESC LIMIT 51",
+      ['org_new', 'live', `evt_${'6000'.padStart(26, '0')}`],
+    );
+    // Not asserted: which index wins a tie of estimates is the planner's call; the statements no longer offer it one.
+    console.log(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+  });
+});
