@@ -5,12 +5,10 @@ import { CLAIM_SQL } from '../src/jobs.js';
 import { LIST_FOR_REQUEST_SQL } from '../src/evidence.js';
 import type { KeysetTable } from '../src/keyset.js';
 import { keysetSql, keysetSqlBy } from '../src/keyset.js';
-import { openPostgresStore } from '../src/index.js';
 import { ATTEMPTS, CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
 import { SET_STATUS_FOR_REQUEST_SQL } from '../src/documents.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
-import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase } from './pg.js';
+import { available, migratedTestClient } from './pg.js';
 
 /** Rows per table: 8 tenants (4 orgs × 2 modes), so the one queried holds an eighth of them. */
 const ROWS = 8_000;
@@ -85,23 +83,15 @@ const nodes = (p: PlanNode): PlanNode[] => [p, ...(p.Plans ?? []).flatMap(nodes)
 const FORBIDDEN = ['Seq Scan', 'Sort', 'Incremental Sort', 'Bitmap Heap Scan', 'Bitmap Index Scan', 'Materialize'];
 
 describe.skipIf(!available)('query plans on tables of a few thousand rows', () => {
-  let db: TestDatabase;
   let client: pg.PoolClient;
-  let release: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const store = await openPostgresStore({ url: db.url });
-    client = await store.pool.connect();
-    release = async () => {
-      client.release();
-      await store.close();
-    };
+    ({ client, close } = await migratedTestClient());
     await client.query(SEED);
   });
   afterAll(async () => {
-    await release?.();
-    await db?.drop();
+    await close?.();
   });
 
   const explain = async (sql: string, params: readonly unknown[]): Promise<PlanNode> => {
@@ -236,15 +226,8 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
 });
 
 describe.skipIf(!available)('the first page of a list that outgrew its statistics', () => {
-  let db: TestDatabase;
-  afterAll(async () => {
-    await db?.drop();
-  });
-
   it('is read from the page index, not sorted from another index, when the org grew with no ANALYZE since', async () => {
-    db = await createTestDatabase();
-    const store = await openPostgresStore({ url: db.url });
-    const client = await store.pool.connect();
+    const { client, close } = await migratedTestClient();
     try {
       const insert = (from: number, to: number) =>
         client.query(`
@@ -263,8 +246,7 @@ describe.skipIf(!available)('the first page of a list that outgrew its statistic
       expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
       expect(all.find((n) => n['Index Name'] !== undefined)?.['Index Name'], where).toBe('documents_page');
     } finally {
-      client.release();
-      await store.close();
+      await close();
     }
   });
 });
@@ -302,18 +284,11 @@ describe.skipIf(!available)('a filtered page of a tenant that grew after the las
              200, '200', 12, 'key_1', ${ts}
       FROM generate_series(${from}, ${to - 1}) AS i`;
 
-  let db: TestDatabase;
   let client: pg.PoolClient;
-  let release: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const store = await openPostgresStore({ url: db.url });
-    client = await store.pool.connect();
-    release = async () => {
-      client.release();
-      await store.close();
-    };
+    ({ client, close } = await migratedTestClient());
     for (const t of TABLES) await client.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
     // Another tenant's rows, analyzed; then this one grows, in batches, with no ANALYZE since.
     await client.query(grow('org_before', 0, 2_000));
@@ -326,8 +301,7 @@ describe.skipIf(!available)('a filtered page of a tenant that grew after the las
       await client.query(`ALTER INDEX ${ix} SET (fillfactor = 10); REINDEX INDEX ${ix}`);
   }, 60_000);
   afterAll(async () => {
-    await release?.();
-    await db?.drop();
+    await close?.();
   });
 
   const explain = async (sql: string, params: readonly unknown[]): Promise<PlanNode> => {

@@ -89,3 +89,22 @@ export const emptyAllTables = async (c: Pick<pg.ClientBase, 'query'>): Promise<v
   );
   await c.query(rows.map((r) => `DELETE FROM ${r.t};`).join('\n'));
 };
+
+/**
+ * A throwaway database migrated by the store, and one client of the store's pool for statements outside
+ * any store (seeding tables, EXPLAIN); `close` gives the client back, closes the store and drops the database.
+ */
+export const migratedTestClient = async (): Promise<{ client: pg.PoolClient; close: () => Promise<void> }> => {
+  const { openPostgresStore } = await import('../src/index.js');
+  const db = await createTestDatabase();
+  const store = await openPostgresStore({ url: db.url });
+  const client = await store.pool.connect();
+  return {
+    client,
+    close: async () => {
+      client.release();
+      await store.close();
+      await db.drop();
+    },
+  };
+};

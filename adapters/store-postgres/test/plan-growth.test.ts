@@ -2,9 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import { ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
-import { openPostgresStore } from '../src/index.js';
-import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase } from './pg.js';
+import { available, migratedTestClient } from './pg.js';
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -33,24 +31,16 @@ const grow = (from: number, to: number) => `
  * per request. The statements must reach the listed documents by primary key at every size.
  */
 describe.skipIf(!available)('create-request statements on a table grown without ANALYZE', () => {
-  let db: TestDatabase;
   let client: pg.PoolClient;
-  let release: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const store = await openPostgresStore({ url: db.url });
-    client = await store.pool.connect();
-    release = async () => {
-      client.release();
-      await store.close();
-    };
+    ({ client, close } = await migratedTestClient());
     // Whatever the server's autovacuum setting, nothing refreshes this table's statistics during the test.
     await client.query('ALTER TABLE documents SET (autovacuum_enabled = false); ALTER TABLE signature_requests SET (autovacuum_enabled = false)');
   });
   afterAll(async () => {
-    await release?.();
-    await db?.drop();
+    await close?.();
   });
 
   const explain = async (sql: string, params: readonly unknown[]): Promise<PlanNode> => {
