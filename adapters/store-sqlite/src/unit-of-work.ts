@@ -39,8 +39,8 @@ const MAX_GROUP = 32;
  * becomes a StoreFailure). Because they run one at a time, a read-modify-write inside one sees the latest
  * state and no other transaction interleaves with it.
  *
- * Group commit: the transactions that queued up while the writer was busy run next as one group, inside
- * one `BEGIN IMMEDIATE` … `COMMIT`, each in a savepoint of its own. A COMMIT (the WAL write) is most of
+ * Group commit: the transactions started in one turn of the event loop, or while the writer was busy, run
+ * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`, each in a savepoint of its own. A COMMIT (the WAL write) is most of
  * what a small transaction costs, and under load it is now shared. Each transaction still runs alone and
  * in order; one that fails rolls back to its savepoint and leaves the others alone; nobody hears of a
  * success before the group's COMMIT has returned, so a crash loses only transactions that were never
