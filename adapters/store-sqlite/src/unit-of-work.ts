@@ -55,15 +55,14 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
   const waiting: Pending[] = [];
   let draining = false;
 
-  // Prepared once: parsing these on every transaction is a measurable share of a small one.
-  const statement = (sql: string) => {
-    const stmt = db.prepare(sql);
-    return (): E.Either<StoreError, void> =>
+  // From the connection's statement cache: parsing these on every transaction is a measurable share of a small one.
+  const statement =
+    (sql: string) =>
+    (): E.Either<StoreError, void> =>
       E.tryCatch(
-        () => void stmt.run(),
+        () => void write.prepare(sql).run(),
         (e) => storeFailure(e),
       );
-  };
   const begin = statement('BEGIN IMMEDIATE');
   const commitStmt = statement('COMMIT');
   const savepoint = statement('SAVEPOINT member');
@@ -103,26 +102,9 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
     return E.flattenW(outcome);
   };
 
-  /** One transaction alone: the common case when the writer is not busy. */
-  const runAlone = async (p: Pending) => {
-    const begun = begin();
-    if (E.isLeft(begun)) return p.settle(begun);
-    const scope: TxScope = { active: true, newJobs: false };
-    const result = await runWork(p.work, scope);
-    if (E.isRight(result)) {
-      const committed = commit();
-      if (E.isLeft(committed)) return p.settle(committed);
-      if (scope.newJobs) onNewJobs();
-      return p.settle(result);
-    }
-    const rolledBack = rollback();
-    // A failed ROLLBACK leaves the connection unusable; that is the fault worth reporting.
-    p.settle(E.isLeft(rolledBack) ? rolledBack : result);
-  };
-
   /**
-   * Several transactions in one: each in a savepoint, one COMMIT for all. Returns the members it did not
-   * get to (SQLite ended the transaction under one of them), to run in the next group.
+   * The transactions of a group (one or more) in one: each in a savepoint, one COMMIT for all. Returns the
+   * members it did not get to (SQLite ended the transaction under one of them), to run in the next group.
    */
   const runGroup = async (group: Pending[]): Promise<Pending[]> => {
     const begun = begin();
@@ -166,23 +148,22 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
         newJobs ||= scope.newJobs;
       } else p.settle(result); // Its writes are undone; the others' stay.
     }
-    return finish(held, newJobs, []);
-  };
-
-  const finish = (held: Array<{ p: Pending; result: E.Either<unknown, unknown> }>, newJobs: boolean, rest: Pending[]): Pending[] => {
+    // Every member failed (and was rolled back to its savepoint): nothing to commit.
+    if (held.length === 0) {
+      rollback();
+      return [];
+    }
     const committed = commit();
     for (const h of held) h.p.settle(E.isLeft(committed) ? committed : h.result);
     if (E.isRight(committed) && newJobs) onNewJobs();
-    return rest;
+    return [];
   };
 
   const drain = async () => {
     draining = true;
     try {
       while (waiting.length > 0) {
-        const group = waiting.splice(0, MAX_GROUP);
-        if (group.length === 1) await runAlone(group[0]!);
-        else waiting.unshift(...(await runGroup(group)));
+        waiting.unshift(...(await runGroup(waiting.splice(0, MAX_GROUP))));
       }
     } finally {
       draining = false;
