@@ -8,6 +8,7 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { Int, Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';
+import type { KeyCache } from './key-cache.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
@@ -32,8 +33,12 @@ const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
 
 const CountRow = t.type({ n: Int });
 
-/** The ApiKeyStore. Only `findBySecretHash` and `count` look across tenants, as the port says. */
-export const sqliteApiKeys = (conn: Conn): ApiKeyStore => ({
+/**
+ * The ApiKeyStore. Only `findBySecretHash` and `count` look across tenants, as the port says. With `keys`,
+ * `findBySecretHash` answers from the cache while it is valid (bound to the read connection), and `revoke`
+ * tells the cache (bound to the write connection); see key-cache.ts for why that holds across processes.
+ */
+export const sqliteApiKeys = (conn: Conn, keys?: { readonly cache: KeyCache; readonly role: 'read' | 'write' }): ApiKeyStore => ({
   insert: (key) => {
     const row = toRow(key);
     return pipe(
@@ -55,11 +60,18 @@ export const sqliteApiKeys = (conn: Conn): ApiKeyStore => ({
     );
   },
 
-  findBySecretHash: (secretHash) =>
-    pipe(
-      attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?`).get(secretHash)),
-      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
-    ),
+  findBySecretHash: (secretHash) => {
+    const load = (c: Conn) => {
+      const row = c.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?`).get(secretHash);
+      return row === undefined ? E.right(null) : decodeRow(row);
+    };
+    // Inside a transaction the cache is not used: there the lookup must see the transaction's own writes.
+    const cache = keys?.role === 'read' ? keys.cache : undefined;
+    return pipe(
+      attempt(conn, (c) => (cache === undefined ? load(c) : cache.lookup(secretHash, () => load(c)))),
+      TE.chainEitherK((r) => r),
+    );
+  },
 
   findById: (tenant, id) =>
     pipe(
@@ -73,12 +85,13 @@ export const sqliteApiKeys = (conn: Conn): ApiKeyStore => ({
     pipe(
       TE.fromEither(decode(Timestamp, 'revocation time')(at)),
       TE.chain(() =>
-        attempt(conn, (c) =>
+        attempt(conn, (c) => {
+          if (keys?.role === 'write') keys.cache.revoking();
           // `revoked_at IS NULL` keeps the first revocation time; revoking again changes nothing.
-          c
+          return c
             .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND mode = ? AND revoked_at IS NULL')
-            .run(at, id, tenant.orgId, tenant.mode),
-        ),
+            .run(at, id, tenant.orgId, tenant.mode);
+        }),
       ),
       TE.map(() => undefined),
     ),

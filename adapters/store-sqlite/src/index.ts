@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Stores, UnitOfWork } from '@esig/core';
 import { createJobSignal } from '@esig/core';
 import { createConn, openDatabase } from './connection.js';
+import { createKeyCache } from './key-cache.js';
 import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
 import { bindStores, topLevelStores } from './stores.js';
 import { createUnitOfWork } from './unit-of-work.js';
@@ -65,9 +66,10 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
   const write = createConn(writeDb);
   const read = createConn(readDb);
   const newJobs = createJobSignal();
-  const uow = createUnitOfWork(write, bindStores, newJobs.emit);
+  const keys = createKeyCache(write);
+  const uow = createUnitOfWork(write, (conn) => bindStores(conn, { cache: keys, role: 'write' }), newJobs.emit, keys.transactionEnded);
   return {
-    stores: topLevelStores(read, uow),
+    stores: topLevelStores(read, uow, keys),
     uow,
     onNewJobs: newJobs.subscribe,
     migrate: () => migrate(writeDb),

@@ -50,7 +50,16 @@ const MAX_GROUP = 32;
  * After a commit that enqueued or revived a job, `onNewJobs` runs (waking this process's workers at once
  * instead of at their next poll).
  */
-export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNewJobs: () => void = () => undefined): UnitOfWork => {
+export const createUnitOfWork = (
+  write: Conn,
+  bind: (conn: Conn) => Stores,
+  onNewJobs: () => void = () => undefined,
+  /**
+   * When a transaction (a group) has ended, committed, rolled back or lost, before anyone in it is answered:
+   * the API-key cache's second invalidation after a revocation.
+   */
+  onTransactionEnd: () => void = () => undefined,
+): UnitOfWork => {
   const db = write.db;
   const waiting: Pending[] = [];
   let draining = false;
@@ -72,17 +81,24 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
   const rollback = (): E.Either<StoreError, void> =>
     E.tryCatch(
       () => {
-        // SQLite rolls back by itself on some errors (disk full, I/O); ROLLBACK then would throw.
-        if (db.inTransaction) db.exec('ROLLBACK');
+        try {
+          // SQLite rolls back by itself on some errors (disk full, I/O); ROLLBACK then would throw.
+          if (db.inTransaction) db.exec('ROLLBACK');
+        } finally {
+          onTransactionEnd();
+        }
       },
       (e) => storeFailure(e),
     );
 
   const commit = (): E.Either<StoreError, void> => {
-    if (!db.inTransaction)
+    if (!db.inTransaction) {
+      onTransactionEnd();
       return E.left(storeFailure(new Error('SQLite ended the transaction before COMMIT (after an error inside it); nothing was committed.')));
+    }
     const done = commitStmt();
     if (E.isLeft(done)) rollback();
+    else onTransactionEnd();
     return done;
   };
 
@@ -131,6 +147,7 @@ export const createUnitOfWork = (write: Conn, bind: (conn: Conn) => Stores, onNe
       if (!db.inTransaction) {
         // SQLite rolled the whole transaction back (disk full, I/O error): the members before this one
         // are lost with it and fail; this one fails with its own error; the rest run afresh.
+        onTransactionEnd();
         const lost = storeFailure(new Error('SQLite rolled back the transaction this one was grouped with; nothing was committed.'));
         abandon(lost);
         p.settle(E.isLeft(result) ? result : E.left(lost));

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import type { SignatureRequest, Stores } from '@esig/core';
 import type { StoreHarness } from '@esig/testkit';
-import { TENANT_A, at, describeStoreContract, fails, makeDelivery, makeDocument, makeEvent, makeSignatureRequest, makeWebhookEndpoint, ok, tagOf } from '@esig/testkit';
+import { TENANT_A, at, describeStoreContract, fails, makeApiKey, makeDelivery, makeDocument, makeEvent, makeSignatureRequest, makeWebhookEndpoint, ok, tagOf } from '@esig/testkit';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -309,6 +309,73 @@ describe('sqlite adapter', () => {
       const doc = makeDocument(TENANT_A);
       expect(tagOf(await fails(leaked!.documents.insert(doc)))).toBe('StoreFailure');
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+    });
+  });
+
+  /**
+   * Key lookups are cached on the read side; each of these revokes a key somewhere the cache has to hear
+   * of, with the key's entry warm, and looks it up again at once. A cache without that invalidation
+   * answers the unrevoked key from memory and fails the test.
+   */
+  describe('API-key cache', () => {
+    const warmKey = async (s: SqliteStore) => {
+      const key = makeApiKey(TENANT_A);
+      await ok(s.stores.apiKeys.insert(key));
+      for (let i = 0; i < 3; i++) expect((await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))?.revokedAt).toBeNull();
+      return key;
+    };
+
+    it('a revocation through this store is seen by the very next lookup', async () => {
+      const s = openStore(freshDbPath());
+      const key = await warmKey(s);
+      await ok(s.stores.apiKeys.revoke(TENANT_A, key.id, at(5)));
+      expect((await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))?.revokedAt).toBe(at(5));
+    });
+
+    it('a lookup made between the revoking statement and its commit is not kept past the commit', async () => {
+      const s = openStore(freshDbPath());
+      const key = await warmKey(s);
+      let during: string | null | undefined;
+      await ok(
+        s.uow.transaction((tx) =>
+          pipe(
+            tx.apiKeys.revoke(TENANT_A, key.id, at(5)),
+            // Not committed yet: the read connection still sees the key unrevoked, and caches it.
+            TE.chain(() => s.stores.apiKeys.findBySecretHash(key.secretHash)),
+            TE.map((k) => void (during = k?.revokedAt)),
+          ),
+        ),
+      );
+      expect(during).toBeNull();
+      expect((await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))?.revokedAt).toBe(at(5));
+    });
+
+    it('a revocation committed by another connection (another process, another store) is seen at once', async () => {
+      const file = freshDbPath();
+      const s = openStore(file);
+      const other = openStore(file);
+      const key = await warmKey(s);
+      await ok(other.stores.apiKeys.revoke(TENANT_A, key.id, at(5)));
+      expect((await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))?.revokedAt).toBe(at(5));
+      // And by a bare driver connection, as `sqlite3` on the command line would.
+      const key2 = await warmKey(s);
+      const raw = new Database(file);
+      try {
+        raw.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(at(6), key2.id);
+      } finally {
+        raw.close();
+      }
+      expect((await ok(s.stores.apiKeys.findBySecretHash(key2.secretHash)))?.revokedAt).toBe(at(6));
+    });
+
+    it('a revocation rolled back leaves the key valid, and unknown hashes are answered null every time', async () => {
+      const s = openStore(freshDbPath());
+      const key = await warmKey(s);
+      await fails(
+        s.uow.transaction((tx) => pipe(tx.apiKeys.revoke(TENANT_A, key.id, at(5)), TE.chainW(() => TE.left('changed my mind')))),
+      );
+      expect((await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))?.revokedAt).toBeNull();
+      for (let i = 0; i < 2; i++) expect(await ok(s.stores.apiKeys.findBySecretHash('f'.repeat(64)))).toBeNull();
     });
   });
 
