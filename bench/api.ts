@@ -1,5 +1,5 @@
 /**
- * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile]`
+ * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent]`
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
@@ -31,6 +31,9 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     profile: { type: 'boolean', default: false },
+    // Which create-request scenarios to run: `plain`, `idempotent` (with an Idempotency-Key), or both. One
+    // alone makes a profile (--profile) of that path only.
+    scenarios: { type: 'string', default: 'plain,idempotent' },
     // The server's ESIG_LOG_LEVEL; unset, the server's default (info: a line per request on stdout).
     'log-level': { type: 'string' },
     // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
@@ -40,6 +43,11 @@ const { values } = parseArgs({
   },
 });
 const duration = Number(values.duration);
+const wanted = values.scenarios!.split(',').map((x) => x.trim());
+if (wanted.length === 0 || wanted.some((x) => x !== 'plain' && x !== 'idempotent')) {
+  console.error('--scenarios is a comma-separated list of plain and idempotent');
+  process.exit(2);
+}
 const connections = Number(values.connections);
 if (values.db !== 'sqlite' && values.db !== 'postgres') {
   console.error('--db is sqlite or postgres (postgres also runs sqlite, for comparison)');
@@ -183,7 +191,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     // Each scenario right after a baseline run of its own: on a shared machine the load of other work changes
     // from minute to minute, and a ratio is only meaningful between two figures taken under the same load.
     const paired: Figures[] = [];
-    for (const idempotent of [false, true]) {
+    for (const idempotent of [false, true].filter((i) => wanted.includes(i ? 'idempotent' : 'plain'))) {
       const docs = await seedDocuments(config, principal, capacity);
       const base = await measureBare(`  baseline, just before`);
       const pgUrl = config.database.kind === 'postgres' ? config.database.url : null;
