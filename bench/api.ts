@@ -1,5 +1,5 @@
 /**
- * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent]`
+ * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent --workers none|in-process]`
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
@@ -34,6 +34,9 @@ const { values } = parseArgs({
     // Which create-request scenarios to run: `plain`, `idempotent` (with an Idempotency-Key), or both. One
     // alone makes a profile (--profile) of that path only.
     scenarios: { type: 'string', default: 'plain,idempotent' },
+    // The server's ESIG_WORKERS: `none` (an API process, as in a scale-out deployment) or `in-process`
+    // (the default configuration of `npm start`: the workers run beside the API in the same process).
+    workers: { type: 'string', default: 'none' },
     // The server's ESIG_LOG_LEVEL; unset, the server's default (info: a line per request on stdout).
     'log-level': { type: 'string' },
     // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
@@ -44,6 +47,10 @@ const { values } = parseArgs({
 });
 const duration = Number(values.duration);
 const wanted = values.scenarios!.split(',').map((x) => x.trim());
+if (values.workers !== 'none' && values.workers !== 'in-process') {
+  console.error('--workers is none or in-process');
+  process.exit(2);
+}
 if (wanted.length === 0 || wanted.some((x) => x !== 'plain' && x !== 'idempotent')) {
   console.error('--scenarios is a comma-separated list of plain and idempotent');
   process.exit(2);
@@ -172,9 +179,10 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     ...(values['log-level'] === undefined ? {} : { ESIG_LOG_LEVEL: values['log-level'] }),
     ESIG_RATE_LIMIT_KEY: '100000000',
     ESIG_RATE_LIMIT_ORG: '100000000',
-    // The API process alone, as each API process of a scale-out deployment runs: otherwise the in-process
-    // workers would be dispatching the seeded documents' events while the API is being measured.
-    ESIG_WORKERS: 'none',
+    // By default the API process alone, as each API process of a scale-out deployment runs; with
+    // `--workers in-process`, the default configuration, whose workers also dispatch the seeded documents'
+    // events while the API is being measured.
+    ESIG_WORKERS: values.workers,
   };
   const config = loadConfig(env);
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
@@ -233,7 +241,7 @@ const measureBare = (name: string, overallRate?: number) =>
 const halfLoad: Figures[] = [];
 let dropDatabase = async () => undefined as void;
 try {
-  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process; server from ${serverRoot}\n`);
+  process.stdout.write(`esig bench:api — ${connections} connections, ${duration} s per scenario; server and baseline each in their own process; workers ${values.workers}; server from ${serverRoot}\n`);
   const figures: Figures[] = [];
   const bareBefore = cpuMsOf([bare.child.pid!]).get(bare.child.pid!) ?? 0;
   figures.push(await measureBare('bare Express handler (baseline)'));
