@@ -53,8 +53,11 @@ export const createKeyCache = (write: Conn, size: number = KEY_CACHE_SIZE): KeyC
       const loaded = load();
       if (E.isLeft(loaded) || loaded.right === null) return loaded;
       if (entries.size >= size) entries.delete(entries.keys().next().value!);
-      entries.set(secretHash, { key: loaded.right, ...now });
-      return loaded;
+      // Every later hit hands out this same object: frozen, so that no caller can change (widen the scopes
+      // of, un-revoke) the key for the others.
+      const key = Object.freeze({ ...loaded.right, scopes: Object.freeze([...loaded.right.scopes]) });
+      entries.set(secretHash, { key, ...now });
+      return E.right(key);
     },
     revoking: () => {
       revokedInTransaction = true;

@@ -368,6 +368,18 @@ describe('sqlite adapter', () => {
       expect((await ok(s.stores.apiKeys.findBySecretHash(key2.secretHash)))?.revokedAt).toBe(at(6));
     });
 
+    it('hands out frozen keys: a caller cannot widen or un-revoke the cached key for the next one', async () => {
+      const s = openStore(freshDbPath());
+      const key = await warmKey(s);
+      await ok(s.stores.apiKeys.revoke(TENANT_A, key.id, at(5)));
+      const got = (await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))!;
+      expect(() => ((got as { revokedAt: string | null }).revokedAt = null)).toThrow(TypeError);
+      expect(() => (got.scopes as string[]).push('*')).toThrow(TypeError);
+      const again = (await ok(s.stores.apiKeys.findBySecretHash(key.secretHash)))!;
+      expect(again.revokedAt).toBe(at(5));
+      expect(again.scopes).toEqual(key.scopes);
+    });
+
     it('a revocation rolled back leaves the key valid, and unknown hashes are answered null every time', async () => {
       const s = openStore(freshDbPath());
       const key = await warmKey(s);
