@@ -1,5 +1,5 @@
 import type express from 'express';
-import type { ClientMetadataFetcher, Clock, Crypto, CursorSigner, IdGenerator, MailTransport, PageLimits, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { ClientMetadataFetcher, Clock, Crypto, CursorSigner, IdGenerator, KeyAdmission, MailTransport, PageLimits, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 
 /** Structured logging; the composition root decides where lines go. */
 export interface Logger {
@@ -22,6 +22,11 @@ export interface EsigHttpDeps {
   readonly pageLimits: PageLimits;
   readonly cursors: CursorSigner;
   readonly rateLimiter: RateLimiter;
+  /**
+   * Finds a request's API key and counts the call against its limits in one step, where the store can (on
+   * PostgreSQL, one statement). Without it, `composeKeyAdmission(stores.apiKeys, rateLimiter)`.
+   */
+  readonly keyAdmission?: KeyAdmission;
   readonly logger: Logger;
   /** The mail transport for a tenant: live mail to recipients, test mail to the test sink only. */
   readonly mail: (tenant: Tenant) => MailTransport;

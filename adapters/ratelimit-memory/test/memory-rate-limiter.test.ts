@@ -1,4 +1,6 @@
-import { createManualClock } from '@esig/testkit';
+import { composeKeyAdmission } from '@esig/core';
+import { createManualClock, createMemoryStores } from '@esig/testkit';
+import { describeKeyAdmissionContract } from '@esig/testkit/key-admission-contract';
 import { describeRateLimiterContract } from '@esig/testkit/rate-limiter-contract';
 import { describe, expect, it } from 'vitest';
 import { createMemoryRateLimiter } from '../src/index.js';
@@ -7,6 +9,13 @@ import { createMemoryRateLimiter } from '../src/index.js';
 describeRateLimiterContract('in memory', (windowMs, clock) => {
   const limiter = createMemoryRateLimiter(clock, windowMs);
   return [limiter, limiter];
+});
+
+// The two-step KeyAdmission the SQLite server uses: keys from a store, calls counted by this limiter.
+describeKeyAdmissionContract('composed: an ApiKeyStore and the in-memory limiter', (windowMs, clock) => {
+  const rateLimiter = createMemoryRateLimiter(clock, windowMs);
+  const { apiKeys } = createMemoryStores().stores;
+  return { apiKeys, rateLimiter, admissions: [composeKeyAdmission(apiKeys, rateLimiter)] };
 });
 
 describe('createMemoryRateLimiter', () => {

@@ -27,10 +27,10 @@ const NewApiKey = t.type({
   revokedAt: nullable(Timestamp),
 });
 
-const COLUMNS = 'id, org_id, mode, name, prefix, secret_hash, scopes, created_at, revoked_at';
+export const COLUMNS = 'id, org_id, mode, name, prefix, secret_hash, scopes, created_at, revoked_at';
 const TABLE: KeysetTable = { table: 'api_keys', columns: COLUMNS };
 
-const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
+export const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
 
 /** Every authenticated request runs this: prepared (a unique-key lookup, one plan at any size). */
 const FIND_BY_SECRET_HASH = prepared('api_keys_by_secret_hash', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`);

@@ -1,4 +1,4 @@
-import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import type { Clock, KeyAdmission, RateLimiter, Stores, UnitOfWork } from '@esig/core';
 import { createJobSignal, noticingNewJobs } from '@esig/core';
 import pg from 'pg';
 import { TYPES } from './connection.js';
@@ -6,6 +6,7 @@ import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
 import type { NotifyHandler } from './notify.js';
 import { createListener, notify } from './notify.js';
 import { createPgRateLimiter } from './rate-limiter.js';
+import { createPgKeyAdmission } from './key-admission.js';
 import { bindStores } from './stores.js';
 import { createUnitOfWork, poolConn } from './unit-of-work.js';
 
@@ -28,6 +29,11 @@ export interface PostgresStore {
    * database's clock unless `clock` is given (tests).
    */
   readonly rateLimiter: (windowMs: number, clock?: Clock) => RateLimiter;
+  /**
+   * The KeyAdmission over the same windows as `rateLimiter(windowMs)`: a request's API key found and its
+   * call counted in one statement (one round trip instead of two on every authenticated request).
+   */
+  readonly keyAdmission: (windowMs: number, clock?: Clock) => KeyAdmission;
   /**
    * Calls `listener` right after each commit of this process (through `uow` or a top-level write) that
    * enqueued or revived a job, without the round trip through the database; jobs enqueued by other
@@ -122,6 +128,7 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
     uow,
     onNewJobs: newJobs.subscribe,
     rateLimiter: (windowMs, clock) => createPgRateLimiter(pool, windowMs, clock),
+    keyAdmission: (windowMs, clock) => createPgKeyAdmission(pool, windowMs, clock),
     migrate: () => withOwnClient((c) => migrate(c)),
     schemaVersion: () => schemaVersion(pool),
     listen: (channel, onNotify) => listener.listen(channel, onNotify),

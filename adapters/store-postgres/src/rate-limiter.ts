@@ -15,16 +15,29 @@ const BucketRow = t.type({
   allowed: t.boolean,
   now_ms: Int8,
 });
-type BucketRow = t.TypeOf<typeof BucketRow>;
+export type BucketRow = t.TypeOf<typeof BucketRow>;
 
 // Prepared: every request runs it (the function's own statements are planned once per session anyway).
 const CONSUME = prepared('rate_limit_consume', 'SELECT * FROM esig_rate_limit_consume($1::text[], $2::integer[], $3::bigint, $4::bigint)');
 const SWEEP_SQL = 'SELECT esig_rate_limit_sweep($1::bigint)';
 
 /** Attempts of one `consume` that lost a race the server broke (deadlock, lock timeout) before giving up. */
-const ATTEMPTS = 3;
+export const ATTEMPTS = 3;
 
-const decodeRows = (rows: readonly unknown[]): readonly BucketRow[] =>
+/**
+ * Removes buckets idle for a whole window, at most once a window per limiter: best effort, off the request's
+ * path (a failed sweep leaves rows for the next one).
+ */
+export const createSweeper = (pool: pg.Pool, windowMs: number) => {
+  let lastSweep = Number.NEGATIVE_INFINITY;
+  return (now: number): void => {
+    if (now - lastSweep < windowMs) return;
+    lastSweep = now;
+    pool.query(SWEEP_SQL, [now - windowMs]).catch(() => undefined);
+  };
+};
+
+export const decodeRows = (rows: readonly unknown[]): readonly BucketRow[] =>
   rows.map((row) => {
     const r = decode(BucketRow, 'esig_rate_limit_consume row')(row);
     // The RowDecodeError itself: this port reports failures by rejecting.
@@ -47,14 +60,7 @@ const decodeRows = (rows: readonly unknown[]): readonly BucketRow[] =>
  */
 export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clock): RateLimiter => {
   if (!(windowMs > 0)) throw new RangeError(`windowMs must be positive, got ${windowMs}`);
-  let lastSweep = Number.NEGATIVE_INFINITY;
-
-  const sweep = (now: number) => {
-    if (now - lastSweep < windowMs) return;
-    lastSweep = now;
-    // Best effort, off the request's path: a failed sweep leaves rows for the next one.
-    pool.query(SWEEP_SQL, [now - windowMs]).catch(() => undefined);
-  };
+  const sweep = createSweeper(pool, windowMs);
 
   const decideOnce = async (buckets: readonly RateBucket[]): Promise<RateDecision> => {
     // One row per bucket id. A bucket named twice is held to its lower limit (the one that refuses first);

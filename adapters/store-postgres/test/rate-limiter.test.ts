@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createManualClock } from '@esig/testkit';
+import { describeKeyAdmissionContract } from '@esig/testkit/key-admission-contract';
 import { describeRateLimiterContract } from '@esig/testkit/rate-limiter-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
@@ -29,6 +30,13 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
 
   // Two pools on one database stand for two processes; each call is a round trip, so fewer property runs.
   describeRateLimiterContract('PostgreSQL, two processes', (windowMs, clock) => [a.rateLimiter(windowMs, clock), b.rateLimiter(windowMs, clock)], { runScale: 0.15 });
+
+  // The one-statement KeyAdmission, on the same windows as the rate limiter.
+  describeKeyAdmissionContract('PostgreSQL, one statement, two processes', (windowMs, clock) => ({
+    apiKeys: a.stores.apiKeys,
+    rateLimiter: b.rateLimiter(windowMs, clock),
+    admissions: [a.keyAdmission(windowMs, clock), b.keyAdmission(windowMs, clock)],
+  }));
 
   const hitsOf = async (bucket: string): Promise<number> => {
     const r = await a.pool.query<{ n: string }>('SELECT count(*) AS n FROM rate_limit_hits WHERE bucket = $1', [bucket]);

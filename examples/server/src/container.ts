@@ -57,6 +57,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
     ),
   );
   c.register(T.RateLimiter, once((r) => db.rateLimiter(config.rateLimit.windowS * 1000, r.resolve(T.Clock))));
+  c.register(T.KeyAdmission, once((r) => db.keyAdmission(config.rateLimit.windowS * 1000, r.resolve(T.RateLimiter))));
   c.register(
     T.Mail,
     once((r) => {
@@ -103,6 +104,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
       pageLimits: config.pageLimits,
       cursors: r.resolve(T.Cursors),
       rateLimiter: r.resolve(T.RateLimiter),
+      keyAdmission: r.resolve(T.KeyAdmission),
       logger: r.resolve(T.Logger),
       mail: r.resolve(T.Mail),
       reminderIntervalMs: config.reminderIntervalMs,

@@ -1,4 +1,5 @@
-import type { Clock, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import type { Clock, KeyAdmission, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import { composeKeyAdmission } from '@esig/core';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
 import { JOBS_CHANNEL, openPostgresStore } from '@esig/store-postgres';
 import { openSqliteStore } from '@esig/store-sqlite';
@@ -14,6 +15,11 @@ export interface Database {
    * by every API process, for several.
    */
   rateLimiter(windowMs: number, clock: Clock): RateLimiter;
+  /**
+   * A request's API key found and its call counted against `rateLimiter`'s windows: in two steps on SQLite
+   * (whose key lookups are cached in memory), in one statement on PostgreSQL.
+   */
+  keyAdmission(windowMs: number, rateLimiter: RateLimiter): KeyAdmission;
   /**
    * Calls `onWork` right after a transaction of this process that enqueued a job commits and, with
    * PostgreSQL, when another process enqueues one (LISTEN/NOTIFY); resolves, once listening, to a function
@@ -34,6 +40,7 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
       stores: db.stores,
       uow: db.uow,
       rateLimiter: (windowMs, clock) => createMemoryRateLimiter(clock, windowMs),
+      keyAdmission: (_windowMs, rateLimiter) => composeKeyAdmission(db.stores.apiKeys, rateLimiter),
       onNewJobs: async (onWork) => {
         const stop = db.onNewJobs(onWork);
         return async () => stop();
@@ -50,6 +57,8 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
     uow: db.uow,
     // The database's clock, so every process counts in the same time.
     rateLimiter: (windowMs) => db.rateLimiter(windowMs),
+    // The same windows as `rateLimiter`, which live in the database.
+    keyAdmission: (windowMs) => db.keyAdmission(windowMs),
     onNewJobs: async (onWork) => {
       const stopLocal = db.onNewJobs(onWork);
       const stopListening = await db.listen(JOBS_CHANNEL, () => onWork()).catch((e: unknown) => {

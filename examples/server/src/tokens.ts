@@ -1,5 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
-import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandlers, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
+import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandlers, KeyAdmission, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 import type { PdfWorkerPool } from '@esig/pdf-pdflib';
 import type { Database } from './database.js';
 import type { EsigApp, EsigHttpDeps, Logger } from '@esig/http-express';
@@ -23,6 +23,7 @@ export const T = {
   Stamps: Symbol('StampPreflight') as InjectionToken<StampPreflight>,
   Cursors: Symbol('CursorSigner') as InjectionToken<CursorSigner>,
   RateLimiter: Symbol('RateLimiter') as InjectionToken<RateLimiter>,
+  KeyAdmission: Symbol('KeyAdmission') as InjectionToken<KeyAdmission>,
   Renderer: Symbol('DocumentRenderer') as InjectionToken<DocumentRenderer>,
   Mail: Symbol('MailRouter') as InjectionToken<(tenant: Tenant) => MailTransport>,
   JobHandlers: Symbol('JobHandlers') as InjectionToken<JobHandlers>,

@@ -52,12 +52,14 @@ export type * from './ports/webhook-endpoint-store.js';
 export type * from './ports/webhook-delivery-store.js';
 export type * from './ports/api-log-store.js';
 export type * from './ports/rate-limiter.js';
+export type * from './ports/key-admission.js';
 export type * from './ports/pdf-inspector.js';
 export type * from './ports/document-renderer.js';
 export type * from './ports/stamp-preflight.js';
 export type * from './ports/mail-transport.js';
 export type * from './ports/webhook-sender.js';
 export * from './compose-stores.js';
+export * from './compose-key-admission.js';
 /** The sliding-window arithmetic a `RateLimiter` adapter decides with (see @esig/testkit's rate limiter contract). */
 export * as rateLimit from './rate-limit.js';
 
@@ -71,6 +73,7 @@ export type { PageRequest } from './use-cases/list-page.js';
 
 // ---- API keys ------------------------------------------------------------------------------------------
 export * from './use-cases/authenticate.js';
+export * from './use-cases/admit-api-key.js';
 export type { IssuedKey } from './use-cases/issue-api-key.js';
 export * from './use-cases/bootstrap-key.js';
 export * from './use-cases/create-api-key.js';

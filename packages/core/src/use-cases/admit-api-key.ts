@@ -1,0 +1,42 @@
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { DomainError } from '../errors.js';
+import { unauthenticated } from '../errors.js';
+import type { Principal } from '../model/principal.js';
+import type { Crypto } from '../ports/crypto.js';
+import type { KeyAdmission, KeyLimits } from '../ports/key-admission.js';
+import type { RateDecision } from '../ports/rate-limiter.js';
+import { API_KEY_PATTERN } from './authenticate.js';
+
+export interface Admitted {
+  readonly principal: Principal;
+  /** The call, counted against the key's and its organization's limits (it may have been refused). */
+  readonly decision: RateDecision;
+}
+
+/**
+ * `authenticate` for an API key secret, with the call counted against the key's limits in the same step
+ * (see the KeyAdmission port): the principal and the rate decision, or Unauthenticated for a malformed,
+ * unknown or revoked key, which is charged nothing. The stored digest is compared again in constant time.
+ *
+ * @example
+ * const r = await admitApiKey(deps)('esig_test_…', { perKey: 600, perOrg: 3000 })();
+ * if (E.isRight(r) && !r.right.decision.allowed) answer429(r.right.decision);
+ */
+export const admitApiKey =
+  (deps: { readonly keyAdmission: KeyAdmission; readonly crypto: Crypto }) =>
+  (secret: string, limits: KeyLimits): TE.TaskEither<DomainError, Admitted> => {
+    if (!API_KEY_PATTERN.test(secret)) return TE.left(unauthenticated('The API key is malformed.'));
+    const digest = deps.crypto.sha256Hex(secret);
+    return pipe(
+      deps.keyAdmission.admit(digest, limits),
+      TE.chainW(({ key, decision }) =>
+        key === null || !deps.crypto.timingSafeEqual(key.secretHash, digest) || key.revokedAt !== null || decision === null
+          ? TE.left(unauthenticated('The API key is unknown or revoked.'))
+          : TE.right<DomainError, Admitted>({
+              principal: { tenant: { orgId: key.orgId, mode: key.mode }, scopes: key.scopes, credential: { kind: 'api_key', keyId: key.id } },
+              decision,
+            }),
+      ),
+    );
+  };
