@@ -1,3 +1,4 @@
+import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { DomainError } from '../errors.js';
@@ -6,7 +7,7 @@ import type { Principal } from '../model/principal.js';
 import type { Crypto } from '../ports/crypto.js';
 import type { KeyAdmission, KeyLimits } from '../ports/key-admission.js';
 import type { RateDecision } from '../ports/rate-limiter.js';
-import { API_KEY_PATTERN } from './authenticate.js';
+import { API_KEY_PATTERN, keyPrincipal } from './authenticate.js';
 
 export interface Admitted {
   readonly principal: Principal;
@@ -30,13 +31,12 @@ export const admitApiKey =
     const digest = deps.crypto.sha256Hex(secret);
     return pipe(
       deps.keyAdmission.admit(digest, limits),
-      TE.chainW(({ key, decision }) =>
-        key === null || !deps.crypto.timingSafeEqual(key.secretHash, digest) || key.revokedAt !== null || decision === null
-          ? TE.left(unauthenticated('The API key is unknown or revoked.'))
-          : TE.right<DomainError, Admitted>({
-              principal: { tenant: { orgId: key.orgId, mode: key.mode }, scopes: key.scopes, credential: { kind: 'api_key', keyId: key.id } },
-              decision,
-            }),
+      TE.chainEitherKW(({ key, decision }) =>
+        pipe(
+          keyPrincipal(deps.crypto, digest)(key),
+          // A usable key is always charged; a store that charged nothing is not trusted with it either.
+          E.chain((principal): E.Either<DomainError, Admitted> => (decision === null ? E.left(unauthenticated('The API key is unknown or revoked.')) : E.right({ principal, decision }))),
+        ),
       ),
     );
   };

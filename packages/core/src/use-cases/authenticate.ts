@@ -1,7 +1,9 @@
+import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { DomainError } from '../errors.js';
 import { unauthenticated } from '../errors.js';
+import type { ApiKey } from '../model/api-key.js';
 import type { OAuthGrant, OAuthToken } from '../model/oauth.js';
 import type { Principal } from '../model/principal.js';
 import type { Clock } from '../ports/clock.js';
@@ -61,12 +63,16 @@ export const authenticate =
     if (secret.startsWith('esig_oat_')) return authenticateAccessToken(deps)(secret);
     if (!API_KEY_PATTERN.test(secret)) return TE.left(unauthenticated('The API key is malformed.'));
     const digest = deps.crypto.sha256Hex(secret);
-    return pipe(
-      deps.stores.apiKeys.findBySecretHash(digest),
-      TE.chainW((key) =>
-        key === null || !deps.crypto.timingSafeEqual(key.secretHash, digest) || key.revokedAt !== null
-          ? TE.left(unauthenticated('The API key is unknown or revoked.'))
-          : TE.right<DomainError, Principal>({ tenant: { orgId: key.orgId, mode: key.mode }, scopes: key.scopes, credential: { kind: 'api_key', keyId: key.id } }),
-      ),
-    );
+    return pipe(deps.stores.apiKeys.findBySecretHash(digest), TE.chainEitherKW(keyPrincipal(deps.crypto, digest)));
   };
+
+/**
+ * The principal of the key found for `digest` (the SHA-256 of the presented secret): refused when there is
+ * none, when the stored digest differs (compared again, in constant time), or when the key is revoked.
+ */
+export const keyPrincipal =
+  (crypto: Crypto, digest: string) =>
+  (key: ApiKey | null): E.Either<DomainError, Principal> =>
+    key === null || !crypto.timingSafeEqual(key.secretHash, digest) || key.revokedAt !== null
+      ? E.left(unauthenticated('The API key is unknown or revoked.'))
+      : E.right({ tenant: { orgId: key.orgId, mode: key.mode }, scopes: key.scopes, credential: { kind: 'api_key', keyId: key.id } });
