@@ -56,7 +56,7 @@ export const createUnitOfWork = (
   onNewJobs: () => void = () => undefined,
   /**
    * When a transaction (a group) has ended, committed, rolled back or lost, before anyone in it is answered:
-   * the API-key cache's second invalidation after a revocation.
+   * where the API-key cache drops its entries after a revocation (key-cache.ts).
    */
   onTransactionEnd: () => void = () => undefined,
 ): UnitOfWork => {
