@@ -17,7 +17,12 @@ export const keyBuckets = (key: { readonly id: string; readonly orgId: string },
  * charged. Two steps where the stores are apart; a store holding both may provide its own in one.
  *
  * @example
- * const admission = composeKeyAdmission(db.stores.apiKeys, createMemoryRateLimiter(clock, 60_000));
+ * // The limiter would be createMemoryRateLimiter(systemClock, 60_000) from @esig/ratelimit-memory; this one admits all.
+ * const admission = composeKeyAdmission(openSqliteStore({ path }).stores.apiKeys, {
+ *   consume: () => async () => ({ allowed: true, limit: 600, remaining: 599, resetS: 60, retryAfterS: 0 }),
+ * });
+ * const { key, decision } = await admission.admit(deps.crypto.sha256Hex('esig_test_…'), { perKey: 600, perOrg: 3000 })().then(E.getOrElseW(() => ({ key: null, decision: null })));
+ * console.log(key?.id ?? 'no such key', decision?.allowed);
  */
 export const composeKeyAdmission = (apiKeys: ApiKeyStore, rateLimiter: RateLimiter): KeyAdmission => ({
   admit: (secretHash, limits) =>

@@ -21,8 +21,11 @@ export interface Admitted {
  * unknown or revoked key, which is charged nothing. The stored digest is compared again in constant time.
  *
  * @example
- * const r = await admitApiKey(deps)('esig_test_…', { perKey: 600, perOrg: 3000 })();
- * if (E.isRight(r) && !r.right.decision.allowed) answer429(r.right.decision);
+ * const keyAdmission = composeKeyAdmission(deps.stores.apiKeys, {
+ *   consume: () => async () => ({ allowed: false, limit: 600, remaining: 0, resetS: 12, retryAfterS: 12 }),
+ * });
+ * const r = await admitApiKey({ keyAdmission, crypto: deps.crypto })('esig_test_…', { perKey: 600, perOrg: 3000 })();
+ * if (E.isRight(r) && !r.right.decision.allowed) console.log(`429, Retry-After: ${r.right.decision.retryAfterS}`);
  */
 export const admitApiKey =
   (deps: { readonly keyAdmission: KeyAdmission; readonly crypto: Crypto }) =>
