@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomFillSync, randomInt, timingSafeEqual as nodeTimingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomInt, timingSafeEqual as nodeTimingSafeEqual } from 'node:crypto';
+import { pooledRandomBytes } from './random.js';
 import type { Clock, Crypto, IdGenerator, IdPrefix } from '@esig/core';
 
 /** The machine's clock. */
@@ -29,26 +30,6 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
  * one plus one), so ids made by one process sort in creation order, which keeps the (createdAt, id)
  * keyset order equal to insertion order.
  */
-/**
- * Random bytes drawn from the operating system a few kilobytes at a time: every API call makes several
- * ids, and one system call per id (16 bytes) was a measurable share of a request. The bytes are the same
- * CSPRNG output either way; each is handed out once.
- */
-const pooledRandomBytes = (() => {
-  const pool = Buffer.alloc(4096);
-  let used = pool.length;
-  return (n: number): Uint8Array => {
-    if (n > pool.length) return randomFillSync(Buffer.alloc(n));
-    if (used + n > pool.length) {
-      randomFillSync(pool);
-      used = 0;
-    }
-    // A copy: the pool's bytes are overwritten on the next refill.
-    const out = Uint8Array.prototype.slice.call(pool, used, used + n);
-    used += n;
-    return out;
-  };
-})();
 
 export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Array = pooledRandomBytes): IdGenerator => {
   let lastTime = -1;

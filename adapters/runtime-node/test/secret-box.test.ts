@@ -18,6 +18,14 @@ describe('createAesGcmSecretBox', () => {
     );
   });
 
+  it('never repeats an IV, across many refills of the random pool', () => {
+    const box = createAesGcmSecretBox(key(1));
+    // 4 KiB of pool is 341 IVs: 5,000 seals refill it a dozen times and cross its edges.
+    const ivs = Array.from({ length: 5_000 }, () => box.seal('same text').split('.')[1]!);
+    expect(new Set(ivs).size).toBe(ivs.length);
+    for (const iv of ivs.slice(0, 3)) expect(Buffer.from(iv, 'base64url')).toHaveLength(12);
+  });
+
   it('refuses a tampered value and a value sealed under another key', () => {
     const box = createAesGcmSecretBox(key(1));
     const sealed = box.seal('whsec_example');
