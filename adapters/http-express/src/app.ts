@@ -5,7 +5,7 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import type { DomainError, Principal, RateDecision, StoredResponse } from '@esig/core';
-import { admitApiKey, authenticate, canonicalJson, composeKeyAdmission, credentialId, execute, executeIdempotently, fingerprintSource, hasScope, keyIdOf, insufficientScope, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import { admitApiKey, authenticate, canonicalJson, composeKeyAdmission, credentialId, execute, principalBuckets, executeIdempotently, fingerprintSource, hasScope, keyIdOf, insufficientScope, isValidIdempotencyKey, validationFailed } from '@esig/core';
 import { UploadForm } from './codecs.js';
 import { decode, decodeEach } from './decode.js';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
@@ -174,9 +174,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     }
     if (decision === null) {
       const p = locals(res).principal;
-      const buckets = p
-        ? [{ id: credentialId(p.credential), limit: opts.rateLimit.perKey }, { id: `org:${p.tenant.orgId}`, limit: opts.rateLimit.perOrg }]
-        : [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perKey }];
+      const buckets = p ? principalBuckets(p, keyLimits) : [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perKey }];
       decision = await deps.rateLimiter.consume(buckets)();
     }
     res.setHeader('X-RateLimit-Limit', String(decision.limit));

@@ -13,7 +13,8 @@ const KEY_COLUMNS = COLUMNS.split(', ')
 /**
  * The key and, only when it is not revoked, its call counted in `esig_rate_limit_consume` (migration 0004),
  * in one statement. A revoked key passes no buckets (NULL), so the function counts nothing and answers no
- * rows. The key's bucket `key:<id>` sorts before its org's `org:<orgId>` ("C" collation: k < o), which is
+ * rows. The buckets are named as the core's `principalBuckets` names them, so calls counted here and through
+ * the rate limiter share their windows (the contract suite checks it). The key's bucket `key:<id>` sorts before its org's `org:<orgId>` ("C" collation: k < o), which is
  * the order every caller locks buckets in. Rows: none for an unknown key, one with no bucket for a revoked
  * one, one per bucket for a live one.
  */

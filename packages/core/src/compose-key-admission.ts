@@ -2,14 +2,20 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { StoreError } from './errors.js';
 import { storeFailure } from './errors.js';
+import type { Principal } from './model/principal.js';
+import { credentialId } from './model/principal.js';
 import type { ApiKeyStore } from './ports/api-key-store.js';
 import type { Admission, KeyAdmission, KeyLimits } from './ports/key-admission.js';
 import type { RateBucket, RateLimiter } from './ports/rate-limiter.js';
 
-/** The bucket ids of a key's limits, as every KeyAdmission names them. */
-export const keyBuckets = (key: { readonly id: string; readonly orgId: string }, limits: KeyLimits): RateBucket[] => [
-  { id: `key:${key.id}`, limit: limits.perKey },
-  { id: `org:${key.orgId}`, limit: limits.perOrg },
+/**
+ * The buckets a caller's calls count against: its credential's own (`key:<id>`, `grant:<id>`, …, see
+ * `credentialId`) and its organization's (`org:<orgId>`). The HTTP adapter charges every authenticated call
+ * to these, and every KeyAdmission names an API key's buckets the same way, so both count in one window.
+ */
+export const principalBuckets = (p: Pick<Principal, 'credential' | 'tenant'>, limits: KeyLimits): RateBucket[] => [
+  { id: credentialId(p.credential), limit: limits.perKey },
+  { id: `org:${p.tenant.orgId}`, limit: limits.perOrg },
 ];
 
 /**
@@ -33,7 +39,7 @@ export const composeKeyAdmission = (apiKeys: ApiKeyStore, rateLimiter: RateLimit
           ? TE.right({ key, decision: null })
           : pipe(
               // The RateLimiter port reports a failure by rejecting.
-              TE.tryCatch(rateLimiter.consume(keyBuckets(key, limits)), storeFailure),
+              TE.tryCatch(rateLimiter.consume(principalBuckets({ credential: { kind: 'api_key', keyId: key.id }, tenant: { orgId: key.orgId, mode: key.mode } }, limits)), storeFailure),
               TE.map((decision) => ({ key, decision })),
             ),
       ),
