@@ -5,6 +5,14 @@ import type { Crypto } from './ports/crypto.js';
 export const MAX_DELIVERY_ATTEMPTS = 8;
 /** Gaps before attempts 2..8 (CONTRACT: ≈ 1 min, 5 min, 15 min, 45 min, 2 h, 4 h, 8 h; ≈ 15 h in all). */
 export const RETRY_GAPS_MS: readonly number[] = [60_000, 300_000, 900_000, 2_700_000, 7_200_000, 14_400_000, 28_800_000];
+/**
+ * An event with at most this many subscribed endpoints gets its deliveries (and their first attempts' jobs)
+ * in the very transaction that records it; with more, one `webhook.dispatch` job fans it out later, so an API
+ * write never grows with the number of an org's endpoints. Most orgs have one or two: for them an event is
+ * one job, not two.
+ */
+export const MAX_INLINE_FANOUT = 3;
+
 /** Receiver answer time limit (spec: 10 s). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Final failures in a row that disable an endpoint (CONTRACT: 5). */

@@ -4,7 +4,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ApiScope, DomainError, DomainEvent, EventType, Principal, Tenant, WebhookDelivery, WebhookEndpoint } from '@esig/core';
-import { API_SCOPES, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
+import { API_SCOPES, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, MAX_INLINE_FANOUT, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
 import { recordEvent, webhookBody } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT } from './arbitraries.js';
 import type { Reply } from './fakes.js';
@@ -24,14 +24,14 @@ const endpoint = async (w: World, o: { url?: string; events?: EventType[]; p?: P
   return { ...created, receiver };
 };
 
-/** Records an event as every use case does (outbox, and its dispatch job when someone subscribes). */
+/** Records an event as every use case does (outbox, and its deliveries or dispatch job when someone subscribes). */
 const emit = async (w: World, type: EventType = 'request.completed', tenant: Tenant = TENANT): Promise<DomainEvent> => {
   const event: DomainEvent = { id: w.h.ids.next('evt'), orgId: tenant.orgId, mode: tenant.mode, type, createdAt: now(w), data: { request_id: 'req_1', status: 'COMPLETED' }, redeliveryOf: null };
   await right(w.h.uow.transaction((tx) => recordEvent(tx, w.h.ids, event)));
   return event;
 };
 
-/** Runs the due dispatch jobs, as the worker would. */
+/** Runs the due dispatch jobs, as the worker would (an event has one when it has more than MAX_INLINE_FANOUT subscribers). */
 const dispatchDue = async (w: World) => {
   for (const job of await claim(w, ['webhook.dispatch'], now(w))) await runOk(w, handleWebhookDispatch(w.deps), job);
 };
@@ -357,11 +357,14 @@ describe('handleWebhookDispatch', () => {
   });
 
   it('fans an event out exactly once to each enabled endpoint of its org and mode subscribed to its type', async () => {
+    const fanouts = new Set<string>();
     const types: EventType[] = ['request.completed', 'request.sent', 'signer.signed'];
     const tenants: Tenant[] = [TENANT, ...OTHER_TENANTS];
     const endpointSpec = fc.record({ tenant: fc.nat(tenants.length - 1), events: fc.subarray(types, { minLength: 1 }), enabled: fc.boolean() });
     await fc.assert(
-      fc.asyncProperty(fc.array(endpointSpec, { maxLength: 6 }), fc.nat(tenants.length - 1), fc.constantFrom(...types), async (specs, eventTenant, type) => {
+      // Up to 10 endpoints over the tenants, so both ways to fan out (inline, and the dispatch job past
+      // MAX_INLINE_FANOUT subscribers) come up; a few more runs than usual, for the rarer one.
+      fc.asyncProperty(fc.array(endpointSpec, { maxLength: 10 }), fc.nat(tenants.length - 1), fc.constantFrom(...types), async (specs, eventTenant, type) => {
         const w = world();
         const made = [];
         for (const spec of specs) {
@@ -372,9 +375,10 @@ describe('handleWebhookDispatch', () => {
         }
         const event = await emit(w, type, tenants[eventTenant]!);
         const matching = made.filter((m) => m.spec.tenant === eventTenant && m.spec.enabled && m.spec.events.includes(type)).map((m) => m.id);
-        // The dispatch is queued only when someone listens.
+        // A dispatch job only for more subscribers than are written inline; none when nobody listens.
         const dispatches = await claim(w, ['webhook.dispatch'], now(w));
-        expect(dispatches.map((j) => j.dedupeKey)).toEqual(matching.length > 0 ? [`dispatch:${event.id}`] : []);
+        expect(dispatches.map((j) => j.dedupeKey)).toEqual(matching.length > MAX_INLINE_FANOUT ? [`dispatch:${event.id}`] : []);
+        fanouts.add(matching.length === 0 ? 'none' : matching.length > MAX_INLINE_FANOUT ? 'dispatched' : 'inline');
         for (const job of dispatches) await runOk(w, handleWebhookDispatch(w.deps), job);
         const deliveries = (await dueDeliveries(w)).map((x) => x.delivery);
         expect(deliveries.map((d) => d.endpointId)).toEqual(matching);
@@ -383,21 +387,33 @@ describe('handleWebhookDispatch', () => {
           expect(d.body).toBe(webhookBody(event));
         }
       }),
-      { numRuns: 40 },
+      {
+        numRuns: 100,
+        // Each way to fan out at least once, whatever the seed: inline, and through the dispatch job.
+        examples: [
+          [[{ tenant: 0, events: ['request.sent'], enabled: true }], 0, 'request.sent'],
+          [Array.from({ length: MAX_INLINE_FANOUT + 1 }, () => ({ tenant: 0, events: ['request.sent'] as EventType[], enabled: true })), 0, 'request.sent'],
+        ],
+      },
     );
+    // The property saw each way an event fans out, not only the common one.
+    expect([...fanouts].sort()).toEqual(['dispatched', 'inline', 'none']);
   });
 
   it('an event that does not exist, or exists in another tenant, dispatches nothing', async () => {
     const w = world();
-    await endpoint(w);
+    // Enough subscribers for the event to go through a dispatch job.
+    for (let i = 0; i <= MAX_INLINE_FANOUT; i++) await endpoint(w);
     const event = await emit(w);
-    for (const job of await claim(w, ['webhook.dispatch'])) {
+    const dispatches = await claim(w, ['webhook.dispatch']);
+    expect(dispatches).toHaveLength(1);
+    for (const job of dispatches) {
       for (const other of [{ ...job, payload: { eventId: 'evt_gone' } }, { ...job, orgId: 'org_B' }])
         expect(E.isRight(await commit(w, await right(handleWebhookDispatch(w.deps)(other))))).toBe(true);
       expect(await dueDeliveries(w)).toEqual([]);
       await runOk(w, handleWebhookDispatch(w.deps), job);
     }
-    expect((await dueDeliveries(w)).map((x) => x.delivery.eventId)).toEqual([event.id]);
+    expect((await dueDeliveries(w)).map((x) => x.delivery.eventId)).toEqual(Array.from({ length: MAX_INLINE_FANOUT + 1 }, () => event.id));
   });
 });
 

@@ -7,6 +7,8 @@ import type { JobWork } from '../../model/job.js';
 import type { SignatureRequest } from '../../model/signature-request.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
+import { MAX_INLINE_FANOUT, webhookBody } from '../../webhook-rules.js';
+import { createDelivery } from '../webhooks/delivery-records.js';
 
 /**
  * The small writes every signing step makes together with its state change: an event in the outbox (ids,
@@ -14,9 +16,11 @@ import type { Stores } from '../../ports/stores.js';
  */
 
 /**
- * Records an event: into the outbox and, when an enabled endpoint of the event's org and mode subscribes to
- * its type, a job that fans it out to them, in the caller's transaction. Every event goes through here, so
- * none that an endpoint waits for can exist without its dispatch; an org without webhooks queues no work.
+ * Records an event, in the caller's transaction: into the outbox and, when enabled endpoints of the event's
+ * org and mode subscribe to its type, their deliveries. Up to `MAX_INLINE_FANOUT` endpoints, each delivery
+ * and its first attempt's job are written here, due at the event's time; with more, one `webhook.dispatch`
+ * job fans the event out later. Every event goes through here, so none that an endpoint waits for can exist
+ * without its deliveries; an org without webhooks queues no work.
  */
 export const recordEvent = (tx: Stores, ids: IdGenerator, event: DomainEvent): TE.TaskEither<DomainError, void> =>
   pipe(
@@ -25,6 +29,12 @@ export const recordEvent = (tx: Stores, ids: IdGenerator, event: DomainEvent): T
     TE.chainW((subscribed) =>
       subscribed.length === 0
         ? TE.right(undefined)
+        : subscribed.length <= MAX_INLINE_FANOUT
+          ? pipe(
+              subscribed,
+              TE.traverseSeqArray((e) => createDelivery(tx, { ids }, e, event, webhookBody(event), event.createdAt)),
+              TE.map(() => undefined),
+            )
         : tx.jobs.enqueue({
             id: ids.next('job'),
             kind: 'webhook.dispatch',
