@@ -1,6 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
-import type { Clock, Job, JobHandlers, JobKind, Stores, UnitOfWork } from '@esig/core';
-import { requestIdOf, runClaimedJob } from '@esig/core';
+import type { Clock, Job, JobHandlers, JobKind, JobRunOutcome, Stores, UnitOfWork } from '@esig/core';
+import type { PerformedJob } from '@esig/core';
+import { performClaimedJob, requestIdOf, settleClaimedJob } from '@esig/core';
 
 export interface WorkerLogger {
   info(fields: Record<string, unknown>, msg: string): void;
@@ -26,16 +27,25 @@ export interface WorkerOptions {
   /** How often the leases of the jobs in hand are renewed; default a third of `leaseMs`, so one late or failed renewal does not lose them. */
   readonly heartbeatMs?: number;
   /**
-   * Jobs one loop claims at once; default 1. A loop runs its batch one job after another, so the rest wait
-   * in this worker's hand — renewed by every heartbeat, out of reach of idle workers — instead of in the
-   * queue: larger batches save claim statements at the price of slower heartbeats and less sharing.
+   * Jobs one claim takes at most. By default a claim takes as many jobs as loops are waiting for one (the
+   * loops that finish together claim together, in one statement), so no job waits in this worker while
+   * another worker could run it. Set, a claim takes up to `batch` jobs, and those no loop can start yet
+   * wait in this worker's hand (renewed by every heartbeat, out of reach of other workers): fewer claim
+   * statements at the price of less sharing between workers.
    */
   readonly batch?: number;
   /**
    * Job loops run side by side in this worker. Most jobs wait on the network (SMTP, webhook receivers), so
-   * several loops overlap those waits; each loop claims its own jobs, so no job runs twice at once.
+   * several loops overlap those waits; each loop runs one job at a time, so no job runs twice at once.
    */
   readonly concurrency?: number;
+  /**
+   * Longest time a finished job's outcome waits for those of the other loops, to be committed with them;
+   * default 10 ms. Outcomes are committed together as soon as no loop is still running a handler, so this
+   * only bounds the wait behind a slow one (a receiver that takes seconds). On SQLite the outcomes committed
+   * together share one COMMIT.
+   */
+  readonly settleWaitMs?: number;
   /** After this many attempts a failing job is buried (kept, marked dead, never claimed again). */
   readonly maxAttempts?: number;
   /** Delay before attempt `attempts + 1`. */
@@ -85,7 +95,8 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const pollMs = o.pollMs ?? 1000;
   const leaseMs = o.leaseMs ?? 5 * 60_000;
   const heartbeatMs = Math.max(1, o.heartbeatMs ?? Math.floor(leaseMs / 3));
-  const batch = Math.max(1, o.batch ?? 1);
+  const concurrency = Math.max(1, o.concurrency ?? 1);
+  const settleWaitMs = Math.max(0, o.settleWaitMs ?? 10);
   const log = o.logger ?? silent;
   let running = true;
   const sleepers = new Set<() => void>();
@@ -150,17 +161,11 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   };
   beat();
 
-  const run = runClaimedJob({ stores: o.stores, uow: o.uow, clock: o.clock, handlers: o.handlers, maxAttempts: o.maxAttempts, retryDelayMs: o.retryDelayMs });
+  const deps = { stores: o.stores, uow: o.uow, clock: o.clock, handlers: o.handlers, maxAttempts: o.maxAttempts, retryDelayMs: o.retryDelayMs };
+  const perform = performClaimedJob(deps);
+  const settle = settleClaimedJob(deps);
 
-  const runJob = async (job: Job, hand: InHand) => {
-    if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
-    // Another worker holds the job once a heartbeat found the lease gone, and records its outcome; committing
-    // ours too would record it twice. Past this point the commit itself checks the lease.
-    const outcome = await run(job, o.id, () => {
-      if (hand.lost) return true;
-      hand.settling = true;
-      return false;
-    })();
+  const report = (job: Job, outcome: JobRunOutcome) => {
     switch (outcome._tag) {
       case 'Done':
         return log.info(jobFields(job), 'job done');
@@ -177,44 +182,132 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     }
   };
 
+  /** Claimed jobs no loop has started yet (in hand: the heartbeat renews them). */
+  const claimed: Job[] = [];
+  /** Loops waiting for a job now. */
+  let waiting = 0;
+  /** The claim under way, shared by every loop that finds `claimed` empty meanwhile: how many jobs it brought, or its failure. */
+  let claiming: Promise<number | 'failed'> | null = null;
+  const claimMore = async (): Promise<number | 'failed'> => {
+    const now = o.clock.now();
+    // As many jobs as loops wait for one (so none is held back from another worker), or `batch` when set.
+    const limit = Math.max(1, o.batch ?? waiting);
+    const got = await o.stores.jobs.claim(kinds, o.id, now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit)();
+    if (E.isLeft(got)) {
+      log.error({ error: got.left._tag }, 'claiming jobs failed');
+      return 'failed';
+    }
+    for (const job of got.right) {
+      inHand.set(job.id, { lost: false, settling: false });
+      claimed.push(job);
+    }
+    return got.right.length;
+  };
+  /** The next job for a loop; `undefined` when none is due (or the worker is stopping). */
+  const next = async (): Promise<Job | undefined | 'failed'> => {
+    waiting += 1;
+    try {
+      while (running) {
+        const job = claimed.shift();
+        if (job !== undefined) return job;
+        // The claim starts after this turn's callbacks: the loops that one commit set free (their outcomes were
+        // settled together) all ask by then, and one claim serves them all.
+        claiming ??= new Promise<void>((r) => setImmediate(r)).then(claimMore).finally(() => (claiming = null));
+        const got = await claiming;
+        if (got === 'failed' || got === 0) return got === 'failed' ? got : undefined;
+      }
+      return undefined;
+    } finally {
+      waiting -= 1;
+    }
+  };
+
+  /**
+   * Finished jobs waiting to be recorded. They are settled together, in one synchronous run (so on a serial
+   * store they share one COMMIT), once no loop is still running a handler — whose outcome would otherwise
+   * follow a moment later in a commit of its own — or once the first has waited `settleWaitMs`.
+   */
+  const unsettled: Array<{
+    readonly job: Job;
+    readonly done: PerformedJob;
+    readonly hand: InHand;
+    readonly answer: (o: JobRunOutcome) => void;
+    readonly fail: (e: unknown) => void;
+  }> = [];
+  let performing = 0;
+  let settleTimer: ReturnType<typeof setTimeout> | undefined;
+  const settleAll = () => {
+    clearTimeout(settleTimer);
+    settleTimer = undefined;
+    for (const u of unsettled.splice(0))
+      void settle(u.job, o.id, u.done, () => {
+        // Another worker holds the job once a heartbeat found its lease gone, and records its outcome;
+        // committing ours too would record it twice. Past this point the commit itself checks the lease.
+        if (u.hand.lost) return true;
+        u.hand.settling = true;
+        return false;
+      })().then(u.answer, u.fail);
+  };
+  const settleWhenDue = () => {
+    if (unsettled.length === 0) return;
+    if (performing === 0) settleAll();
+    else settleTimer ??= setTimeout(settleAll, settleWaitMs);
+  };
+
+  const runJob = async (job: Job) => {
+    const hand = inHand.get(job.id)!;
+    try {
+      if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
+      performing += 1;
+      let done: PerformedJob;
+      try {
+        done = await perform(job)();
+      } finally {
+        performing -= 1;
+      }
+      const outcome = await new Promise<JobRunOutcome>((answer, fail) => {
+        unsettled.push({ job, done, hand, answer, fail });
+        settleWhenDue();
+      });
+      report(job, outcome);
+    } finally {
+      inHand.delete(job.id);
+      // This loop ran a handler until now; the outcomes waiting for it may be due.
+      settleWhenDue();
+    }
+  };
+
   const loop = async () => {
     while (running) {
       const seen = wakes;
-      const now = o.clock.now();
-      const claimed = await o.stores.jobs.claim(kinds, o.id, now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), batch)();
-      if (E.isLeft(claimed)) {
-        log.error({ error: claimed.left._tag }, 'claiming jobs failed');
+      const job = await next();
+      if (job === 'failed') {
         await sleep(pollMs);
         continue;
       }
-      const hands = claimed.right.map((job) => {
-        const hand: InHand = { lost: false, settling: false };
-        inHand.set(job.id, hand);
-        return hand;
-      });
-      for (const [i, job] of claimed.right.entries()) {
-        const hand = hands[i]!;
-        try {
-          // Finish the job in hand even when asked to stop; the rest were only leased and are given back (their
-          // lease ends now), unchanged otherwise: not starting a job is no failure of it.
-          if (running) await runJob(job, hand);
-          else {
-            hand.settling = true;
-            await o.stores.jobs.extendLease(job.id, o.id, o.clock.now().toISOString())();
-          }
-        } finally {
-          inHand.delete(job.id);
-        }
+      if (job !== undefined) {
+        await runJob(job);
+        continue;
       }
-      if (claimed.right.length === batch) continue;
-      const next = await o.stores.jobs.nextRunAt(kinds)();
-      const untilNext = E.isRight(next) && next.right !== null ? new Date(next.right).getTime() - o.clock.now().getTime() : pollMs;
+      if (!running) break;
+      const nextDue = await o.stores.jobs.nextRunAt(kinds)();
+      const untilNext = E.isRight(nextDue) && nextDue.right !== null ? new Date(nextDue.right).getTime() - o.clock.now().getTime() : pollMs;
       if (running && wakes === seen) await sleep(Math.max(10, Math.min(pollMs, untilNext)));
     }
   };
 
-  const loops = Array.from({ length: Math.max(1, o.concurrency ?? 1) }, () => loop().catch((e: unknown) => log.error({ err: String(e) }, 'worker loop crashed')));
-  const finished = Promise.all(loops);
+  /** Gives back the jobs claimed but not started (their lease ends now), unchanged otherwise: not starting a job is no failure of it. */
+  const giveBack = async () => {
+    for (const job of claimed.splice(0)) {
+      inHand.get(job.id)!.settling = true;
+      await o.stores.jobs.extendLease(job.id, o.id, o.clock.now().toISOString())();
+      inHand.delete(job.id);
+    }
+  };
+
+  const loops = Array.from({ length: concurrency }, () => loop().catch((e: unknown) => log.error({ err: String(e) }, 'worker loop crashed')));
+  // Every loop finishes the job it runs, then the claimed jobs none of them started are given back.
+  const finished = Promise.all(loops).then(giveBack);
   return {
     wake: wakeAll,
     stop: async () => {

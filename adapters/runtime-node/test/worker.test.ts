@@ -196,3 +196,115 @@ describe('the job worker', () => {
     expect(lines.at(-1)).toMatchObject({ level: 'info', msg: 'job done', fields: { job: job!.id, attempts: 1 } });
   });
 });
+
+describe('the job worker, its loops together', () => {
+  /**
+   * Seal jobs whose handlers each wait for a gate of their own, and stores whose claims and transactions
+   * are counted: how many claims found jobs, and in which synchronous run each transaction was started.
+   */
+  const gated = () => {
+    const s = setup();
+    const gates = new Map<string, ReturnType<typeof deferred>>();
+    let released = false;
+    const gateOf = (id: string) => {
+      if (!gates.has(id)) gates.set(id, deferred());
+      if (released) gates.get(id)!.resolve();
+      return gates.get(id)!;
+    };
+    // After each test (and after a failed one), every handler may finish, so the workers can stop.
+    const gate = {
+      promise: s.gate.promise,
+      resolve: () => {
+        released = true;
+        s.gate.resolve();
+        for (const d of gates.values()) d.resolve();
+      },
+    };
+    const running = new Set<string>();
+    const performed = new Set<string>();
+    const seal: JobHandler = (job) =>
+      pipe(
+        TE.fromTask(async () => {
+          running.add(job.id);
+          await gateOf(job.id).promise;
+          running.delete(job.id);
+          performed.add(job.id);
+        }),
+        TE.map(() => () => TE.right(undefined)),
+      );
+    let claimsWithJobs = 0;
+    const jobs = {
+      ...s.stores.jobs,
+      claim: (...args: Parameters<Stores['jobs']['claim']>) =>
+        pipe(
+          s.stores.jobs.claim(...args),
+          TE.map((got) => {
+            if (got.length > 0) claimsWithJobs += 1;
+            return got;
+          }),
+        ),
+    };
+    // A run ends at the next microtask checkpoint: transactions started in one synchronous run share a number.
+    let run = 0;
+    let marked = false;
+    const startedIn: number[] = [];
+    const uow = {
+      ...s.uow,
+      transaction: ((work) => {
+        startedIn.push(run);
+        if (!marked) {
+          marked = true;
+          queueMicrotask(() => {
+            run += 1;
+            marked = false;
+          });
+        }
+        return s.uow.transaction(work);
+      }) as typeof s.uow.transaction,
+    };
+    const start = (over: Partial<Parameters<typeof startWorker>[0]>) => s.start('w1', { stores: { ...s.stores, jobs }, uow, handlers: { seal }, ...over });
+    const queuedSeals = async () => (await s.list()).filter((j) => j.kind === 'seal').map((j) => j.id);
+    return { ...s, gate, gateOf, running, performed, claims: () => claimsWithJobs, startedIn, start, queuedSeals };
+  };
+
+  it('one claim serves every loop that asks while it runs: three loops, three jobs, one claim', async () => {
+    const g = (current = gated());
+    const jobs = await g.enqueueSeals(3);
+    g.start({ concurrency: 3 });
+    await until(() => g.running.size === 3, 'the three jobs to run side by side');
+    expect(g.claims()).toBe(1);
+    for (const j of jobs) g.gateOf(j.id).resolve();
+    await until(async () => (await g.queuedSeals()).length === 0, 'the jobs to finish');
+    expect(g.claims()).toBe(1);
+  });
+
+  it('commits the outcome of a finished job together with that of the loop still running, in one synchronous run', async () => {
+    const g = (current = gated());
+    const [a, b] = await g.enqueueSeals(2);
+    g.start({ concurrency: 2, settleWaitMs: 60_000 });
+    await until(() => g.running.size === 2, 'both jobs to run');
+    g.gateOf(b!.id).resolve();
+    await until(() => g.performed.has(b!.id), 'b to finish its outside work');
+    // b's outcome waits for a, which is still running (the wait is far longer than this test).
+    await new Promise((r) => setImmediate(r));
+    expect(g.startedIn).toEqual([]);
+    expect(await g.queuedSeals()).toContain(b!.id);
+    g.gateOf(a!.id).resolve();
+    await until(async () => (await g.queuedSeals()).length === 0, 'both outcomes to commit');
+    expect(g.startedIn).toHaveLength(2);
+    expect(new Set(g.startedIn).size).toBe(1);
+  });
+
+  it('does not hold a finished job’s outcome behind a slow one for longer than settleWaitMs', async () => {
+    const g = (current = gated());
+    const [slow, quick] = await g.enqueueSeals(2);
+    g.start({ concurrency: 2, settleWaitMs: 5 });
+    await until(() => g.running.size === 2, 'both jobs to run');
+    g.gateOf(quick!.id).resolve();
+    // The slow job never finishes until the end: the quick one's outcome commits on its own meanwhile.
+    await until(async () => !(await g.queuedSeals()).includes(quick!.id), 'the quick job to be recorded');
+    expect(g.running.has(slow!.id)).toBe(true);
+    g.gateOf(slow!.id).resolve();
+    await until(async () => (await g.queuedSeals()).length === 0, 'the slow job to finish');
+  });
+});

@@ -38,19 +38,32 @@ const describe = (e: DomainError | JobFailure): string =>
   e._tag === 'JobFailure' ? e.detail : e._tag === 'StoreFailure' ? String((e.cause as Error | undefined)?.message ?? e.cause) : e._tag;
 
 /**
- * Runs one job that `worker` has claimed: the handler does its outside work, then its recorded outcome
- * commits in the same transaction as the job's completion, which checks that `worker` still holds the
- * lease — so the outcome is recorded exactly once even when workers crash or race. A failure is retried
- * later (with backoff) or buried. `lost` is asked after the handler ran: a worker that knows it lost the
- * lease meanwhile (its heartbeat said so) records nothing.
+ * What a job's handler left after its outside work: the change to record with the job's completion, or why
+ * it failed. Not recorded yet; `settleClaimedJob` does that.
  */
-export const runClaimedJob =
+export type PerformedJob = E.Either<DomainError | JobFailure, (tx: Stores) => TE.TaskEither<DomainError, void>>;
+
+/** The first half of running a claimed job: the handler's outside work (mail, POST, rendering), outside any transaction. */
+export const performClaimedJob =
   (deps: RunJobDeps) =>
-  (job: Job, worker: string, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
+  (job: Job): T.Task<PerformedJob> =>
   async () => {
     // The map gives each kind its own handler; TypeScript cannot follow the kind from key to parameter.
     const handler = deps.handlers[job.kind] as JobHandler | undefined;
-    const done = handler === undefined ? E.left<DomainError | JobFailure, never>({ _tag: 'JobFailure', permanent: true, detail: `no handler for ${job.kind}` }) : await handler(job)();
+    return handler === undefined ? E.left({ _tag: 'JobFailure', permanent: true, detail: `no handler for ${job.kind}` }) : await handler(job)();
+  };
+
+/**
+ * The second half: records what `performClaimedJob` did — the handler's change and the job's completion in
+ * one transaction, which checks that `worker` still holds the lease — or schedules a retry, or buries the job.
+ * `lost` is asked first: a worker that knows it lost the lease meanwhile (its heartbeat said so) records
+ * nothing. The transaction is started before the task's first await, so settles started in one synchronous
+ * run reach a serial store's writer together and share its COMMIT (the worker groups them so).
+ */
+export const settleClaimedJob =
+  (deps: RunJobDeps) =>
+  (job: Job, worker: string, done: PerformedJob, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
+  async () => {
     if (lost()) return { _tag: 'LeaseLost' };
     const outcome = E.isLeft(done)
       ? done
@@ -75,3 +88,16 @@ export const runClaimedJob =
     const settled = await deps.stores.jobs.bury(job.id, worker, error)();
     return { _tag: 'Buried', error, permanent: !transient, settled: E.isRight(settled) };
   };
+
+/**
+ * Runs one job that `worker` has claimed: the handler does its outside work, then its recorded outcome
+ * commits in the same transaction as the job's completion, which checks that `worker` still holds the
+ * lease — so the outcome is recorded exactly once even when workers crash or race. A failure is retried
+ * later (with backoff) or buried. `lost` is asked after the handler ran: a worker that knows it lost the
+ * lease meanwhile (its heartbeat said so) records nothing.
+ */
+export const runClaimedJob =
+  (deps: RunJobDeps) =>
+  (job: Job, worker: string, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
+  async () =>
+    settleClaimedJob(deps)(job, worker, await performClaimedJob(deps)(job)(), lost)();
