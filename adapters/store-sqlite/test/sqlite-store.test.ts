@@ -4,18 +4,28 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import type { SignatureRequest, Stores } from '@esig/core';
 import type { StoreHarness } from '@esig/testkit';
-import { TENANT_A, at, describeStoreContract, fails, makeApiKey, makeDelivery, makeDocument, makeEvent, makeSignatureRequest, makeWebhookEndpoint, ok, tagOf } from '@esig/testkit';
+import { TENANT_A, at, describeStoreContract, fails, makeApiKey, makeDelivery, makeDocument, makeEvent, makeLogEntry, makeSignatureRequest, makeWebhookEndpoint, ok, tagOf } from '@esig/testkit';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteStore } from '../src/index.js';
+import { startCheckpointer } from '../src/checkpointer.js';
 import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { attachSql, findByIdsSql } from '../src/documents.js';
 import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
+
+/** Polls `probe` until it holds; generous, because it only bounds how long a broken thread is waited for. */
+const until = async (probe: () => boolean, what: string, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
 
 const tempDirs: string[] = [];
 const freshDbPath = (file = 'esig.db') => {
@@ -40,10 +50,10 @@ describeStoreContract('sqlite', async (): Promise<StoreHarness> => {
 
 describe('sqlite adapter', () => {
   const open: SqliteStore[] = [];
-  const openStore = (p: string, migrate?: boolean) => {
-    const s = openSqliteStore(migrate === undefined ? { path: p } : { path: p, migrate });
+  const openStore = (p: string, migrate?: boolean, checkpoint?: 'inline' | 'background') => {
+    const s = openSqliteStore({ path: p, ...(migrate === undefined ? {} : { migrate }), ...(checkpoint === undefined ? {} : { checkpoint }) });
     open.push(s);
-    return s;
+    return Object.assign(s, { path: p });
   };
   afterEach(() => {
     for (const s of open.splice(0)) E.tryCatch(() => s.close(), () => undefined);
@@ -138,6 +148,87 @@ describe('sqlite adapter', () => {
       raw.close();
       const second = openStore(p);
       expect(await ok(second.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+    });
+
+    describe('checkpoints', () => {
+      /** Fills the WAL through `write` with about `pages` pages of log entries, in transactions of 2,000 rows. */
+      const fill = async (s: SqliteStore, pages: number) => {
+        for (let done = 0; done < pages; done += 250)
+          await ok(s.uow.transaction((tx) => tx.apiLog.append(Array.from({ length: 2_000 }, () => makeLogEntry(TENANT_A, { target: 'x'.repeat(200) })))));
+      };
+      const size = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0);
+      /**
+       * How many of this process's file descriptors are open on the database or its WAL and shared-memory
+       * files, from /proc (Linux; null elsewhere): every connection, in any thread, holds some.
+       */
+      const openOn = (p: string): number | null => {
+        if (!fs.existsSync('/proc/self/fd')) return null;
+        let n = 0;
+        for (const fd of fs.readdirSync('/proc/self/fd')) {
+          try {
+            if (fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(p)) n += 1;
+          } catch {
+            // The descriptor closed while we listed them.
+          }
+        }
+        return n;
+      };
+
+      it('the background thread copies the WAL into the file while the writer never checkpoints, and closes its connection when stopped', async () => {
+        const p = freshDbPath();
+        const writer = new Database(p);
+        writer.pragma('journal_mode = WAL');
+        // This writer never checkpoints by itself: whatever reaches the file is the thread's doing.
+        writer.pragma('wal_autocheckpoint = 0');
+        writer.exec('CREATE TABLE t (x TEXT)');
+        const errors: string[] = [];
+        const thread = startCheckpointer(p, (m) => errors.push(m), 10);
+        const insert = writer.prepare('INSERT INTO t VALUES (?)');
+        writer.transaction(() => {
+          for (let i = 0; i < 5_000; i++) insert.run('y'.repeat(500));
+        })();
+        await until(() => size(p) > 2_000_000, 'the thread to checkpoint the rows into the file');
+        const withThread = openOn(p);
+        thread.stop();
+        writer.close();
+        expect(errors).toEqual([]);
+        if (withThread !== null) {
+          expect(withThread).toBeGreaterThan(0);
+          expect(openOn(p)).toBe(0);
+        }
+      });
+
+      it("by default, a store has its WAL checkpointed in the background, and close() stops the thread before the store's connections close", async () => {
+        const p = freshDbPath();
+        const errors: string[] = [];
+        const s = openSqliteStore({ path: p, onCheckpointError: (m) => errors.push(m) });
+        // A store without the thread holds this many descriptors (its two connections); this one holds more
+        // once its thread has opened its own connection.
+        const reference = openStore(freshDbPath(), undefined, 'inline');
+        const two = openOn(path.dirname(reference.path));
+        if (two !== null) await until(() => openOn(p)! > two, 'the checkpointer thread to open its connection');
+        const before = size(p);
+        await fill(s, 1_500);
+        await until(() => size(p) > before + 2_000_000, 'the rows to reach the database file');
+        s.close();
+        // The thread closed its connection before the store's own: the write connection was the last, and
+        // it removed the WAL before close() returned, as without the thread.
+        expect(fs.existsSync(`${p}-wal`)).toBe(false);
+        expect(openOn(p) ?? 0).toBe(0);
+        expect(errors).toEqual([]);
+        const reopened = openStore(p);
+        expect((await ok(reopened.stores.apiLog.list(TENANT_A, { limit: 3_000, order: 'asc', after: null, filter: {} }))).items).toHaveLength(3_000);
+      });
+
+      it("with checkpoint: 'inline', the write connection checkpoints, and nothing outlives close()", async () => {
+        const p = freshDbPath();
+        const s = openSqliteStore({ path: p, checkpoint: 'inline' });
+        await fill(s, 1_500);
+        s.close();
+        // No thread: the write connection was the last, and it removed the WAL before close() returned.
+        expect(fs.existsSync(`${p}-wal`)).toBe(false);
+        expect(openOn(p) ?? 0).toBe(0);
+      });
     });
 
     it('refuses an in-memory database, which two connections cannot share', () => {
