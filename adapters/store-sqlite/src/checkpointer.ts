@@ -88,12 +88,15 @@ export const startCheckpointer = (path: string, onError: (message: string) => vo
   thread.on('message', (m: { error?: string }) => {
     if (typeof m.error === 'string') onError(m.error);
   });
+  // A thread that died (it could not start, say) has no connection left to wait for.
+  let gone = false;
   thread.on('error', (e) => onError(String(e)));
+  thread.once('exit', () => (gone = true));
   return {
     stop: () => {
       Atomics.store(state, 0, 1);
       Atomics.notify(state, 0);
-      Atomics.wait(state, 1, 0, STOP_WAIT_MS);
+      if (!gone) Atomics.wait(state, 1, 0, STOP_WAIT_MS);
     },
   };
 };

@@ -76,11 +76,20 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
       throw e;
     }
   })();
+  const onCheckpointError = opts.onCheckpointError ?? ((m: string) => process.emitWarning(`esig SQLite background checkpoint failed: ${m}`));
   const checkpointer =
     (opts.checkpoint ?? 'background') === 'background'
       ? (() => {
-          writeDb.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
-          return startCheckpointer(opts.path, opts.onCheckpointError ?? ((m) => process.emitWarning(`esig SQLite background checkpoint failed: ${m}`)));
+          try {
+            const started = startCheckpointer(opts.path, onCheckpointError);
+            // Only once the thread is there: without it, SQLite's own checkpoint every 1,000 pages stays.
+            writeDb.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+            return started;
+          } catch (e) {
+            // No thread to be had (a runtime that refuses them): the store still works, checkpointing inline.
+            onCheckpointError(String(e));
+            return null;
+          }
         })()
       : null;
   const write = createConn(writeDb);
