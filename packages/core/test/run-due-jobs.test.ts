@@ -1,7 +1,7 @@
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { JobHandler } from '@esig/core';
-import { jobFailure, jobHandlers, runClaimedJob, runDueJobs, signAsRecipient } from '@esig/core';
+import { jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, signAsRecipient } from '@esig/core';
 import { right } from './support.js';
 import { CLIENT, requestNow, sentRequest, signInput, world } from './world.js';
 
@@ -53,5 +53,27 @@ describe('runClaimedJob', () => {
     expect(await runClaimedJob({ ...deps, handlers: { 'mail.invite': refused } })(job!, 'w1')()).toMatchObject({ _tag: 'Buried', permanent: true, settled: true });
     // Buried: never due again by itself.
     expect(await right(w.h.stores.jobs.nextRunAt(['mail.invite']))).toBeNull();
+  });
+});
+
+describe('performClaimedJob', () => {
+  it('turns a handler that throws or rejects into a failure worth another attempt, so the run goes on', async () => {
+    const w = world();
+    await sentRequest(w);
+    const deps = withHandlers(w);
+    const [job] = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', w.h.clock.now().toISOString(), new Date(w.h.clock.now().getTime() + 60_000).toISOString(), 1));
+    const throws: JobHandler = () => {
+      throw new Error('template missing');
+    };
+    const rejects: JobHandler = () => () => Promise.reject(new Error('socket hang up'));
+    for (const [handler, detail] of [
+      [throws, 'the mail.invite handler threw: template missing'],
+      [rejects, 'the mail.invite handler threw: socket hang up'],
+    ] as const) {
+      const done = await performClaimedJob({ ...deps, handlers: { 'mail.invite': handler } })(job!)();
+      expect(done).toEqual({ _tag: 'Left', left: { _tag: 'JobFailure', permanent: false, detail } });
+    }
+    // Through runClaimedJob: scheduled again with backoff, its last error recorded.
+    expect(await runClaimedJob({ ...deps, handlers: { 'mail.invite': rejects } })(job!, 'w1')()).toMatchObject({ _tag: 'Retrying', error: 'the mail.invite handler threw: socket hang up', settled: true });
   });
 });
