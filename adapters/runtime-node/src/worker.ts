@@ -80,6 +80,11 @@ interface InHand {
   lost: boolean;
   /** Its outcome is being committed (the commit checks the lease itself): a renewal's answer no longer matters. */
   settling: boolean;
+  /**
+   * When the lease ends as far as this worker knows (ms, on its clock): set by the claim, moved on by each
+   * renewal that got through. Past it, another worker may hold the job, so a job not started yet is not started.
+   */
+  until: number;
 }
 
 /**
@@ -132,7 +137,8 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         const renewed = await o.stores.jobs.extendLease(id, o.id, until)();
         // A store failure proves nothing either way: the next heartbeat tries again, and the commit checks the lease.
         if (E.isLeft(renewed)) return log.warn({ job: id, error: renewed.left._tag }, 'renewing a job lease failed; trying again at the next heartbeat');
-        if (!renewed.right && !hand.settling && inHand.get(id) === hand) {
+        if (renewed.right) hand.until = Math.max(hand.until, Date.parse(until));
+        else if (!hand.settling && inHand.get(id) === hand) {
           hand.lost = true;
           log.warn({ job: id }, 'job lease lost: another worker has the job; this worker will not record its outcome');
         }
@@ -189,19 +195,32 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   /** The claim under way, shared by every loop that finds `claimed` empty meanwhile: how many jobs it brought, or its failure. */
   let claiming: Promise<number | 'failed'> | null = null;
   const claimMore = async (): Promise<number | 'failed'> => {
+    // A claim scheduled just before stop() would only take jobs to give back, their attempts counted.
+    if (!running) return 0;
     const now = o.clock.now();
+    const leaseUntil = now.getTime() + leaseMs;
     // As many jobs as loops wait for one (so none is held back from another worker), or `batch` when set.
     const limit = Math.max(1, o.batch ?? waiting);
-    const got = await o.stores.jobs.claim(kinds, o.id, now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), limit)();
+    const got = await o.stores.jobs.claim(kinds, o.id, now.toISOString(), new Date(leaseUntil).toISOString(), limit)();
     if (E.isLeft(got)) {
       log.error({ error: got.left._tag }, 'claiming jobs failed');
       return 'failed';
     }
+    let fresh = 0;
     for (const job of got.right) {
-      inHand.set(job.id, { lost: false, settling: false });
+      const held = inHand.get(job.id);
+      if (held !== undefined) {
+        // Already in this worker's hand: its lease ran out (renewals failed) and this claim took it again. It is
+        // running or waiting here already; a second run would repeat its outside work. The claim renewed it.
+        held.until = Math.max(held.until, leaseUntil);
+        continue;
+      }
+      inHand.set(job.id, { lost: false, settling: false, until: leaseUntil });
       claimed.push(job);
+      fresh += 1;
     }
-    return got.right.length;
+    // Every job it brought was in hand already: for the loops, as if nothing had been due.
+    return fresh;
   };
   /** The next job for a loop; `undefined` when none is due (or the worker is stopping). */
   const next = async (): Promise<Job | undefined | 'failed'> => {
@@ -258,6 +277,10 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     const hand = inHand.get(job.id)!;
     try {
       if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
+      // Renewals did not get through (the database did not answer) and the lease has run out meanwhile: another
+      // worker may have claimed the job and be running it. Not starting it is safe; it is claimable again.
+      if (o.clock.now().getTime() >= hand.until)
+        return log.warn({ ...jobFields(job), leaseUntil: new Date(hand.until).toISOString() }, 'job lease ran out before the job started (renewals failed); left to whoever claims it');
       performing += 1;
       let done: PerformedJob;
       try {
