@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -37,7 +38,7 @@ try {
     try {
       // Opened at the first tick, not at start: a store closed at once (a CLI command, a test) never opens one.
       if (db === null) {
-        db = new Database(workerData.path, { timeout: 0 });
+        db = new Database(workerData.path, { timeout: 0, fileMustExist: true });
         db.pragma('synchronous = NORMAL');
       }
       db.pragma('wal_checkpoint(PASSIVE)');
@@ -82,9 +83,8 @@ export const startCheckpointer = (path: string, onError: (message: string) => vo
   // [0]: set to 1 to ask the thread to stop; [1]: set to 1 by the thread once its connection is closed.
   const shared = new SharedArrayBuffer(8);
   const state = new Int32Array(shared);
-  const thread = new Worker(THREAD, { eval: true, workerData: { path, driver, intervalMs, state: shared } });
-  // Never what keeps a process alive: a store left open must not stop a CLI from exiting.
-  thread.unref();
+  // Resolved now: the thread must open the store's file even if the process changes its folder meanwhile.
+  const thread = new Worker(THREAD, { eval: true, workerData: { path: resolve(path), driver, intervalMs, state: shared } });
   thread.on('message', (m: { error?: string }) => {
     if (typeof m.error === 'string') onError(m.error);
   });
@@ -92,6 +92,9 @@ export const startCheckpointer = (path: string, onError: (message: string) => vo
   let gone = false;
   thread.on('error', (e) => onError(String(e)));
   thread.once('exit', () => (gone = true));
+  // Never what keeps a process alive: a store left open must not stop a CLI from exiting. After the listeners:
+  // adding a 'message' listener refs the thread again.
+  thread.unref();
   return {
     stop: () => {
       Atomics.store(state, 0, 1);
