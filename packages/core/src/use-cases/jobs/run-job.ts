@@ -51,13 +51,14 @@ export const performClaimedJob =
     // The map gives each kind its own handler; TypeScript cannot follow the kind from key to parameter.
     const handler = deps.handlers[job.kind] as JobHandler | undefined;
     if (handler === undefined) return E.left({ _tag: 'JobFailure', permanent: true, detail: `no handler for ${job.kind}` });
-    try {
-      return await handler(job)();
-    } catch (e) {
-      // A handler should answer Left, but one that throws (a bug, a library that throws) is a failure of this
-      // run, retried with backoff and buried in the end like any other: it must not take a worker down with it.
-      return E.left({ _tag: 'JobFailure', permanent: false, detail: `the ${job.kind} handler threw: ${e instanceof Error ? e.message : String(e)}` });
-    }
+    // A handler should answer Left, but one that throws or rejects (a bug, a library that throws) is a failure
+    // of this run, retried with backoff and buried in the end like any other: it must not take a worker down.
+    // Called inside `then`, so a synchronous throw becomes a rejection too.
+    const ran = await TE.tryCatch(
+      () => Promise.resolve().then(() => handler(job)()),
+      (e): JobFailure => ({ _tag: 'JobFailure', permanent: false, detail: `the ${job.kind} handler threw: ${e instanceof Error ? e.message : String(e)}` }),
+    )();
+    return E.flattenW(ran);
   };
 
 /**
