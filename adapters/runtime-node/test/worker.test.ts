@@ -262,15 +262,15 @@ describe('the job worker, its loops together', () => {
         return s.uow.transaction(work);
       }) as typeof s.uow.transaction,
     };
-    const start = (over: Partial<Parameters<typeof startWorker>[0]>) => s.start('w1', { stores: { ...s.stores, jobs }, uow, handlers: { seal }, ...over });
+    const launch = (over: Partial<Parameters<typeof startWorker>[0]>) => s.start('w1', { stores: { ...s.stores, jobs }, uow, handlers: { seal }, ...over });
     const queuedSeals = async () => (await s.list()).filter((j) => j.kind === 'seal').map((j) => j.id);
-    return { ...s, gate, gateOf, running, performed, claims: () => claimsWithJobs, startedIn, start, queuedSeals };
+    return { ...s, gate, gateOf, running, performed, claims: () => claimsWithJobs, startedIn, launch, queuedSeals };
   };
 
   it('one claim serves every loop that asks while it runs: three loops, three jobs, one claim', async () => {
     const g = (current = gated());
     const jobs = await g.enqueueSeals(3);
-    g.start({ concurrency: 3 });
+    g.launch({ concurrency: 3 });
     await until(() => g.running.size === 3, 'the three jobs to run side by side');
     expect(g.claims()).toBe(1);
     for (const j of jobs) g.gateOf(j.id).resolve();
@@ -281,7 +281,7 @@ describe('the job worker, its loops together', () => {
   it('commits the outcome of a finished job together with that of the loop still running, in one synchronous run', async () => {
     const g = (current = gated());
     const [a, b] = await g.enqueueSeals(2);
-    g.start({ concurrency: 2, settleWaitMs: 60_000 });
+    g.launch({ concurrency: 2, settleWaitMs: 60_000 });
     await until(() => g.running.size === 2, 'both jobs to run');
     g.gateOf(b!.id).resolve();
     await until(() => g.performed.has(b!.id), 'b to finish its outside work');
@@ -298,7 +298,7 @@ describe('the job worker, its loops together', () => {
   it('does not hold a finished job’s outcome behind a slow one for longer than settleWaitMs', async () => {
     const g = (current = gated());
     const [slow, quick] = await g.enqueueSeals(2);
-    g.start({ concurrency: 2, settleWaitMs: 5 });
+    g.launch({ concurrency: 2, settleWaitMs: 5 });
     await until(() => g.running.size === 2, 'both jobs to run');
     g.gateOf(quick!.id).resolve();
     // The slow job never finishes until the end: the quick one's outcome commits on its own meanwhile.

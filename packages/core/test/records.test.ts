@@ -40,7 +40,9 @@ describe('recordEvent', () => {
     const jobs = await queued(stores);
     // No dispatch job: the deliveries exist already, each with its first attempt due at the event's time.
     expect(jobs.map((j) => [j.kind, j.runAt, j.orgId, j.mode])).toEqual(endpoints.map(() => ['webhook.deliver', event.createdAt, TENANT_A.orgId, TENANT_A.mode]));
-    const deliveries = await Promise.all(jobs.map(async (j) => (await ok(stores.webhookDeliveries.findById(TENANT_A, j.payload.deliveryId!)))!));
+    const deliveries = await Promise.all(
+      jobs.map(async (j) => (await ok(stores.webhookDeliveries.findById(TENANT_A, j.kind === 'webhook.deliver' ? j.payload.deliveryId : 'not a delivery')))!),
+    );
     expect(deliveries.map((d) => d.endpointId).sort()).toEqual(endpoints.map((e) => e.id).sort());
     for (const [i, d] of deliveries.entries()) {
       expect(d).toMatchObject({ eventId: event.id, eventType: event.type, status: 'pending', attempts: 0, nextAttemptAt: event.createdAt, body: webhookBody(event) });
