@@ -139,6 +139,25 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
       );
     },
 
+    // A healthy endpoint's row does not match, so it is neither written nor locked: concurrent successful
+    // deliveries to one endpoint do not queue on its row. READ COMMITTED takes the statement's own snapshot, so
+    // a failure committed before it is seen and reset; a failing row another transaction is writing is waited
+    // for and re-checked as committed.
+    clearFailures: (tenant, id, at) =>
+      pipe(
+        TE.fromEither(decode(Timestamp, 'the time failures are cleared')(at)),
+        TE.chain(() =>
+          run(
+            conn,
+            'write',
+            `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
+             WHERE id = $2 AND org_id = $3 AND mode = $4 AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL)`,
+            [at, id, tenant.orgId, tenant.mode],
+          ),
+        ),
+        TE.map((r) => r.rowCount === 1),
+      ),
+
     delete: (tenant, id) =>
       pipe(
         run(conn, 'write', 'DELETE FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND mode = $3', [id, tenant.orgId, tenant.mode]),

@@ -7,7 +7,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
-import { columnCodecs, decode, rowDecoder } from './decode.js';
+import { Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
@@ -108,6 +108,22 @@ export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
           ),
         ),
         TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('webhook_endpoint', next.id)))),
+      ),
+
+    clearFailures: (tenant, id, at) =>
+      pipe(
+        TE.fromEither(decode(Timestamp, 'the time failures are cleared')(at)),
+        TE.chain(() =>
+          attempt(conn, (c) =>
+            c
+              .prepare(
+                `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = ?, version = version + 1
+                 WHERE id = ? AND org_id = ? AND mode = ? AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL)`,
+              )
+              .run(at, id, tenant.orgId, tenant.mode),
+          ),
+        ),
+        TE.map((r) => r.changes === 1),
       ),
 
     delete: (tenant, id) =>

@@ -577,6 +577,13 @@ const makeStores = (v: View): Stores => ({
     findById: (t, id) => op(v, () => ok(findEndpoint(v, t, id))),
     findByIdForUpdate: (t, id) => op(v, () => ok(findEndpoint(v, t, id))),
     list: (t, q) => op(v, () => keysetPage(v.rows('webhookEndpoints').filter((e) => inTenant(e, t)), q)),
+    clearFailures: (t, id, at) =>
+      op(v, () => {
+        const cur = v.get('webhookEndpoints', id);
+        if (!cur || !inTenant(cur, t) || (cur.consecutiveFinalFailures === 0 && cur.failingSince === null)) return ok(false);
+        v.put('webhookEndpoints', id, { ...copy(cur), consecutiveFinalFailures: 0, failingSince: null, updatedAt: at, version: cur.version + 1 });
+        return ok(true);
+      }),
     update: (next) =>
       op(v, () => {
         const cur = v.get('webhookEndpoints', next.id);

@@ -15,6 +15,15 @@ export interface WebhookEndpointStore {
   list(tenant: Tenant, query: KeysetQuery<undefined>): StoreResult<KeysetPage<WebhookEndpoint>>;
   /** Optimistic update: only if the stored version is `next.version - 1`, else ConcurrentModification. */
   update(next: WebhookEndpoint): StoreResult<void>;
+  /**
+   * After a successful delivery: resets the endpoint's run of failures (`consecutiveFinalFailures` 0,
+   * `failingSince` null), with `updatedAt` = `at` and the next version, only where either is set. One
+   * statement, decided on the row as committed when it runs (not as it was when its transaction began): a
+   * failure committed before it is reset; one committed after it counts after it. An endpoint that is healthy
+   * is left as it is (no new version, and no row lock to queue on). `true` when it reset something; `false`
+   * for a healthy endpoint, or none of this id in this tenant.
+   */
+  clearFailures(tenant: Tenant, id: string, at: string): StoreResult<boolean>;
   /** Deletes; `false` when there was nothing to delete in this tenant. */
   delete(tenant: Tenant, id: string): StoreResult<boolean>;
   /** The enabled endpoints of this tenant subscribed to `type`, oldest first. */

@@ -169,6 +169,58 @@ export const webhookEndpointsContract = (h: Harness) => {
       expect(await ok(s().findSubscribed(TENANT_A, 'signer.signed'))).toEqual([aMoved, c]);
     });
 
+    it('clearFailures resets a failing endpoint with a new version, and leaves a healthy one, a stranger and an unknown id as they are', async () => {
+      const failing = makeWebhookEndpoint(TENANT_A, { consecutiveFinalFailures: 3, failingSince: at(10), updatedAt: at(10), version: 4 });
+      const countedOnly = makeWebhookEndpoint(TENANT_A, { consecutiveFinalFailures: 1, failingSince: null, version: 2 });
+      const sinceOnly = makeWebhookEndpoint(TENANT_A, { consecutiveFinalFailures: 0, failingSince: at(20), version: 3 });
+      const healthy = makeWebhookEndpoint(TENANT_A);
+      await insert(failing, countedOnly, sinceOnly, healthy);
+      // Another tenant cannot clear this one's failures.
+      for (const t of STRANGERS) expect(await ok(s().clearFailures(t, failing.id, at(50)))).toBe(false);
+      expect(await ok(s().findById(TENANT_A, failing.id))).toEqual(failing);
+      for (const e of [failing, countedOnly, sinceOnly]) {
+        expect(await ok(s().clearFailures(TENANT_A, e.id, at(60)))).toBe(true);
+        expect(await ok(s().findById(TENANT_A, e.id))).toEqual({ ...e, consecutiveFinalFailures: 0, failingSince: null, updatedAt: at(60), version: e.version + 1 });
+        // Healthy now: a second success changes nothing, not even the version.
+        expect(await ok(s().clearFailures(TENANT_A, e.id, at(70)))).toBe(false);
+        expect((await ok(s().findById(TENANT_A, e.id)))?.version).toBe(e.version + 1);
+      }
+      expect(await ok(s().clearFailures(TENANT_A, healthy.id, at(60)))).toBe(false);
+      expect(await ok(s().findById(TENANT_A, healthy.id))).toEqual(healthy);
+      expect(await ok(s().clearFailures(TENANT_A, 'whe_unknown', at(60)))).toBe(false);
+    });
+
+    it('clearFailures inside a transaction decides on the row as committed when it runs, not as it was when the transaction began', async () => {
+      const e = makeWebhookEndpoint(TENANT_A);
+      await insert(e);
+      // A failure is counted and committed while a success's transaction is already open (on PostgreSQL; a
+      // serial store runs the success after it): the success's statement still sees the failure, and clears it.
+      let committed!: () => void;
+      const failureCommitted = new Promise<void>((r) => (committed = r));
+      const failure = h()
+        .uow.transaction((tx) =>
+          pipe(
+            tx.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id),
+            TE.chainW((cur): TE.TaskEither<StoreError | 'vanished', void> =>
+              cur === null ? TE.left('vanished' as const) : tx.webhookEndpoints.update({ ...cur, consecutiveFinalFailures: 1, failingSince: at(100), updatedAt: at(100), version: cur.version + 1 }),
+            ),
+          ),
+        )()
+        .then((r) => (committed(), r));
+      // Begun a turn later: a store that commits the transactions of one turn together (SQLite) would hold the
+      // failure's commit for the success, which waits for it.
+      await new Promise((r) => setImmediate(r));
+      const success = h().uow.transaction((tx) =>
+        pipe(
+          TE.rightTask(() => failureCommitted),
+          TE.chain(() => tx.webhookEndpoints.clearFailures(TENANT_A, e.id, at(200))),
+        ),
+      )();
+      expect(await failure).toEqual(E.right(undefined));
+      expect(await success).toEqual(E.right(true));
+      expect(await ok(s().findById(TENANT_A, e.id))).toEqual({ ...e, consecutiveFinalFailures: 0, failingSince: null, updatedAt: at(200), version: e.version + 2 });
+    });
+
     it('findByIdForUpdate inside a transaction returns the row of its tenant only', async () => {
       const e = makeWebhookEndpoint(TENANT_A);
       await insert(e);

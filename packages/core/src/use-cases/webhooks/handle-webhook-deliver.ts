@@ -107,17 +107,24 @@ const record =
             )
           : TE.right(undefined),
       ),
-      // The endpoint's health, under its row lock: concurrent deliveries to one endpoint queue here.
-      TE.chainW(() => tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId)),
-      TE.chainW((e) => (e === null ? TE.right(undefined) : updateHealth(tx, e, verdict._tag, at, now.getTime()))),
+      // The endpoint's health. A success resets its run of failures in one statement, which leaves a healthy
+      // endpoint untouched (no row lock, so successes to one endpoint do not queue on it). A failure counts
+      // under the row lock: concurrent failures to one endpoint queue here, and none is lost.
+      TE.chainW(() =>
+        verdict._tag === 'Succeeded'
+          ? pipe(
+              tx.webhookEndpoints.clearFailures(tenant, endpointId, at),
+              TE.map(() => undefined),
+            )
+          : pipe(
+              tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId),
+              TE.chainW((e) => (e === null ? TE.right(undefined) : countFailure(tx, e, verdict._tag, at, now.getTime()))),
+            ),
+      ),
     );
   };
 
-const updateHealth = (tx: Stores, e: WebhookEndpoint, verdict: 'Succeeded' | 'Retry' | 'FinalFailure', at: string, nowMs: number): TE.TaskEither<DomainError, void> => {
-  if (verdict === 'Succeeded')
-    return e.consecutiveFinalFailures === 0 && e.failingSince === null
-      ? TE.right(undefined)
-      : tx.webhookEndpoints.update({ ...e, consecutiveFinalFailures: 0, failingSince: null, updatedAt: at, version: e.version + 1 });
+const countFailure = (tx: Stores, e: WebhookEndpoint, verdict: 'Retry' | 'FinalFailure', at: string, nowMs: number): TE.TaskEither<DomainError, void> => {
   const failingSince = e.failingSince ?? at;
   const finals = e.consecutiveFinalFailures + (verdict === 'FinalFailure' ? 1 : 0);
   const reason =
