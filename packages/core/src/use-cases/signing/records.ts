@@ -7,8 +7,8 @@ import type { JobWork } from '../../model/job.js';
 import type { SignatureRequest } from '../../model/signature-request.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
-import { MAX_INLINE_FANOUT, webhookBody } from '../../webhook-rules.js';
-import { createDelivery } from '../webhooks/delivery-records.js';
+import { MAX_INLINE_FANOUT } from '../../webhook-rules.js';
+import { createDeliveries } from '../webhooks/delivery-records.js';
 
 /**
  * The small writes every signing step makes together with its state change: an event in the outbox (ids,
@@ -26,25 +26,21 @@ export const recordEvent = (tx: Stores, ids: IdGenerator, event: DomainEvent): T
   pipe(
     tx.events.append(event),
     TE.chainW(() => tx.webhookEndpoints.findSubscribed({ orgId: event.orgId, mode: event.mode }, event.type)),
-    TE.chainW((subscribed) =>
+    TE.chainW((subscribed): TE.TaskEither<DomainError, unknown> =>
       subscribed.length === 0
         ? TE.right(undefined)
         : subscribed.length <= MAX_INLINE_FANOUT
-          ? pipe(
-              subscribed,
-              TE.traverseSeqArray((e) => createDelivery(tx, { ids }, e, event, webhookBody(event), event.createdAt)),
-              TE.map(() => undefined),
-            )
-        : tx.jobs.enqueue({
-            id: ids.next('job'),
-            kind: 'webhook.dispatch',
-            orgId: event.orgId,
-            mode: event.mode,
-            payload: { eventId: event.id },
-            runAt: event.createdAt,
-            dedupeKey: `dispatch:${event.id}`,
-            createdAt: event.createdAt,
-          }),
+          ? createDeliveries(tx, { ids }, subscribed, event, event.createdAt)
+          : tx.jobs.enqueue({
+              id: ids.next('job'),
+              kind: 'webhook.dispatch',
+              orgId: event.orgId,
+              mode: event.mode,
+              payload: { eventId: event.id },
+              runAt: event.createdAt,
+              dedupeKey: `dispatch:${event.id}`,
+              createdAt: event.createdAt,
+            }),
     ),
     TE.map(() => undefined),
   );

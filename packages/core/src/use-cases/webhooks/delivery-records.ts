@@ -41,6 +41,22 @@ export const createDelivery = (
   );
 };
 
+/** One pending delivery of `event` to each of `endpoints`, each with its first attempt due at `at`; how many. */
+export const createDeliveries = (
+  tx: Stores,
+  deps: Pick<WebhookDeps, 'ids'>,
+  endpoints: readonly WebhookEndpoint[],
+  event: Parameters<typeof webhookBody>[0],
+  at: string,
+): TE.TaskEither<DomainError, number> => {
+  const body = webhookBody(event);
+  return pipe(
+    endpoints,
+    TE.traverseSeqArray((e) => createDelivery(tx, deps, e, event, body, at)),
+    TE.map((ds) => ds.length),
+  );
+};
+
 /** Fans one event out to the enabled endpoints of its org and mode that subscribe to its type. */
 export const dispatchEvent = (tx: Stores, deps: Pick<WebhookDeps, 'ids' | 'clock'>, tenant: Tenant, eventId: string): TE.TaskEither<DomainError, number> =>
   pipe(
@@ -50,15 +66,7 @@ export const dispatchEvent = (tx: Stores, deps: Pick<WebhookDeps, 'ids' | 'clock
         ? TE.right(0)
         : pipe(
             tx.webhookEndpoints.findSubscribed(tenant, event.type),
-            TE.chainW((endpoints) => {
-              const at = deps.clock.now().toISOString();
-              const body = webhookBody(event);
-              return pipe(
-                endpoints,
-                TE.traverseSeqArray((e) => createDelivery(tx, deps, e, event, body, at)),
-                TE.map((ds) => ds.length),
-              );
-            }),
+            TE.chainW((endpoints) => createDeliveries(tx, deps, endpoints, event, deps.clock.now().toISOString())),
           ),
     ),
   );
