@@ -40,12 +40,17 @@ describe('runDueJobs', () => {
   });
 });
 
+/** A sent request's invitation job, claimed by `w1` for a minute. */
+const claimedInvitation = async () => {
+  const w = world();
+  await sentRequest(w);
+  const [job] = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', w.h.clock.now().toISOString(), new Date(w.h.clock.now().getTime() + 60_000).toISOString(), 1));
+  return { w, deps: withHandlers(w), job };
+};
+
 describe('runClaimedJob', () => {
   it('records nothing when the lease was lost while the handler ran, and buries a permanent failure at once', async () => {
-    const w = world();
-    await sentRequest(w);
-    const deps = withHandlers(w);
-    const [job] = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', w.h.clock.now().toISOString(), new Date(w.h.clock.now().getTime() + 60_000).toISOString(), 1));
+    const { w, deps, job } = await claimedInvitation();
     expect(await runClaimedJob(deps)(job!, 'w1', () => true)()).toEqual({ _tag: 'LeaseLost' });
     // The job is still there, held by w1: the lost run changed nothing.
     expect((await right(w.h.stores.jobs.list({ ids: [job!.id], limit: 10 }))).map((j) => j.id)).toEqual([job!.id]);
@@ -58,10 +63,7 @@ describe('runClaimedJob', () => {
 
 describe('performClaimedJob', () => {
   it('turns a handler that throws or rejects into a failure worth another attempt, so the run goes on', async () => {
-    const w = world();
-    await sentRequest(w);
-    const deps = withHandlers(w);
-    const [job] = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', w.h.clock.now().toISOString(), new Date(w.h.clock.now().getTime() + 60_000).toISOString(), 1));
+    const { deps, job } = await claimedInvitation();
     const throws: JobHandler = () => {
       throw new Error('template missing');
     };
