@@ -1,6 +1,7 @@
 import type { Clock, KeyAdmission, RateLimiter, Stores, UnitOfWork } from '@esig/core';
 import { createJobSignal, noticingNewJobs } from '@esig/core';
 import pg from 'pg';
+import { createNestingGuard } from '@esig/store-sql';
 import { TYPES } from './connection.js';
 import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
 import type { NotifyHandler } from './notify.js';
@@ -70,6 +71,14 @@ export interface PostgresStoreOptions {
    * as a stuck transaction lives.
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * Refuse, with a StoreFailure at once, a transaction started inside a transaction's work, or a write
+   * through the top-level `stores` there (default false). Without the check such a call runs on another
+   * connection, outside the transaction, and waits until the lock timeout if it touches a row the
+   * transaction holds. It finds a programming error; turn it on in tests and development. It costs: on
+   * Node 20 it makes every promise of the process carry an AsyncLocalStorage's context.
+   */
+  readonly checkNesting?: boolean;
 }
 
 const LOCK_TIMEOUT_MS = 5_000;
@@ -119,12 +128,13 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
   }
 
   const newJobs = createJobSignal();
-  const uow = createUnitOfWork(pool, bindStores, newJobs.emit);
+  const nesting = createNestingGuard(opts.checkNesting ?? false);
+  const uow = createUnitOfWork(pool, bindStores, newJobs.emit, nesting);
   const listener = createListener(() => new pg.Client(clientConfig('esig-listener')));
   let closing: Promise<void> | null = null;
   return {
     // A top-level write is one statement that commits on its own: a new job is there once it returns.
-    stores: noticingNewJobs(bindStores(poolConn(pool)), newJobs.emit),
+    stores: noticingNewJobs(bindStores(poolConn(pool, nesting)), newJobs.emit),
     uow,
     onNewJobs: newJobs.subscribe,
     rateLimiter: (windowMs, clock) => createPgRateLimiter(pool, windowMs, clock),

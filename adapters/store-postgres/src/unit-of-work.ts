@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StoreError, Stores, UnitOfWork } from '@esig/core';
 import { noticingNewJobs, storeFailure } from '@esig/core';
+import type { NestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type pg from 'pg';
@@ -12,20 +12,16 @@ interface TxScope {
 }
 
 /**
- * Marks the async context of a running transaction's work. A transaction started from inside another,
- * or a top-level write, runs on a second connection: it is not part of the outer transaction, and it
- * waits forever if it touches a row the outer one has locked (the outer one waits for it in turn). Both
- * fail at once instead, as they do in the SQLite adapter.
+ * The pool as the top-level stores use it: reads anywhere, writes only outside a transaction's work. A
+ * top-level write inside a transaction's work runs on a second connection: it is not part of the
+ * transaction, and it waits forever if it touches a row the transaction has locked (the transaction waits
+ * for it in turn). With a guard that tracks the work (the store's `checkNesting`), it fails at once instead,
+ * as in the SQLite adapter.
  */
-const currentTx = new AsyncLocalStorage<TxScope>();
-
-const inRunningTransaction = (): boolean => currentTx.getStore()?.active === true;
-
-/** The pool as the top-level stores use it: reads anywhere, writes only outside a transaction's work. */
-export const poolConn = (pool: pg.Pool): Conn => ({
+export const poolConn = (pool: pg.Pool, nesting: NestingGuard): Conn => ({
   query: (stmt, values) => pool.query(queryConfig(stmt, values)),
   unusable: (access) =>
-    access === 'write' && inRunningTransaction()
+    access === 'write' && nesting.inside()
       ? new Error('A top-level store was written inside a running transaction; use the stores it passes to its work.')
       : null,
 });
@@ -58,11 +54,17 @@ const ended = () => new Error('This transaction has ended; its stores can no lon
  * row locks and version checks that keep them from losing each other's writes. After a commit that
  * enqueued or revived a job, `onNewJobs` runs.
  */
-export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores, onNewJobs: () => void = () => undefined): UnitOfWork => ({
+export const createUnitOfWork = (
+  pool: pg.Pool,
+  bind: (conn: Conn) => Stores,
+  onNewJobs: () => void,
+  /** Where a transaction started inside another's work is refused (see poolConn); the same guard as poolConn's. */
+  nesting: NestingGuard,
+): UnitOfWork => ({
   transaction:
     <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
     async () => {
-      if (inRunningTransaction())
+      if (nesting.inside())
         return E.left(storeFailure(new Error('A transaction was started inside a running transaction; use the stores it passes to its work.')));
       let client: pg.PoolClient;
       try {
@@ -83,7 +85,7 @@ export const createUnitOfWork = (pool: pg.Pool, bind: (conn: Conn) => Stores, on
         let newJobs = false;
         const tx = noticingNewJobs(bind(txConn(client, scope)), () => void (newJobs = true));
         const outcome = await TE.tryCatch(
-          () => currentTx.run(scope, () => work(tx)()),
+          () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
         )();
         scope.active = false;

@@ -140,8 +140,8 @@ describe.skipIf(!available)('postgres adapter', () => {
       return s;
     };
 
-    it('a nested transaction, or a top-level write inside a transaction, fails at once; top-level reads work', async () => {
-      await fresh();
+    it('with checkNesting, a nested transaction, or a top-level write inside a transaction, fails at once; top-level reads work', async () => {
+      await fresh({ checkNesting: true });
       const doc = makeDocument(TENANT_A);
       expect(tagOf(await fails(s.uow.transaction(() => s.uow.transaction((tx) => tx.documents.insert(doc)))))).toBe('StoreFailure');
       expect(tagOf(await fails(s.uow.transaction(() => s.stores.documents.insert(doc))))).toBe('StoreFailure');
@@ -149,8 +149,17 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await ok(s.uow.transaction(() => s.stores.documents.findById(TENANT_A, doc.id)))).toBeNull();
     });
 
-    it('findByIdForUpdate through the top-level stores inside a transaction fails at once, as a write does, instead of waiting on its lock', async () => {
+    it('without checkNesting (the default), a top-level write inside a transaction is not refused: it commits on its own', async () => {
       await fresh();
+      const doc = makeDocument(TENANT_A);
+      const r = await fails(s.uow.transaction(() => pipe(s.stores.documents.insert(doc), TE.chainW(() => TE.left('roll back' as const)))));
+      expect(r).toBe('roll back');
+      // Not part of the transaction that rolled back: what checkNesting exists to catch.
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+    });
+
+    it('with checkNesting, findByIdForUpdate through the top-level stores inside a transaction fails at once, as a write does, instead of waiting on its lock', async () => {
+      await fresh({ checkNesting: true });
       const e = makeWebhookEndpoint(TENANT_A);
       await ok(s.stores.webhookEndpoints.insert(e));
       const r = await fails(

@@ -16,7 +16,8 @@ describe.skipIf(!available)('store-postgres', () => {
 
   // One database, migrated once; every test starts from empty tables on a pool of its own.
   describeStoreContract('postgres', async () => {
-    const store = await openPostgresStore({ url: db.url, migrate: false });
+    // Checked as in development: a transaction begun inside another's work fails instead of hanging the suite.
+    const store = await openPostgresStore({ url: db.url, migrate: false, checkNesting: true });
     await emptyAllTables(store.pool);
     return { stores: store.stores, uow: store.uow, onNewJobs: store.onNewJobs, cleanup: () => store.close() };
   });

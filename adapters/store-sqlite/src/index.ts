@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Stores, UnitOfWork } from '@esig/core';
 import { createJobSignal } from '@esig/core';
+import { createNestingGuard } from '@esig/store-sql';
 import { BACKSTOP_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import { createConn, openDatabase } from './connection.js';
 import { createKeyCache } from './key-cache.js';
@@ -53,6 +54,14 @@ export interface SqliteStoreOptions {
    * and the backstop remains). Default: a process warning.
    */
   readonly onCheckpointError?: (message: string) => void;
+  /**
+   * Refuse, with a StoreFailure at once, a transaction started inside a transaction's work, or a write
+   * through the top-level `stores` there (default false). Without the check such a call waits forever
+   * behind the transaction that waits for it, and every later write of the process waits behind both.
+   * It finds a programming error; turn it on in tests and development. It costs: on Node 20 it makes every
+   * promise of the process carry an AsyncLocalStorage's context, about a third more CPU per API request.
+   */
+  readonly checkNesting?: boolean;
 }
 
 /**
@@ -96,7 +105,13 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
   const read = createConn(readDb);
   const newJobs = createJobSignal();
   const keys = createKeyCache(write);
-  const uow = createUnitOfWork(write, (conn) => bindStores(conn, { cache: keys, role: 'write' }), newJobs.emit, keys.transactionEnded);
+  const uow = createUnitOfWork(
+    write,
+    (conn) => bindStores(conn, { cache: keys, role: 'write' }),
+    newJobs.emit,
+    keys.transactionEnded,
+    createNestingGuard(opts.checkNesting ?? false),
+  );
   return {
     stores: topLevelStores(read, uow, keys),
     uow,

@@ -1,6 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StoreError, Stores, UnitOfWork } from '@esig/core';
 import { noticingNewJobs, storeFailure } from '@esig/core';
+import type { NestingGuard } from '@esig/store-sql';
+import { createNestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
@@ -11,13 +12,6 @@ interface TxScope {
   /** The work enqueued or revived a job: its commit wakes this process's workers. */
   newJobs: boolean;
 }
-
-/**
- * Marks the async context of a running transaction's work. A transaction started from inside another
- * would wait in the queue behind the very transaction that waits for it; detecting it turns that silent
- * deadlock into an immediate error.
- */
-const currentTx = new AsyncLocalStorage<TxScope>();
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
 
@@ -59,6 +53,12 @@ export const createUnitOfWork = (
    * where the API-key cache drops its entries after a revocation (key-cache.ts).
    */
   onTransactionEnd: () => void = () => undefined,
+  /**
+   * Whether code runs inside a transaction's work. A transaction started there would wait in the queue
+   * behind the very transaction that waits for it; with a guard that tracks it (the store's `checkNesting`),
+   * that silent deadlock is an immediate error instead.
+   */
+  nesting: NestingGuard = createNestingGuard(false),
 ): UnitOfWork => {
   const db = write.db;
   const waiting: Pending[] = [];
@@ -111,7 +111,7 @@ export const createUnitOfWork = (
       () => void (scope.newJobs = true),
     );
     const outcome = await TE.tryCatch(
-      () => currentTx.run(scope, () => work(tx)()),
+      () => nesting.run(scope, () => work(tx)()),
       (e) => storeFailure(e),
     )();
     scope.active = false;
@@ -209,7 +209,7 @@ export const createUnitOfWork = (
     transaction:
       <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
       () =>
-        currentTx.getStore()?.active === true
+        nesting.inside()
           ? Promise.resolve(
               E.left(
                 storeFailure(

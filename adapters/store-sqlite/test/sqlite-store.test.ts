@@ -36,7 +36,8 @@ const freshDbPath = (file = 'esig.db') => {
 
 describeStoreContract('sqlite', async (): Promise<StoreHarness> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'esig-sqlite-contract-'));
-  const store = openSqliteStore({ path: path.join(dir, 'esig.db') });
+  // Checked as in development: a transaction begun inside another's work fails instead of hanging the suite.
+  const store = openSqliteStore({ path: path.join(dir, 'esig.db'), checkNesting: true });
   return {
     stores: store.stores,
     uow: store.uow,
@@ -284,13 +285,25 @@ describe('sqlite adapter', () => {
       expect(order).toEqual(['tx', 'top']);
     });
 
-    it('a nested transaction, or a top-level write inside a transaction, fails at once instead of hanging', async () => {
-      const s = openStore(freshDbPath());
+    it('with checkNesting, a nested transaction, or a top-level write inside a transaction, fails at once instead of hanging', async () => {
+      const s = openSqliteStore({ path: freshDbPath(), checkNesting: true });
+      open.push(s);
       const doc = makeDocument(TENANT_A);
       const e = await fails(s.uow.transaction(() => s.uow.transaction((tx) => tx.documents.insert(doc))));
       expect(tagOf(e)).toBe('StoreFailure');
       expect(tagOf(await fails(s.uow.transaction(() => s.stores.documents.insert(doc))))).toBe('StoreFailure');
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+    });
+
+    it('without checkNesting (the default), a transaction begun inside another is not refused: it queues behind it', async () => {
+      // Begun and not awaited, so the outer transaction can end; awaited, it would wait forever, which is
+      // what checkNesting exists to catch. The default leaves the check's cost out (docs/performance.md).
+      const s = openStore(freshDbPath());
+      const doc = makeDocument(TENANT_A);
+      let inner: Promise<E.Either<unknown, unknown>> | undefined;
+      await ok(s.uow.transaction(() => TE.fromIO(() => void (inner = s.uow.transaction((tx) => tx.documents.insert(doc))()))));
+      expect(E.isRight(await inner!)).toBe(true);
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
     });
 
     it('a row whose new-field values are wrong is refused, not defaulted', async () => {

@@ -49,6 +49,11 @@ export interface ServerConfig {
   readonly webhookRetryScale: number;
   /** Lifetime of an unused embedded signing session, in seconds (ESIG_EMBED_SESSION_TTL_S). */
   readonly embedSessionTtlS: number;
+  /**
+   * Development: the store refuses a transaction begun inside another's work, which would otherwise hang
+   * (ESIG_CHECK_TRANSACTIONS, default false; it costs CPU on every request).
+   */
+  readonly checkTransactions: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -61,6 +66,13 @@ const int = (env: Env, name: string, dflt: number, min = 1): number => {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer ≥ ${min} (got "${raw}")`);
   return n;
+};
+
+const bool = (env: Env, name: string, dflt: boolean): boolean => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 };
 
 /** Reads and checks the configuration; a bad value stops the process with a message naming the variable. */
@@ -104,6 +116,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     trustProxy: trust === undefined || trust === '' ? false : trust === 'true' ? true : /^\d+$/.test(trust) ? Number(trust) : trust,
     logLevel,
     autoMigrate: env.ESIG_AUTO_MIGRATE !== 'false',
+    checkTransactions: bool(env, 'ESIG_CHECK_TRANSACTIONS', false),
     smtpUrl: env.ESIG_SMTP_URL || null,
     testSmtpUrl: env.ESIG_TEST_SMTP_URL || null,
     workers: workersOf(env.ESIG_WORKERS),

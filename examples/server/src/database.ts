@@ -34,7 +34,7 @@ export interface Database {
 /** Opens the database `ESIG_DATABASE_URL` names; refuses a schema newer than this code. */
 export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.autoMigrate): Promise<Database> => {
   if (config.database.kind === 'sqlite') {
-    const db = openSqliteStore({ path: config.database.path, migrate: migrateOnOpen });
+    const db = openSqliteStore({ path: config.database.path, migrate: migrateOnOpen, checkNesting: config.checkTransactions });
     return {
       kind: 'sqlite',
       stores: db.stores,
@@ -50,7 +50,12 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
       close: async () => db.close(),
     };
   }
-  const db = await openPostgresStore({ url: config.database.url, migrate: migrateOnOpen, poolSize: config.databasePoolSize });
+  const db = await openPostgresStore({
+    url: config.database.url,
+    migrate: migrateOnOpen,
+    poolSize: config.databasePoolSize,
+    checkNesting: config.checkTransactions,
+  });
   return {
     kind: 'postgres',
     stores: db.stores,

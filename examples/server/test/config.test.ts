@@ -21,3 +21,12 @@ describe('PDF limits and the PDF thread pool in the configuration', () => {
     }
   });
 });
+
+describe('ESIG_CHECK_TRANSACTIONS', () => {
+  it('is off unless set to true, and refuses anything but true or false, naming it', () => {
+    expect(loadConfig({}).checkTransactions).toBe(false);
+    expect(loadConfig({ ESIG_CHECK_TRANSACTIONS: 'true' }).checkTransactions).toBe(true);
+    expect(loadConfig({ ESIG_CHECK_TRANSACTIONS: 'false' }).checkTransactions).toBe(false);
+    for (const bad of ['1', 'yes', 'TRUE']) expect(() => loadConfig({ ESIG_CHECK_TRANSACTIONS: bad })).toThrow(/ESIG_CHECK_TRANSACTIONS/);
+  });
+});

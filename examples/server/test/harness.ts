@@ -29,6 +29,8 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     ESIG_PORT: '0',
     ESIG_HOST: '127.0.0.1',
     ESIG_LOG_LEVEL: 'error',
+    // As in development: a transaction begun inside another's work fails the test instead of hanging it.
+    ESIG_CHECK_TRANSACTIONS: 'true',
     ...env,
   });
   const running = await startServer(config, () => undefined);

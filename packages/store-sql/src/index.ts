@@ -2,6 +2,7 @@ export * from './columns.js';
 export * from './decode.js';
 export * from './keyset.js';
 export * from './migrations.js';
+export * from './nesting-guard.js';
 export * from './rows/api-keys.js';
 export * from './rows/api-log.js';
 export * from './rows/documents.js';
