@@ -32,11 +32,12 @@ const NewEndpoint = t.type({
   version: Int,
 });
 
-const COLUMNS =
+/** The endpoint's columns, in the order its statements list them (webhook-deliveries.ts joins them too). */
+export const ENDPOINT_COLUMNS =
   'id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets, consecutive_final_failures, failing_since, created_at, updated_at, version';
-const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: COLUMNS };
+const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS };
 
-const decodeRow = rowDecoder(EndpointRow, 'webhook_endpoints', toEndpoint);
+export const decodeEndpoint = rowDecoder(EndpointRow, 'webhook_endpoints', toEndpoint);
 
 const secretsJson = (e: WebhookEndpoint) => JSON.stringify(e.secrets.map(ownSecretFields));
 
@@ -44,7 +45,7 @@ const secretsJson = (e: WebhookEndpoint) => JSON.stringify(e.secrets.map(ownSecr
  * The enabled endpoints of a tenant subscribed to a type ($3), oldest first: the tenant's range of the
  * page index, in its order, with the jsonb test on those rows only.
  */
-export const FIND_SUBSCRIBED_SQL = `SELECT ${COLUMNS} FROM webhook_endpoints
+export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
   WHERE org_id = $1 AND mode = $2 AND enabled AND events ? $3
   ORDER BY created_at, id`;
 
@@ -59,8 +60,8 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
     (access: Access, lock: string): WebhookEndpointStore['findById'] =>
     (tenant, id) =>
       pipe(
-        run(conn, access, `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND mode = $3${lock}`, [id, tenant.orgId, tenant.mode]),
-        TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeRow(row))),
+        run(conn, access, `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND mode = $3${lock}`, [id, tenant.orgId, tenant.mode]),
+        TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeEndpoint(row))),
       );
   return {
     insert: (endpoint) => {
@@ -71,7 +72,7 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
           run(
             conn,
             'write',
-            `INSERT INTO webhook_endpoints (${COLUMNS})
+            `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS})
              VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING`,
             [
               e.id,
@@ -100,7 +101,7 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
     findById: find('read', ''),
     findByIdForUpdate: find('write', ' FOR UPDATE'),
 
-    list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeRow),
+    list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeEndpoint),
 
     update: (next) => {
       const stale = () => concurrentModification('webhook_endpoint', next.id);
@@ -167,7 +168,7 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
     findSubscribed: (tenant, type) =>
       pipe(
         run(conn, 'read', FIND_SUBSCRIBED_SQL, [tenant.orgId, tenant.mode, type]),
-        TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
+        TE.chainEitherK((r) => decodeAll(decodeEndpoint)(r.rows)),
       ),
   };
 };

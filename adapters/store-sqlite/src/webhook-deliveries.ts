@@ -1,6 +1,6 @@
 import type { WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { attemptFilters, attemptRow, deliveryRow, toAttempt, toDelivery } from '@esig/store-sql';
+import { attemptFilters, attemptRow, decodeJoined, deliveryRow, prefixedColumns, qualifiedColumns, toAttempt, toDelivery } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -9,6 +9,7 @@ import { attempt } from './connection.js';
 import { Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeysetBy } from './keyset.js';
+import { ENDPOINT_COLUMNS, decodeEndpoint } from './webhook-endpoints.js';
 
 const DeliveryRow = deliveryRow(columnCodecs);
 
@@ -16,6 +17,13 @@ const DELIVERY_COLUMNS =
   'id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, last_attempt_at, last_outcome, created_at, version';
 
 const decodeDelivery = rowDecoder(DeliveryRow, 'webhook_deliveries', toDelivery);
+
+/** A delivery and its endpoint of the same tenant: one statement, where findById on each would be two. */
+export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMNS, 'd')}, ${prefixedColumns(ENDPOINT_COLUMNS, 'e')}
+  FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.org_id = d.org_id AND e.mode = d.mode
+  WHERE d.id = ? AND d.org_id = ? AND d.mode = ?`;
+
+const decodeWithEndpoint = decodeJoined(decodeDelivery, 'e', decodeEndpoint);
 
 const toDeliveryRow = (d: WebhookDelivery) => {
   const row = {
@@ -85,6 +93,19 @@ export const sqliteWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
         c.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ? AND org_id = ? AND mode = ?`).get(id, tenant.orgId, tenant.mode),
       ),
       TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeDelivery(row))),
+    ),
+
+  findWithEndpoint: (tenant, id) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(FIND_WITH_ENDPOINT_SQL).get(id, tenant.orgId, tenant.mode)),
+      TE.chainEitherK((row) =>
+        row === undefined
+          ? E.right(null)
+          : pipe(
+              decodeWithEndpoint(row),
+              E.map(([delivery, endpoint]) => ({ delivery, endpoint })),
+            ),
+      ),
     ),
 
   update: (next) =>

@@ -13,11 +13,12 @@ import { listKeyset } from './keyset.js';
 
 const EndpointRow = endpointRow(columnCodecs);
 
-const COLUMNS =
+/** The endpoint's columns, in the order its statements list them (webhook-deliveries.ts joins them too). */
+export const ENDPOINT_COLUMNS =
   'id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets, consecutive_final_failures, failing_since, created_at, updated_at, version';
-const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: COLUMNS };
+const TABLE: KeysetTable = { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS };
 
-const decodeRow = rowDecoder(EndpointRow, 'webhook_endpoints', toEndpoint);
+export const decodeEndpoint = rowDecoder(EndpointRow, 'webhook_endpoints', toEndpoint);
 
 /** The row written for an endpoint, checked with the codec that reads it back. */
 const toRow = (e: WebhookEndpoint) => {
@@ -48,11 +49,11 @@ const toRow = (e: WebhookEndpoint) => {
  * The enabled endpoints of a tenant subscribed to a type (org, mode, type), oldest first: the tenant's
  * range of the page index, in its order, with the JSON test on those rows only.
  */
-export const FIND_SUBSCRIBED_SQL = `SELECT ${COLUMNS} FROM webhook_endpoints
+export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
   WHERE org_id = ? AND mode = ? AND enabled = 1 AND EXISTS (SELECT 1 FROM json_each(webhook_endpoints.events) WHERE value = ?)
   ORDER BY created_at, id`;
 
-const SELECT_BY_ID = `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = ? AND org_id = ? AND mode = ?`;
+const SELECT_BY_ID = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ? AND org_id = ? AND mode = ?`;
 
 /**
  * The WebhookEndpointStore. `findByIdForUpdate` is a plain read: SQLite transactions run one at a time
@@ -62,7 +63,7 @@ export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
   const findById: WebhookEndpointStore['findById'] = (tenant, id) =>
     pipe(
       attempt(conn, (c) => c.prepare(SELECT_BY_ID).get(id, tenant.orgId, tenant.mode)),
-      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeRow(row))),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeEndpoint(row))),
     );
   return {
     insert: (endpoint) =>
@@ -74,7 +75,7 @@ export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
             (c) =>
               c
                 .prepare(
-                  `INSERT INTO webhook_endpoints (${COLUMNS}) VALUES (@id, @org_id, @mode, @url, @events, @description, @enabled, @disabled_reason,
+                  `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES (@id, @org_id, @mode, @url, @events, @description, @enabled, @disabled_reason,
                    @disabled_at, @secrets, @consecutive_final_failures, @failing_since, @created_at, @updated_at, @version)`,
                 )
                 .run(row),
@@ -87,7 +88,7 @@ export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
     findById,
     findByIdForUpdate: findById,
 
-    list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeRow),
+    list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, undefined, decodeEndpoint),
 
     update: (next) =>
       pipe(
@@ -139,7 +140,7 @@ export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
             .prepare(FIND_SUBSCRIBED_SQL)
             .all(tenant.orgId, tenant.mode, type),
         ),
-        TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
+        TE.chainEitherK(A.traverse(E.Applicative)(decodeEndpoint)),
       ),
   };
 };

@@ -1,5 +1,6 @@
 export * from './columns.js';
 export * from './decode.js';
+export * from './joined.js';
 export * from './keyset.js';
 export * from './migrations.js';
 export * from './nesting-guard.js';

@@ -623,6 +623,11 @@ const makeStores = (v: View): Stores => ({
         const d = v.get('webhookDeliveries', id);
         return ok(d && inTenant(d, t) ? copy(d) : null);
       }),
+    findWithEndpoint: (t, id) =>
+      op(v, () => {
+        const d = v.get('webhookDeliveries', id);
+        return ok(d && inTenant(d, t) ? { delivery: copy(d), endpoint: findEndpoint(v, t, d.endpointId) } : null);
+      }),
     update: (next) =>
       op(v, () => {
         const cur = v.get('webhookDeliveries', next.id);

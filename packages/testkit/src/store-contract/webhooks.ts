@@ -309,6 +309,34 @@ export const webhookDeliveriesContract = (h: Harness) => {
       for (const t of STRANGERS) expect(await ok(s().findById(t, d.id))).toBeNull();
     });
 
+    it('findWithEndpoint reads the delivery and its endpoint as findById reads each, every field, at top level and inside a transaction', async () => {
+      const full = makeWebhookEndpoint(TENANT_A, { ...disabled(makeWebhookEndpoint(TENANT_A), 7), consecutiveFinalFailures: 5, failingSince: at(60.25) });
+      const bare = makeWebhookEndpoint(TENANT_A_LIVE, { events: [], description: null, secrets: [{ sealed: 'sealed:only', createdAt: at(2), retiresAt: null }] });
+      await ok(h().stores.webhookEndpoints.insert(full));
+      await ok(h().stores.webhookEndpoints.insert(bare));
+      const waiting = makeDelivery(TENANT_A, { endpointId: full.id });
+      const finished = makeDelivery(TENANT_A_LIVE, { endpointId: bare.id, status: 'failed', attempts: 8, nextAttemptAt: null, lastAttemptAt: at(54_000.5), lastOutcome: 'timeout', version: 9 });
+      await insert(waiting, finished);
+      expect(await ok(s().findWithEndpoint(TENANT_A, waiting.id))).toEqual({ delivery: waiting, endpoint: full });
+      expect(await ok(s().findWithEndpoint(TENANT_A_LIVE, finished.id))).toEqual({ delivery: finished, endpoint: bare });
+      expect(await ok(h().uow.transaction((tx) => tx.webhookDeliveries.findWithEndpoint(TENANT_A, waiting.id)))).toEqual({ delivery: waiting, endpoint: full });
+    });
+
+    it("findWithEndpoint gives a null endpoint for one that is gone or another tenant's, and nothing for an unknown id, another org or the other mode", async () => {
+      const theirs = makeWebhookEndpoint(STRANGERS[0]!);
+      const deleted = makeWebhookEndpoint(TENANT_A);
+      await ok(h().stores.webhookEndpoints.insert(theirs));
+      await ok(h().stores.webhookEndpoints.insert(deleted));
+      await ok(h().stores.webhookEndpoints.delete(TENANT_A, deleted.id));
+      const toTheirs = makeDelivery(TENANT_A, { endpointId: theirs.id });
+      const toDeleted = makeDelivery(TENANT_A, { endpointId: deleted.id });
+      await insert(toTheirs, toDeleted);
+      expect(await ok(s().findWithEndpoint(TENANT_A, toTheirs.id))).toEqual({ delivery: toTheirs, endpoint: null });
+      expect(await ok(s().findWithEndpoint(TENANT_A, toDeleted.id))).toEqual({ delivery: toDeleted, endpoint: null });
+      expect(await ok(s().findWithEndpoint(TENANT_A, 'dlv_unknown'))).toBeNull();
+      for (const t of STRANGERS) expect(await ok(s().findWithEndpoint(t, toTheirs.id))).toBeNull();
+    });
+
     it("update writes the delivery's state when the stored version is next.version - 1, and keeps what was fixed at creation", async () => {
       const d = makeDelivery(TENANT_A);
       await insert(d);

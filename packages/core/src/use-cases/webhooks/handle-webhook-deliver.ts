@@ -30,11 +30,11 @@ export const handleWebhookDeliver =
   (job) => {
     const tenant = tenantOf(job);
     return pipe(
-      deps.stores.webhookDeliveries.findById(tenant, job.payload.deliveryId),
-      TE.chainW((d) => (d === null || d.status !== 'pending' ? TE.right(null) : pipe(deps.stores.webhookEndpoints.findById(tenant, d.endpointId), TE.map((e) => ({ d, e }))))),
+      // One read for both (one round trip on PostgreSQL): most deliveries are pending and need their endpoint.
+      deps.stores.webhookDeliveries.findWithEndpoint(tenant, job.payload.deliveryId),
       TE.chainW((found): TE.TaskEither<DomainError, (tx: Stores) => TE.TaskEither<DomainError, void>> => {
-        if (found === null) return TE.right(nothingToRecord);
-        const { d, e } = found;
+        if (found === null || found.delivery.status !== 'pending') return TE.right(nothingToRecord);
+        const { delivery: d, endpoint: e } = found;
         if (e === null || !e.enabled)
           return TE.right((tx: Stores) => pipe(cancel(tx, d, deps.clock.now().toISOString()), TE.map(() => undefined)));
         const attempt = d.attempts + 1;
