@@ -40,12 +40,10 @@ export interface WorkerOptions {
    */
   readonly concurrency?: number;
   /**
-   * Longest time a finished job's outcome waits for those of the other loops, to be committed with them.
-   * Outcomes are committed together as soon as no loop is still running a handler, so this only bounds the
-   * wait behind a slow one (a receiver that takes seconds). Default: 10 ms on a store whose transactions run
-   * one at a time (`uow.serial`, SQLite), where the outcomes committed together share one COMMIT; 0 on any
-   * other (PostgreSQL), where each outcome's transaction runs on a connection of its own and shares nothing,
-   * so an outcome is committed as soon as it is there.
+   * Longest time a finished job's outcome waits for those of the other loops, to be committed with them;
+   * default 10 ms. Outcomes are committed together as soon as no loop is still running a handler, so this
+   * only bounds the wait behind a slow one (a receiver that takes seconds). On SQLite the outcomes committed
+   * together share one COMMIT.
    */
   readonly settleWaitMs?: number;
   /** After this many attempts a failing job is buried (kept, marked dead, never claimed again). */
@@ -103,7 +101,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const leaseMs = o.leaseMs ?? 5 * 60_000;
   const heartbeatMs = Math.max(1, o.heartbeatMs ?? Math.floor(leaseMs / 3));
   const concurrency = Math.max(1, o.concurrency ?? 1);
-  const settleWaitMs = Math.max(0, o.settleWaitMs ?? (o.uow.serial === true ? 10 : 0));
+  const settleWaitMs = Math.max(0, o.settleWaitMs ?? 10);
   const log = o.logger ?? silent;
   let running = true;
   const sleepers = new Set<() => void>();
@@ -271,7 +269,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   };
   const settleWhenDue = () => {
     if (unsettled.length === 0) return;
-    if (performing === 0 || settleWaitMs === 0) settleAll();
+    if (performing === 0) settleAll();
     else settleTimer ??= setTimeout(settleAll, settleWaitMs);
   };
 

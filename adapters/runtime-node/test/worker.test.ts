@@ -267,9 +267,7 @@ describe('the job worker, its loops together', () => {
         return s.uow.transaction(work);
       }) as typeof s.uow.transaction,
     };
-    // `serial`: whether the store runs its transactions one at a time (SQLite, the memory store) or side by side (PostgreSQL).
-    const launch = (over: Partial<Parameters<typeof startWorker>[0]>, serial = uow.serial) =>
-      s.start('w1', { stores: { ...s.stores, jobs }, uow: { ...uow, serial }, handlers: { seal }, ...over });
+    const launch = (over: Partial<Parameters<typeof startWorker>[0]>) => s.start('w1', { stores: { ...s.stores, jobs }, uow, handlers: { seal }, ...over });
     const queuedSeals = async () => (await s.list()).filter((j) => j.kind === 'seal').map((j) => j.id);
     return { ...s, gate, gateOf, running, performed, claims: () => claimsWithJobs, startedIn, launch, queuedSeals };
   };
@@ -300,21 +298,6 @@ describe('the job worker, its loops together', () => {
     await until(async () => (await g.queuedSeals()).length === 0, 'both outcomes to commit');
     expect(g.startedIn).toHaveLength(2);
     expect(new Set(g.startedIn).size).toBe(1);
-  });
-
-  it('on a store whose transactions run side by side, commits a finished job’s outcome at once, while another loop still runs', async () => {
-    const g = (current = gated());
-    const [a, b] = await g.enqueueSeals(2);
-    g.launch({ concurrency: 2 }, false);
-    await until(() => g.running.size === 2, 'both jobs to run');
-    g.gateOf(b!.id).resolve();
-    await until(() => g.performed.has(b!.id), 'b to finish its outside work');
-    // No wait: its transaction has started by the next turn of the event loop, with a still running.
-    await new Promise((r) => setImmediate(r));
-    expect(g.startedIn).toHaveLength(1);
-    expect(g.running.has(a!.id)).toBe(true);
-    g.gateOf(a!.id).resolve();
-    await until(async () => (await g.queuedSeals()).length === 0, 'both outcomes to commit');
   });
 
   it('does not hold a finished job’s outcome behind a slow one for longer than settleWaitMs', async () => {
