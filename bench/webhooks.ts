@@ -4,8 +4,8 @@
  * Sustained webhook deliveries per second from `esig worker` processes to a local HTTPS receiver, and the
  * time from an event's commit to its first delivery attempt (p50/p99), beside the rate of bare HTTPS POSTs
  * to the same receiver with a plain keep-alive client (`https.Agent`, connections reused) at the same
- * concurrency as the workers' job loops (workers × ESIG_WORKER_CONCURRENCY), measured in the same run.
- * `--concurrency` sets the job loops per worker (default 4, the server's default); `--server-root <checkout>`
+ * concurrency as the workers' webhook job loops (workers × ESIG_WEBHOOK_CONCURRENCY), measured in the same run.
+ * `--concurrency` sets the webhook job loops per worker (default 16, the server's default); `--server-root <checkout>`
  * runs the workers of another (built) checkout, to compare two versions in the same conditions.
  */
 import { Agent, request as httpsRequest } from 'node:https';
@@ -32,7 +32,7 @@ const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '2000' },
     workers: { type: 'string', default: '1' },
-    concurrency: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     'server-root': { type: 'string' },
     'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
@@ -66,7 +66,10 @@ const env = {
   ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
   ESIG_WEBHOOK_CA_FILE: rx.certFile,
   ESIG_LOG_LEVEL: 'warn',
-  ESIG_WORKER_CONCURRENCY: String(loops),
+  ESIG_WEBHOOK_CONCURRENCY: String(loops),
+  // A `--server-root` from before ESIG_WEBHOOK_CONCURRENCY ran deliveries on its one worker's loops. (Not set
+  // otherwise: the loops of the other jobs would find none and poll, adding work that is not a delivery's.)
+  ...(values['server-root'] === undefined ? {} : { ESIG_WORKER_CONCURRENCY: String(loops) }),
   // The bench commits the events from its own process: PostgreSQL wakes the workers (NOTIFY); a SQLite file
   // has no such signal between processes, so there the workers poll, often.
   ...(values.db === 'sqlite' ? { ESIG_WORKER_POLL_MS: '20' } : {}),

@@ -35,8 +35,10 @@ export interface ServerConfig {
   readonly workerPollMs: number;
   /** How long a worker holds a claimed job; a crashed worker's jobs return after this. */
   readonly workerLeaseMs: number;
-  /** Job loops per worker process (they overlap network waits). */
+  /** Job loops per process for mail, sealing, expiry and reminders (they overlap network waits). */
   readonly workerConcurrency: number;
+  /** Job loops per process for webhook deliveries (ESIG_WEBHOOK_CONCURRENCY). */
+  readonly webhookConcurrency: number;
   /** Connections per process to PostgreSQL. */
   readonly databasePoolSize: number;
   /** Development only: hosts or CIDRs exempt from the webhook private-address rule. */
@@ -128,6 +130,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     workerLeaseMs: int(env, 'ESIG_WORKER_LEASE_MS', 300_000, 100),
     databasePoolSize: int(env, 'ESIG_DATABASE_POOL_SIZE', 10),
     workerConcurrency: int(env, 'ESIG_WORKER_CONCURRENCY', 4),
+    webhookConcurrency: int(env, 'ESIG_WEBHOOK_CONCURRENCY', 16),
     webhookAllowHosts: (env.ESIG_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     mcpAllowedOrigins: (env.ESIG_MCP_ALLOWED_ORIGINS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     webhookCaFile: env.ESIG_WEBHOOK_CA_FILE || null,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
-import type { IssuedKey, Org } from '@esig/core';
+import type { IssuedKey, JobHandlers, JobKind, Org } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
 import { startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
@@ -18,24 +18,44 @@ import { T } from './tokens.js';
  * master-key.ts, the operator's one-shot tasks in operator.ts.
  */
 
-/** Starts the background workers of this process: mail, sealing, expiry, reminders, webhooks. */
+/** The job kinds of webhook delivery: their loops are a worker of their own (ESIG_WEBHOOK_CONCURRENCY). */
+const WEBHOOK_KINDS: ReadonlySet<string> = new Set<JobKind>(['webhook.deliver', 'webhook.dispatch']);
+
+/**
+ * Starts the background workers of this process: one for webhook deliveries, with ESIG_WEBHOOK_CONCURRENCY
+ * loops, and one for the rest (mail, sealing, expiry, reminders), with ESIG_WORKER_CONCURRENCY. Deliveries
+ * are many, small and wait on the network, so many loops pay (on SQLite their claims and outcomes share
+ * commits); a seal holds a request's PDFs in memory while it runs, so its loops stay few. And a backlog of
+ * deliveries to slow receivers never delays a signer's mail or a seal.
+ */
 export const startWorkers = async (c: DependencyContainer, config: ServerConfig): Promise<RunningWorker & { stopListening: () => Promise<void> }> => {
-  const worker = startWorker({
-    id: `${process.pid}-${randomBytes(4).toString('hex')}`,
-    stores: c.resolve(T.Stores),
-    uow: c.resolve(T.UnitOfWork),
-    clock: c.resolve(T.Clock),
-    handlers: c.resolve(T.JobHandlers),
-    pollMs: config.workerPollMs,
-    leaseMs: config.workerLeaseMs,
-    concurrency: config.workerConcurrency,
-    logger: c.resolve(T.Logger),
-  });
+  const handlers = c.resolve(T.JobHandlers);
+  const only = (keep: (kind: string) => boolean): JobHandlers => Object.fromEntries(Object.entries(handlers).filter(([kind]) => keep(kind)));
+  const start = (part: JobHandlers, concurrency: number) =>
+    startWorker({
+      id: `${process.pid}-${randomBytes(4).toString('hex')}`,
+      stores: c.resolve(T.Stores),
+      uow: c.resolve(T.UnitOfWork),
+      clock: c.resolve(T.Clock),
+      handlers: part,
+      pollMs: config.workerPollMs,
+      leaseMs: config.workerLeaseMs,
+      concurrency,
+      logger: c.resolve(T.Logger),
+    });
+  const workers = [start(only((k) => !WEBHOOK_KINDS.has(k)), config.workerConcurrency), start(only((k) => WEBHOOK_KINDS.has(k)), config.webhookConcurrency)];
+  const wake = () => {
+    for (const w of workers) w.wake();
+  };
   const db = c.resolve(T.Database);
-  // A commit that enqueued a job wakes the worker at once (with PostgreSQL, a NOTIFY from any process too);
+  // A commit that enqueued a job wakes the workers at once (with PostgreSQL, a NOTIFY from any process too);
   // polling stays as the fallback, for jobs due later and for other processes on a SQLite file.
-  const stopListening = await db.onNewJobs(() => worker.wake());
-  return { ...worker, stopListening };
+  const stopListening = await db.onNewJobs(wake);
+  return {
+    wake,
+    stop: async () => void (await Promise.all(workers.map((w) => w.stop()))),
+    stopListening,
+  };
 };
 
 export interface RunningServer {

@@ -30,3 +30,11 @@ describe('ESIG_CHECK_TRANSACTIONS', () => {
     for (const bad of ['1', 'yes', 'TRUE']) expect(() => loadConfig({ ESIG_CHECK_TRANSACTIONS: bad })).toThrow(/ESIG_CHECK_TRANSACTIONS/);
   });
 });
+
+describe('ESIG_WEBHOOK_CONCURRENCY', () => {
+  it('is 16 webhook job loops by default, beside 4 for the other jobs, and refuses what is not a positive integer', () => {
+    expect(loadConfig({})).toMatchObject({ webhookConcurrency: 16, workerConcurrency: 4 });
+    expect(loadConfig({ ESIG_WEBHOOK_CONCURRENCY: '2' }).webhookConcurrency).toBe(2);
+    for (const bad of ['0', '-1', '2.5', 'many']) expect(() => loadConfig({ ESIG_WEBHOOK_CONCURRENCY: bad })).toThrow(/ESIG_WEBHOOK_CONCURRENCY/);
+  });
+});

@@ -266,3 +266,33 @@ describe('endpoint health, rotation, resend, logs', () => {
     expect(api[0]).toMatchObject({ kind: 'api', method: expect.any(String), target: expect.stringMatching(/^\/api\/v1\//) });
   });
 });
+
+describe('webhook deliveries on loops of their own', () => {
+  // One loop for each worker: a delivery stuck on a receiver that does not answer occupies the only webhook
+  // loop, and the signer's invitation must still go out on the other worker's loop meanwhile.
+  let own: TestServer;
+  afterAll(async () => own?.close());
+
+  it('a delivery waiting on a receiver that does not answer holds back no mail', async () => {
+    own = await startTestServer({
+      ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+      ESIG_WEBHOOK_CA_FILE: rx.certFile,
+      ESIG_WORKER_POLL_MS: '20',
+      ESIG_WORKER_CONCURRENCY: '1',
+      ESIG_WEBHOOK_CONCURRENCY: '1',
+    });
+    const made = await own.call('POST', '/api/v1/webhooks/endpoints', { body: { url: `${rx.url}/hang-own`, events: ['document.created'] } });
+    expect(made.status, made.text).toBe(201);
+    rx.answer('/hang-own', { hang: true });
+    const { req, rcp } = await own.draftReady();
+    await rx.waitFor((r) => r.path === '/hang-own');
+    expect((await own.call('POST', `/api/v1/signature-requests/${req.id}/send`)).status).toBe(200);
+    await until(async () => {
+      const mails = (await own.call('GET', `/api/v1/test-mailbox?to=${encodeURIComponent(rcp.email)}&limit=10`)).body.data as Array<{ subject: string }>;
+      return mails.some((m) => /Please sign/.test(m.subject)) ? true : undefined;
+    }, 'the invitation');
+    // The invitation went out while the delivery was still waiting on its receiver: no attempt logged yet.
+    const log = (await own.call('GET', `/api/v1/webhooks/deliveries?endpointId=${made.body.id}&limit=10`)).body.data as unknown[];
+    expect(log).toEqual([]);
+  }, 30_000);
+});
