@@ -59,7 +59,7 @@ export interface SqliteStoreOptions {
    * through the top-level `stores` there (default false). Without the check such a call waits forever
    * behind the transaction that waits for it, and every later write of the process waits behind both.
    * It finds a programming error; turn it on in tests and development. It costs: on Node 20 it makes every
-   * promise of the process carry an AsyncLocalStorage's context, about a third more CPU per API request.
+   * promise of the process carry an AsyncLocalStorage's context, about a tenth more CPU per API request.
    */
   readonly checkNesting?: boolean;
 }

@@ -19,7 +19,7 @@ export interface NestingGuard {
  *
  * Why it can be turned off: on Node 20 the first `AsyncLocalStorage.run` installs promise hooks for the
  * whole process, so that every promise created from then on, in every request, pays to carry the store.
- * Measured on the API's create-request, that cost a third of the server's CPU
+ * Measured on the API's create-request (SQLite), that cost about a tenth of the server's CPU per request
  * (docs/performance.md, "Fifth round"). The check finds a programming error, so tests and development
  * turn it on; a deployment whose code passed them can leave it off.
  */
