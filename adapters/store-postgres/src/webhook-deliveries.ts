@@ -2,7 +2,7 @@ import type { WebhookDeliveryStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { DeliveryStatusC, attemptFilters, attemptRow, decodeJoined, deliveryRow, prefixedColumns, qualifiedColumns, toAttempt, toDelivery } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
-import { pipe } from 'fp-ts/lib/function.js';
+import { flow, pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
@@ -41,7 +41,10 @@ export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMN
   FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.org_id = d.org_id AND e.mode = d.mode
   WHERE d.id = $1 AND d.org_id = $2 AND d.mode = $3`;
 
-const decodeWithEndpoint = decodeJoined(decodeDelivery, 'e', decodeEndpoint);
+const decodeWithEndpoint = flow(
+  decodeJoined(decodeDelivery, 'e', decodeEndpoint),
+  E.map(([delivery, endpoint]) => ({ delivery, endpoint })),
+);
 
 const AttemptRow = attemptRow(columnCodecs);
 
@@ -122,14 +125,7 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
   findWithEndpoint: (tenant, id) =>
     pipe(
       run(conn, 'read', FIND_WITH_ENDPOINT_SQL, [id, tenant.orgId, tenant.mode]),
-      TE.chainEitherK(({ rows: [row] }) =>
-        row === undefined
-          ? E.right(null)
-          : pipe(
-              decodeWithEndpoint(row),
-              E.map(([delivery, endpoint]) => ({ delivery, endpoint })),
-            ),
-      ),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeWithEndpoint(row))),
     ),
 
   update: (next) => {

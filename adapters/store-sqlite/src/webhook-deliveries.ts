@@ -2,7 +2,7 @@ import type { WebhookDelivery, WebhookDeliveryStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { attemptFilters, attemptRow, decodeJoined, deliveryRow, prefixedColumns, qualifiedColumns, toAttempt, toDelivery } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
-import { pipe } from 'fp-ts/lib/function.js';
+import { flow, pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
@@ -23,7 +23,10 @@ export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMN
   FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.org_id = d.org_id AND e.mode = d.mode
   WHERE d.id = ? AND d.org_id = ? AND d.mode = ?`;
 
-const decodeWithEndpoint = decodeJoined(decodeDelivery, 'e', decodeEndpoint);
+const decodeWithEndpoint = flow(
+  decodeJoined(decodeDelivery, 'e', decodeEndpoint),
+  E.map(([delivery, endpoint]) => ({ delivery, endpoint })),
+);
 
 const toDeliveryRow = (d: WebhookDelivery) => {
   const row = {
@@ -98,14 +101,7 @@ export const sqliteWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
   findWithEndpoint: (tenant, id) =>
     pipe(
       attempt(conn, (c) => c.prepare(FIND_WITH_ENDPOINT_SQL).get(id, tenant.orgId, tenant.mode)),
-      TE.chainEitherK((row) =>
-        row === undefined
-          ? E.right(null)
-          : pipe(
-              decodeWithEndpoint(row),
-              E.map(([delivery, endpoint]) => ({ delivery, endpoint })),
-            ),
-      ),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeWithEndpoint(row))),
     ),
 
   update: (next) =>
