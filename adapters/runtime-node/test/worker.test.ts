@@ -283,33 +283,35 @@ describe('the job worker, its loops together', () => {
     expect(g.claims()).toBe(1);
   });
 
-  it('commits the outcome of a finished job together with that of the loop still running, in one synchronous run', async () => {
+  /** Two jobs running side by side on two loops, then the second let finish its outside work. */
+  const twoRunningOneFreed = async (settleWaitMs: number) => {
     const g = (current = gated());
-    const [a, b] = await g.enqueueSeals(2);
-    g.launch({ concurrency: 2, settleWaitMs: 60_000 });
+    const [held, freed] = await g.enqueueSeals(2);
+    g.launch({ concurrency: 2, settleWaitMs });
     await until(() => g.running.size === 2, 'both jobs to run');
-    g.gateOf(b!.id).resolve();
-    await until(() => g.performed.has(b!.id), 'b to finish its outside work');
+    g.gateOf(freed!.id).resolve();
+    return { g, held: held!, freed: freed! };
+  };
+
+  it('commits the outcome of a finished job together with that of the loop still running, in one synchronous run', async () => {
+    const { g, held: a, freed: b } = await twoRunningOneFreed(60_000);
+    await until(() => g.performed.has(b.id), 'b to finish its outside work');
     // b's outcome waits for a, which is still running (the wait is far longer than this test).
     await new Promise((r) => setImmediate(r));
     expect(g.startedIn).toEqual([]);
-    expect(await g.queuedSeals()).toContain(b!.id);
-    g.gateOf(a!.id).resolve();
+    expect(await g.queuedSeals()).toContain(b.id);
+    g.gateOf(a.id).resolve();
     await until(async () => (await g.queuedSeals()).length === 0, 'both outcomes to commit');
     expect(g.startedIn).toHaveLength(2);
     expect(new Set(g.startedIn).size).toBe(1);
   });
 
   it('does not hold a finished job’s outcome behind a slow one for longer than settleWaitMs', async () => {
-    const g = (current = gated());
-    const [slow, quick] = await g.enqueueSeals(2);
-    g.launch({ concurrency: 2, settleWaitMs: 5 });
-    await until(() => g.running.size === 2, 'both jobs to run');
-    g.gateOf(quick!.id).resolve();
+    const { g, held: slow, freed: quick } = await twoRunningOneFreed(5);
     // The slow job never finishes until the end: the quick one's outcome commits on its own meanwhile.
-    await until(async () => !(await g.queuedSeals()).includes(quick!.id), 'the quick job to be recorded');
-    expect(g.running.has(slow!.id)).toBe(true);
-    g.gateOf(slow!.id).resolve();
+    await until(async () => !(await g.queuedSeals()).includes(quick.id), 'the quick job to be recorded');
+    expect(g.running.has(slow.id)).toBe(true);
+    g.gateOf(slow.id).resolve();
     await until(async () => (await g.queuedSeals()).length === 0, 'the slow job to finish');
   });
 });
