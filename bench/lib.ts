@@ -17,6 +17,9 @@ export const measure = async (name: string, opts: autocannon.Options): Promise<F
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx + r.errors };
 };
 
+/** Requests per second that succeeded (2xx): what a scenario served, with its fast failures left out. */
+export const successRate = (f: Figures): number => (f.requests === 0 ? 0 : (f.rps * (f.requests - f.non2xx)) / f.requests);
+
 export const printTable = (figures: readonly Figures[]) => {
   const pad = (s: string, n: number) => s.padEnd(n);
   process.stdout.write(`\n${pad('scenario', 52)} ${pad('req/s', 9)} ${pad('p50 ms', 8)} ${pad('p99 ms', 8)} ${pad('requests', 9)} non-2xx\n`);
