@@ -34,24 +34,19 @@ const Kinds = t.readonlyArray(JobKindC);
 const checkTimes = (what: string, ...times: string[]) => E.traverseArray(decode(Timestamp, what))(times);
 
 /**
- * Hands out due jobs: the CTE picks and locks up to $5 claimable jobs, oldest run_at first, skipping rows
- * another claimer has locked at this moment (so concurrent claimers neither wait for nor share a job),
- * and the UPDATE leases them. Under READ COMMITTED a row leased by a claimer that committed after this
- * statement began is re-checked when locked, and drops out. MATERIALIZED keeps the LIMIT from being
- * re-evaluated inside the UPDATE's plan. Parameters: kinds, now, worker, lease end, limit.
+ * Hands out due jobs: `esig_jobs_claim` (migration 0008) leases up to $5 claimable jobs of the kinds $1,
+ * oldest run_at first, reading each kind's own range of `jobs_due` and skipping rows another claimer has
+ * locked at this moment (so concurrent claimers neither wait for nor share a job). Parameters: kinds
+ * (distinct), now, worker, lease end, limit. The function holds the statement for its planner settings.
  */
-export const CLAIM_SQL = `
-  WITH due AS MATERIALIZED (
-    SELECT id FROM jobs
-    WHERE NOT dead AND kind = ANY($1::text[]) AND run_at <= $2::timestamptz
-      AND (locked_until IS NULL OR locked_until <= $2::timestamptz)
-    ORDER BY run_at, id
-    LIMIT $5
-    FOR UPDATE SKIP LOCKED
-  )
-  UPDATE jobs SET locked_by = $3, locked_until = $4, attempts = attempts + 1
-  WHERE id IN (SELECT id FROM due)
-  RETURNING ${COLUMNS}`;
+export const CLAIM_SQL = `SELECT ${COLUMNS} FROM esig_jobs_claim($1::text[], $2::timestamptz, $3::text, $4::timestamptz, $5::integer)`;
+
+/**
+ * The soonest time a job of the kinds $1 can be claimed, a leased job counting at its lease end, from
+ * `esig_jobs_next_run_at` (migration 0008): each kind's first unleased job and its leased ones, never the
+ * jobs that wait behind them.
+ */
+export const NEXT_RUN_AT_SQL = 'SELECT esig_jobs_next_run_at($1::text[]) AS next';
 
 const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -91,7 +86,8 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     if (kinds.length === 0 || limit < 1) return TE.right([]);
     return pipe(
       TE.fromEither(pipe(decode(Kinds, 'job kinds')(kinds), E.chain(() => checkTimes('claim time', now, leaseUntil)))),
-      TE.chain(() => run(conn, 'write', CLAIM_SQL, [[...kinds], now, worker, leaseUntil, limit])),
+      // Each kind once: a kind twice would read its range twice and count its jobs twice against the limit.
+      TE.chain(() => run(conn, 'write', CLAIM_SQL, [[...new Set(kinds)], now, worker, leaseUntil, limit])),
       // RETURNING comes in no particular order; the port promises oldest runAt first.
       TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
       TE.map((jobs) => [...jobs].sort(byRunAt)),
@@ -153,7 +149,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     if (kinds.length === 0) return TE.right(null);
     return pipe(
       TE.fromEither(decode(Kinds, 'job kinds')(kinds)),
-      TE.chain(() => run(conn, 'read', 'SELECT MIN(GREATEST(run_at, locked_until)) AS next FROM jobs WHERE NOT dead AND kind = ANY($1::text[])', [[...kinds]])),
+      TE.chain(() => run(conn, 'read', NEXT_RUN_AT_SQL, [[...kinds]])),
       TE.chainEitherK(({ rows: [row] }) => decode(t.type({ next: nullable(TimestampColumn) }), 'next job time')(row)),
       TE.map((r) => r.next),
     );

@@ -2,12 +2,16 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import { ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
+import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { available, migratedTestClient } from './pg.js';
 
 interface PlanNode {
   readonly 'Node Type': string;
   readonly 'Index Name'?: string;
   readonly 'Relation Name'?: string;
+  readonly 'Actual Rows'?: number;
+  readonly 'Actual Loops'?: number;
+  readonly 'Rows Removed by Filter'?: number;
   readonly Plans?: readonly PlanNode[];
 }
 
@@ -109,6 +113,77 @@ describe.skipIf(!available)('create-request statements on a table grown without 
       expect((await client.query(sql, [foreign, 'org_big', 'test'])).rowCount).toBe(0);
       expect((await client.query(sql, [foreign, 'org_other', 'live'])).rowCount).toBe(0);
       expect((await client.query(sql, [foreign, 'org_other', 'test'])).rowCount).toBe(1);
+    }
+  });
+});
+
+/**
+ * A worker's claim and its next due time, on a queue grown without ANALYZE: a backlog of due webhook
+ * deliveries, a few of them leased, and the mail worker asking for its own kinds (none due). Each worker serves
+ * some kinds only; the statements must read the asked kinds' jobs and the leased ones, never the backlog of
+ * the others, at any size.
+ */
+describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE", () => {
+  let client: pg.PoolClient;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ client, close } = await migratedTestClient());
+    await client.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
+  });
+  afterAll(async () => {
+    await close?.();
+  });
+
+  /** Due deliveries, every 100th leased by a running worker, and every 500th a mail job due tomorrow. */
+  const backlog = (from: number, to: number) => `
+    INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, locked_by, locked_until)
+      SELECT 'job_' || lpad(i::text, 26, '0'), CASE WHEN i % 500 = 0 THEN 'mail.invite' ELSE 'webhook.deliver' END, 'org_1', 'test', '{}',
+             timestamptz '2026-01-01' + i * interval '1 millisecond' + CASE WHEN i % 500 = 0 THEN interval '1 day' ELSE interval '0' END,
+             0, NULL, timestamptz '2026-01-01', CASE WHEN i % 100 = 0 THEN 'worker-2' END,
+             CASE WHEN i % 100 = 0 THEN timestamptz '2026-01-01 00:10' END
+      FROM generate_series(${from + 1}, ${to}) AS i`;
+
+  /**
+   * Rows of `jobs` the statement read, sequentially or through an index, from this transaction's own counters
+   * (the statements run inside functions, whose plans an EXPLAIN of the call does not show). Rolled back after.
+   */
+  const rowsRead = async (sql: string, params: readonly unknown[]): Promise<number> => {
+    const read = async () =>
+      Number((await client.query<{ n: string }>("SELECT seq_tup_read + COALESCE(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables WHERE relname = 'jobs'")).rows[0]!.n);
+    await client.query('BEGIN');
+    try {
+      const before = await read();
+      await client.query(sql, [...params]);
+      return (await read()) - before;
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  };
+
+  it('reads a few rows whether the backlog holds 1 k, 10 k or 40 k jobs, and answers as before', async () => {
+    const mail = ['mail.invite', 'mail.remind', 'seal', 'expire'];
+    const now = '2026-01-01T00:05:00.000Z';
+    let rows = 0;
+    for (const size of [1_000, 10_000, 40_000]) {
+      for (; rows < size; rows += 1_000) await client.query(backlog(rows, rows + 1_000));
+      const never = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_user_tables WHERE relname = 'jobs' AND last_analyze IS NULL AND last_autoanalyze IS NULL");
+      expect(never.rows[0]!.n, 'the table must never have been analyzed').toBe('1');
+      const where = (what: string) => `${what} at ${size} jobs`;
+      // Nothing of the mail worker's kinds is due: the claim reads their (empty) ranges only.
+      expect(await rowsRead(CLAIM_SQL, [mail, now, 'worker-1', '2026-01-01T00:06:00.000Z', 4]), where('mail claim')).toBeLessThanOrEqual(4);
+      // The delivery worker takes its 16 oldest, stepping over the leased ones among them.
+      expect(await rowsRead(CLAIM_SQL, [['webhook.deliver', 'webhook.dispatch'], now, 'worker-1', '2026-01-01T00:06:00.000Z', 16]), where('delivery claim')).toBeLessThanOrEqual(40);
+      // The next due time: the first unleased job of each kind, and the leased jobs (a hundredth of the backlog here).
+      expect(await rowsRead(NEXT_RUN_AT_SQL, [mail]), where('mail next due')).toBeLessThanOrEqual(size / 100 + 10);
+      expect(await rowsRead(NEXT_RUN_AT_SQL, [['webhook.deliver']]), where('delivery next due')).toBeLessThanOrEqual(size / 100 + 10);
+
+      const next = await client.query<{ next: string | Date }>(NEXT_RUN_AT_SQL, [mail]);
+      expect(new Date(next.rows[0]!.next).toISOString(), where('mail next due')).toBe('2026-01-02T00:00:00.500Z');
+      const claimed = await client.query<{ id: string }>(CLAIM_SQL, [['webhook.deliver'], now, 'worker-1', '2026-01-01T00:06:00.000Z', 3]);
+      // The oldest three not leased (job 100, 200, … are), each claimed once across the sizes.
+      expect(claimed.rows.map((r) => r.id).sort(), where('delivery claim')).toHaveLength(3);
+      await client.query("DELETE FROM jobs WHERE locked_by = 'worker-1'");
     }
   });
 });

@@ -47,6 +47,43 @@ const checkKinds = (kinds: readonly JobKind[]) =>
 
 const changed = (r: { readonly changes: number }) => r.changes === 1;
 
+/** A statement's text per number of kinds, built once (a claim runs often; its text is the cache's key). */
+const bySize = (build: (n: number) => string): ((n: number) => string) => {
+  const built = new Map<number, string>();
+  return (n) => built.get(n) ?? built.set(n, build(n)).get(n)!;
+};
+
+/** The kinds as named parameters `@k0, @k1, …`, so that each arm of a statement below names its own. */
+const kindValues = (kinds: readonly JobKind[]): Record<string, string> => Object.fromEntries(kinds.map((k, i) => [`k${i}`, k]));
+
+/**
+ * The claim for `n` kinds. Each arm reads one kind's range of `jobs_due`, oldest first, and stops after
+ * `limit` claimable jobs; the oldest `limit` of all arms are leased. One walk of all live jobs in time order
+ * would step over every due job of the other kinds first (a worker serves some kinds only).
+ */
+export const claimSql = bySize((n: number): string => {
+  const arm = (i: number) =>
+    `SELECT * FROM (SELECT id, run_at FROM jobs WHERE dead = 0 AND kind = @k${i} AND run_at <= @now AND (locked_until IS NULL OR locked_until <= @now)
+     ORDER BY run_at, id LIMIT @limit)`;
+  return `UPDATE jobs SET locked_by = @worker, locked_until = @lease, attempts = attempts + 1
+   WHERE id IN (SELECT id FROM (${Array.from({ length: n }, (_, i) => arm(i)).join(' UNION ALL ')}) ORDER BY run_at, id LIMIT @limit)
+   RETURNING ${COLUMNS}`;
+});
+
+/**
+ * The soonest time a job of `n` kinds can be claimed. For each kind: its oldest unleased job (the first of its
+ * range of `jobs_due`, past the few leased ones), and its leased jobs at their lease end (its range of
+ * `jobs_leased`). An aggregate over all live jobs read every waiting job, and a worker with nothing to do asks
+ * this each time.
+ */
+export const nextRunAtSql = bySize((n: number): string => {
+  const waiting = (i: number) => `SELECT (SELECT run_at FROM jobs WHERE dead = 0 AND kind = @k${i} AND locked_until IS NULL ORDER BY run_at, id LIMIT 1) AS next`;
+  const leased = (i: number) => `SELECT MIN(MAX(run_at, locked_until)) FROM jobs WHERE dead = 0 AND kind = @k${i} AND locked_until IS NOT NULL`;
+  return `SELECT MIN(next) AS next FROM (
+     ${Array.from({ length: n }, (_, i) => `${waiting(i)} UNION ALL ${leased(i)}`).join(' UNION ALL ')}
+   )`;
+});
+
 /**
  * The JobQueue. Every method is one statement, so each is atomic on its own, inside a transaction or
  * not: in particular `claim` selects and leases in a single UPDATE, and SQLite has one writer at a time,
@@ -90,19 +127,7 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
       TE.chain(({ kinds: unique }) =>
         unique.length === 0
           ? TE.right([])
-          : attempt(conn, (c) =>
-              c
-                .prepare(
-                  `UPDATE jobs SET locked_by = ?, locked_until = ?, attempts = attempts + 1
-                   WHERE id IN (
-                     SELECT id FROM jobs
-                     WHERE dead = 0 AND run_at <= ? AND (locked_until IS NULL OR locked_until <= ?) AND kind IN (${placeholders(unique.length)})
-                     ORDER BY run_at, id LIMIT ?
-                   )
-                   RETURNING ${COLUMNS}`,
-                )
-                .all(worker, leaseUntil, now, now, ...unique, limit),
-            ),
+          : attempt(conn, (c) => c.prepare(claimSql(unique.length)).all({ ...kindValues(unique), worker, lease: leaseUntil, now, limit })),
       ),
       TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
       // RETURNING hands rows back in no promised order.
@@ -163,15 +188,8 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
         unique.length === 0
           ? TE.right(null)
           : pipe(
-              attempt(conn, (c) =>
-                c
-                  .prepare(
-                    // A leased job becomes claimable when its lease ends, not before.
-                    `SELECT MIN(MAX(run_at, COALESCE(locked_until, run_at))) AS next FROM jobs
-                     WHERE dead = 0 AND kind IN (${placeholders(unique.length)})`,
-                  )
-                  .get(...unique),
-              ),
+              // A leased job becomes claimable when its lease ends, not before.
+              attempt(conn, (c) => c.prepare(nextRunAtSql(unique.length)).get(kindValues(unique))),
               TE.chainEitherK(decode(NextRow, 'next job time')),
               TE.map((r) => r.next),
             ),

@@ -14,6 +14,7 @@ import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openSqliteSto
 import { startCheckpointer } from '../src/checkpointer.js';
 import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { attachSql, findByIdsSql } from '../src/documents.js';
+import { claimSql, nextRunAtSql } from '../src/jobs.js';
 import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
@@ -649,18 +650,19 @@ describe('sqlite adapter', () => {
       db.close();
     });
 
-    it('a claim walks the live jobs in (run_at, id) order on its index, and evidence is read in order from its index', () => {
+    it("a claim reads each asked kind's range of the due-jobs index, the next due time reads no waiting job, and evidence is read in order from its index", () => {
       const p = freshDbPath();
       openStore(p).close();
       const db = new Database(p, { readonly: true });
-      const claim = plan(
-        db,
-        `SELECT id FROM jobs WHERE dead = 0 AND run_at <= ? AND (locked_until IS NULL OR locked_until <= ?) AND kind IN (?, ?)
-         ORDER BY run_at, id LIMIT ?`,
-        [at(0), at(0), 'seal', 'expire', 5],
-      );
-      expect(claim).toMatch(/SEARCH jobs USING INDEX jobs_claim \(run_at<\?\)/);
-      expect(claim).not.toMatch(/TEMP B-TREE|SCAN/);
+      // Named parameters: one object, spread as the only argument.
+      const claim = plan(db, claimSql(3), [{ k0: 'seal', k1: 'expire', k2: 'mail.invite', now: at(0), limit: 5, worker: 'w', lease: at(60) }]);
+      // One range per kind, in (run_at, id) order, each stopping at the limit: never a walk over other kinds' jobs.
+      expect(claim.match(/SEARCH jobs USING INDEX jobs_due \(kind=\? AND run_at<\?\)/g)).toHaveLength(3);
+      expect(claim).not.toMatch(/SCAN jobs\b/);
+      const next = plan(db, nextRunAtSql(2), [{ k0: 'seal', k1: 'expire' }]);
+      expect(next.match(/SEARCH jobs USING INDEX jobs_due \(kind=\?\)/g)).toHaveLength(2);
+      expect(next.match(/SEARCH jobs USING INDEX jobs_leased \(kind=\? AND locked_until>\?\)/g)).toHaveLength(2);
+      expect(next).not.toMatch(/SCAN jobs\b/);
       const evidence = plan(db, 'SELECT * FROM evidence WHERE org_id = ? AND mode = ? AND request_id = ? ORDER BY at, id', ['org', 'test', 'req']);
       expect(evidence).toMatch(/SEARCH evidence USING INDEX evidence_by_request/);
       expect(evidence).not.toMatch(/TEMP B-TREE|SCAN/);

@@ -1,0 +1,184 @@
+/**
+ * `npm run bench:queue [-- --sizes 100,1000,10000,100000 --db sqlite|postgres --repeat 200]`
+ *
+ * What a worker's queue statements cost as a backlog of other kinds' jobs grows. The server runs two workers:
+ * one for webhook deliveries and one for the rest (mail, seals, expiry, reminders). When a receiver is down or
+ * slow, deliveries pile up; the mail worker must still find its own jobs (or learn there are none) at the cost
+ * of a short queue. Each size's figures are printed beside those of the first size (the baseline, 100 jobs,
+ * measured in the same run), as a ratio: flat means the backlog costs nothing.
+ *
+ * The backlog is due `webhook.deliver` jobs, the oldest 16 leased by a running worker, inserted with one
+ * statement per thousand rows (as the queue's own enqueue leaves them; not what is measured). On PostgreSQL the
+ * table is never analyzed (autovacuum off for it), the state of a queue whose backlog grew since its last
+ * ANALYZE. Each statement runs `--repeat` times through the store's port; the p50 is printed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { JobKind, Stores, UnitOfWork } from '@esig/core';
+import { JOB_KINDS } from '@esig/core';
+import { openSqliteStore } from '@esig/store-sqlite';
+import { openPostgresStore } from '@esig/store-postgres';
+import { percentile, throwawayPostgres } from './lib.js';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '100,1000,10000,100000' },
+    db: { type: 'string', default: 'sqlite' },
+    repeat: { type: 'string', default: '200' },
+    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+  },
+});
+/** Deliveries in flight: the backlog's oldest, leased by a running worker with 16 loops. */
+const LEASED = 16;
+const sizes = values.sizes!.split(',').map(Number);
+const repeat = Number(values.repeat);
+if (sizes.some((n, i) => !Number.isSafeInteger(n) || n < LEASED + 16 || (i > 0 && n <= sizes[i - 1]!))) {
+  console.error(`--sizes is an increasing list of at least ${LEASED + 16} each (the first is the baseline)`);
+  process.exit(2);
+}
+if (values.db !== 'sqlite' && values.db !== 'postgres') {
+  console.error('--db is sqlite or postgres (postgres also runs sqlite, for comparison)');
+  process.exit(2);
+}
+
+const WEBHOOK_KINDS: readonly JobKind[] = ['webhook.deliver', 'webhook.dispatch'];
+const OTHER_KINDS: readonly JobKind[] = JOB_KINDS.filter((k) => !WEBHOOK_KINDS.includes(k));
+const NOW = new Date('2026-06-01T12:00:00.000Z');
+const iso = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
+
+interface Queue {
+  readonly stores: Stores;
+  readonly uow: UnitOfWork;
+  /** Adds due deliveries `from + 1` … `to`, the first LEASED of all leased by another worker. */
+  grow(from: number, to: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const sqliteQueue = (): Queue => {
+  const dir = mkdtempSync(join(tmpdir(), 'esig-bench-queue-'));
+  const path = join(dir, 'esig.db');
+  const store = openSqliteStore({ path });
+  const raw = new Database(path);
+  const insert = raw.prepare(
+    `INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error, locked_by, locked_until)
+     VALUES (?, 'webhook.deliver', 'org_bench', 'test', ?, ?, 0, NULL, ?, NULL, ?, ?)`,
+  );
+  const add = raw.transaction((from: number, to: number) => {
+    for (let i = from + 1; i <= to; i++) {
+      const leased = i <= LEASED;
+      const at = iso(-3_600_000 + i);
+      insert.run(`job_${String(i).padStart(26, '0')}`, JSON.stringify({ deliveryId: `dlv_${i}` }), at, at, leased ? 'worker-2' : null, leased ? iso(60_000) : null);
+    }
+  });
+  return {
+    stores: store.stores,
+    uow: store.uow,
+    grow: async (from, to) => {
+      for (let n = from; n < to; n += 1_000) add(n, Math.min(to, n + 1_000));
+    },
+    close: async () => {
+      raw.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+const postgresQueue = async (adminUrl: string): Promise<Queue> => {
+  const db = await throwawayPostgres(adminUrl);
+  const store = await openPostgresStore({ url: db.url });
+  const pg = (await import('pg')).default;
+  const raw = new pg.Client({ connectionString: db.url });
+  await raw.connect();
+  await raw.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
+  return {
+    stores: store.stores,
+    uow: store.uow,
+    grow: async (from, to) => {
+      for (let n = from; n < to; n += 1_000)
+        await raw.query(
+          `INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, locked_by, locked_until)
+             SELECT 'job_' || lpad(i::text, 26, '0'), 'webhook.deliver', 'org_bench', 'test', jsonb_build_object('deliveryId', 'dlv_' || i),
+                    $3::timestamptz + i * interval '1 millisecond', 0, NULL, $3::timestamptz,
+                    CASE WHEN i <= $5 THEN 'worker-2' END, CASE WHEN i <= $5 THEN $4::timestamptz END
+             FROM generate_series($1::integer, $2::integer) AS i`,
+          [n + 1, Math.min(to, n + 1_000), iso(-3_600_000), iso(60_000), LEASED],
+        );
+    },
+    close: async () => {
+      await raw.end();
+      await store.close();
+      await db.drop();
+    },
+  };
+};
+
+/** p50 in ms of `repeat` runs of `op`, which must succeed. */
+const time = async (op: () => Promise<E.Either<unknown, unknown>>): Promise<number> => {
+  const took: number[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const started = process.hrtime.bigint();
+    const r = await op();
+    took.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (E.isLeft(r) && r.left !== ROLLED_BACK) throw new Error(`queue statement failed: ${JSON.stringify(r.left)}`);
+  }
+  return percentile(took, 50);
+};
+
+/** What a transaction that only measured returns, so that it rolls back and leaves the backlog as it was. */
+const ROLLED_BACK = Symbol('rolled back');
+
+const scenarios = (q: Queue): ReadonlyArray<readonly [string, () => Promise<E.Either<unknown, unknown>>]> => [
+  ["mail worker's claim (none of its kinds due)", () => q.stores.jobs.claim(OTHER_KINDS, 'worker-1', iso(0), iso(30_000), 4)()],
+  ["mail worker's next due time", () => q.stores.jobs.nextRunAt(OTHER_KINDS)()],
+  ["delivery worker's next due time", () => q.stores.jobs.nextRunAt(WEBHOOK_KINDS)()],
+  [
+    "delivery worker's claim of 16 (rolled back)",
+    () =>
+      q.uow.transaction((tx) =>
+        pipe(
+          tx.jobs.claim(WEBHOOK_KINDS, 'worker-1', iso(0), iso(30_000), 16),
+          TE.mapLeft((e): unknown => e),
+          // Every run takes the same 16 (the backlog's oldest unleased): the transaction rolls back.
+          TE.chain((jobs) => TE.left<unknown, never>(jobs.length === 16 ? ROLLED_BACK : `claimed ${jobs.length} of 16`)),
+        ),
+      )(),
+  ],
+];
+
+const run = async (label: string, q: Queue) => {
+  const rows: Array<{ size: number; p50: number[] }> = [];
+  let grown = 0;
+  try {
+    for (const size of sizes) {
+      await q.grow(grown, size);
+      grown = size;
+      const p50: number[] = [];
+      for (const [, op] of scenarios(q)) {
+        await time(op); // warm: statement caches, plans
+        p50.push(await time(op));
+      }
+      rows.push({ size, p50 });
+      process.stderr.write(`  ${label}: ${size} jobs measured\n`);
+    }
+  } finally {
+    await q.close();
+  }
+  const names = scenarios(q).map(([name]) => name);
+  process.stdout.write(`\n${label}: p50 ms per statement (× the first size's, the baseline measured first)\n`);
+  process.stdout.write(`${'backlog'.padEnd(10)}${names.map((n) => n.padEnd(46)).join('')}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `${String(r.size).padEnd(10)}${r.p50.map((ms, i) => `${ms.toFixed(3)}${r === rows[0] ? '' : ` (× ${(ms / rows[0]!.p50[i]!).toFixed(1)})`}`.padEnd(46)).join('')}\n`,
+    );
+};
+
+process.stdout.write(`esig bench:queue — a backlog of due webhook deliveries, ${repeat} runs per statement\n`);
+await run('SQLite', sqliteQueue());
+if (values.db === 'postgres') await run('PostgreSQL (never analyzed)', await postgresQueue(values['postgres-url']!));
