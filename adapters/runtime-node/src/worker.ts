@@ -300,6 +300,13 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     }
   };
 
+  /**
+   * When the next job of these kinds is due. The loops that ran out of work in the same turn (one claim found
+   * nothing for all of them) share one query: how long to sleep is the same answer for each.
+   */
+  let asking: ReturnType<ReturnType<typeof o.stores.jobs.nextRunAt>> | null = null;
+  const soonestDue = () => (asking ??= o.stores.jobs.nextRunAt(kinds)().finally(() => (asking = null)));
+
   const loop = async () => {
     while (running) {
       const seen = wakes;
@@ -313,7 +320,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         continue;
       }
       if (!running) break;
-      const nextDue = await o.stores.jobs.nextRunAt(kinds)();
+      const nextDue = await soonestDue();
       const untilNext = E.isRight(nextDue) && nextDue.right !== null ? new Date(nextDue.right).getTime() - o.clock.now().getTime() : pollMs;
       if (running && wakes === seen) await sleep(Math.max(10, Math.min(pollMs, untilNext)));
     }

@@ -283,6 +283,24 @@ describe('the job worker, its loops together', () => {
     expect(g.claims()).toBe(1);
   });
 
+  it('loops that run out of work together ask once when the next job is due: eight idle loops, one query', async () => {
+    const s = (current = setup());
+    let asked = 0;
+    let claims = 0;
+    const jobs = {
+      ...s.stores.jobs,
+      claim: (...a: Parameters<Stores['jobs']['claim']>) => ((claims += 1), s.stores.jobs.claim(...a)),
+      nextRunAt: (kinds: readonly JobKind[]) => ((asked += 1), s.stores.jobs.nextRunAt(kinds)),
+    };
+    // A poll long enough that the loops sleep through the rest of the test after their first round.
+    s.start('w1', { stores: { ...s.stores, jobs }, concurrency: 8, pollMs: 60_000 });
+    // The one claim's empty answer reaches all eight loops in one run of microtasks, so by the time a timer
+    // sees a query asked, every loop has asked or joined it.
+    await until(() => asked > 0, 'the idle loops to ask when work is due');
+    expect(claims).toBe(1);
+    expect(asked).toBe(1);
+  });
+
   /** Two jobs running side by side on two loops, then the second let finish its outside work. */
   const twoRunningOneFreed = async (settleWaitMs: number) => {
     const g = (current = gated());
