@@ -194,9 +194,27 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   let waiting = 0;
   /** The claim under way, shared by every loop that finds `claimed` empty meanwhile: how many jobs it brought, or its failure. */
   let claiming: Promise<number | 'failed'> | null = null;
+  /**
+   * When the next job of these kinds is due. The loops that ran out of work together (one claim found nothing
+   * for all of them) share one query: how long to sleep is the same answer for each. Only a query begun after
+   * the loop's own claim will do (`claimMore` drops an older one): a loop that has just retried its job sees it
+   * due at its new time, where an older answer still shows it leased until its lease ends.
+   */
+  let asking: ReturnType<ReturnType<typeof o.stores.jobs.nextRunAt>> | null = null;
+  const soonestDue = () => {
+    if (asking !== null) return asking;
+    const query = o.stores.jobs.nextRunAt(kinds)().finally(() => {
+      if (asking === query) asking = null;
+    });
+    asking = query;
+    return query;
+  };
+
   const claimMore = async (): Promise<number | 'failed'> => {
     // A claim scheduled just before stop() would only take jobs to give back, their attempts counted.
     if (!running) return 0;
+    // The loops this claim answers with nothing ask when work is due afresh, not from a query begun before it.
+    asking = null;
     const now = o.clock.now();
     const leaseUntil = now.getTime() + leaseMs;
     // As many jobs as loops wait for one (so none is held back from another worker), or `batch` when set.
@@ -299,13 +317,6 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       settleWhenDue();
     }
   };
-
-  /**
-   * When the next job of these kinds is due. The loops that ran out of work in the same turn (one claim found
-   * nothing for all of them) share one query: how long to sleep is the same answer for each.
-   */
-  let asking: ReturnType<ReturnType<typeof o.stores.jobs.nextRunAt>> | null = null;
-  const soonestDue = () => (asking ??= o.stores.jobs.nextRunAt(kinds)().finally(() => (asking = null)));
 
   const loop = async () => {
     while (running) {

@@ -301,6 +301,34 @@ describe('the job worker, its loops together', () => {
     expect(asked).toBe(1);
   });
 
+  it('a loop that has just retried its job asks afresh when work is due, not from a query begun before its claim', async () => {
+    const s = (current = setup());
+    const held = deferred();
+    let asked = 0;
+    const jobs = {
+      ...s.stores.jobs,
+      // The first query hangs, as a slow database would, while the other loop's job fails and is retried.
+      nextRunAt: (kinds: readonly JobKind[]) => {
+        asked += 1;
+        return asked === 1 ? pipe(TE.fromTask(() => held.promise), TE.chain(() => s.stores.jobs.nextRunAt(kinds))) : s.stores.jobs.nextRunAt(kinds);
+      },
+    };
+    const seal: JobHandler = () => pipe(TE.fromTask(() => s.gate.promise), TE.chain(() => TE.left(jobFailure('SMTP 451 try later'))));
+    await s.enqueueSeals(1);
+    s.start('w1', { stores: { ...s.stores, jobs }, handlers: { seal }, concurrency: 2, pollMs: 60_000, retryDelayMs: () => 50 });
+    // One loop runs the job; the other found nothing and asks (the query that hangs).
+    await until(() => asked === 1, 'the idle loop to ask when work is due');
+    s.gate.resolve();
+    // The job is retried 50 ms on; its loop finds nothing due yet and must learn of the new time from a new query.
+    // Joined to the hanging one, it would sleep the whole poll (60 s) past it.
+    try {
+      await until(() => asked === 2, 'the loop that retried its job to ask afresh');
+    } finally {
+      // The loop waiting on it must end for the worker to stop.
+      held.resolve();
+    }
+  });
+
   /** Two jobs running side by side on two loops, then the second let finish its outside work. */
   const twoRunningOneFreed = async (settleWaitMs: number) => {
     const g = (current = gated());

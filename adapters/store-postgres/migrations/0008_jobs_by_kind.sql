@@ -2,6 +2,10 @@
 -- runs one for webhook deliveries and one for the rest), and walking every live job in time order found a
 -- worker's jobs only after stepping over every due job of the other kinds. Now a claim reads, for each of
 -- its kinds, that kind's oldest jobs only.
+--
+-- This migration holds the jobs table while it builds the two indexes: about 2 s per million jobs in the
+-- queue (a queue is usually far shorter; `esig jobs list` shows it). Writers wait for it, up to their
+-- lock_timeout.
 DROP INDEX jobs_claim;
 CREATE INDEX jobs_due ON jobs (kind, run_at, id) WHERE NOT dead;
 -- The leased jobs, few at any time (those running, and those of a worker that died until they are taken
@@ -19,9 +23,11 @@ CREATE INDEX jobs_leased ON jobs (kind, locked_until) WHERE NOT dead AND locked_
 
 -- Leases up to p_limit claimable jobs of p_kinds (distinct), oldest run_at first: from each kind's range of
 -- jobs_due its oldest p_limit, skipping rows another claimer has locked at this moment (so concurrent
--- claimers neither wait for nor share a job), then the oldest p_limit of those. The rows a kind's range
--- locked beyond those taken are free again when the statement ends. Under READ COMMITTED a row leased by a
--- claimer that committed after this statement began is re-checked when locked, and drops out.
+-- claimers neither wait for nor share a job), then the oldest p_limit of those. Under READ COMMITTED a row
+-- leased by a claimer that committed after this statement began is re-checked when locked, and drops out.
+-- The rows a kind's range locked beyond those taken stay locked until the claim's transaction ends: at once
+-- for a claim on its own, as the worker makes it; a claim inside a longer transaction keeps other claimers
+-- off up to p_limit jobs of each of its other kinds until that transaction ends.
 CREATE FUNCTION esig_jobs_claim(p_kinds text[], p_now timestamptz, p_worker text, p_lease timestamptz, p_limit integer)
 RETURNS SETOF jobs
 LANGUAGE plpgsql VOLATILE

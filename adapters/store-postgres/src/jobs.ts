@@ -83,6 +83,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     ),
 
   claim: (kinds, worker, now, leaseUntil, limit) => {
+    if (!Number.isSafeInteger(limit)) return TE.left(storeFailure(new RangeError(`claim limit must be an integer, got ${limit}`)));
     if (kinds.length === 0 || limit < 1) return TE.right([]);
     return pipe(
       TE.fromEither(pipe(decode(Kinds, 'job kinds')(kinds), E.chain(() => checkTimes('claim time', now, leaseUntil)))),

@@ -81,4 +81,9 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
     const heir = `heir-${racers.findIndex((r) => r.length === 1)}`;
     expect(await ok(pools[3]!.stores.jobs.complete(job.id, heir))).toBe(true);
   });
+
+  it('refuses a claim limit that is not an integer before asking the database', async () => {
+    const r = await pools[0]!.stores.jobs.claim(KINDS, 'w', at(0), at(30), 2.5)();
+    expect(r).toMatchObject({ _tag: 'Left', left: { _tag: 'StoreFailure', cause: expect.any(RangeError) } });
+  });
 });
