@@ -8,7 +8,7 @@ import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { ATTEMPTS, CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
 import { SET_STATUS_FOR_REQUEST_SQL } from '../src/documents.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
-import { available, migratedTestClient } from './pg.js';
+import { available, migratedTestClient, rowsRead } from './pg.js';
 
 /** Rows per table: 8 tenants (4 orgs × 2 modes), so the one queried holds an eighth of them. */
 const ROWS = 8_000;
@@ -209,19 +209,7 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
     expect(cond).toMatch(/org_id = .*mode = .*request_id = /);
   });
 
-  /** Rows of `jobs` a statement read, from this transaction's own counters (the queue's statements run inside functions, whose plans EXPLAIN does not show). */
-  const jobRowsRead = async (sql: string, params: readonly unknown[]): Promise<number> => {
-    const read = async () =>
-      Number((await client.query<{ n: string }>("SELECT seq_tup_read + COALESCE(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables WHERE relname = 'jobs'")).rows[0]!.n);
-    await client.query('BEGIN');
-    try {
-      const before = await read();
-      await client.query(sql, [...params]);
-      return (await read()) - before;
-    } finally {
-      await client.query('ROLLBACK');
-    }
-  };
+  const jobRowsRead = (sql: string, params: readonly unknown[]) => rowsRead(client, 'jobs', sql, params);
 
   // The seeded queue: 8,000 jobs of 4 kinds a minute apart from 2026-01-01, a tenth of them dead.
   it("claiming jobs reads each asked kind's oldest due jobs, not the queue", async () => {

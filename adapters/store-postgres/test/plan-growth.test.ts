@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import { ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
-import { available, migratedTestClient } from './pg.js';
+import { available, migratedTestClient, rowsRead } from './pg.js';
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -144,22 +144,7 @@ describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE",
              CASE WHEN i % 100 = 0 THEN timestamptz '2026-01-01 00:10' END
       FROM generate_series(${from + 1}, ${to}) AS i`;
 
-  /**
-   * Rows of `jobs` the statement read, sequentially or through an index, from this transaction's own counters
-   * (the statements run inside functions, whose plans an EXPLAIN of the call does not show). Rolled back after.
-   */
-  const rowsRead = async (sql: string, params: readonly unknown[]): Promise<number> => {
-    const read = async () =>
-      Number((await client.query<{ n: string }>("SELECT seq_tup_read + COALESCE(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables WHERE relname = 'jobs'")).rows[0]!.n);
-    await client.query('BEGIN');
-    try {
-      const before = await read();
-      await client.query(sql, [...params]);
-      return (await read()) - before;
-    } finally {
-      await client.query('ROLLBACK');
-    }
-  };
+  const jobRowsRead = (sql: string, params: readonly unknown[]) => rowsRead(client, 'jobs', sql, params);
 
   it('reads a few rows whether the backlog holds 1 k, 10 k or 40 k jobs, and answers as before', async () => {
     const mail = ['mail.invite', 'mail.remind', 'seal', 'expire'];
@@ -171,12 +156,12 @@ describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE",
       expect(never.rows[0]!.n, 'the table must never have been analyzed').toBe('1');
       const where = (what: string) => `${what} at ${size} jobs`;
       // Nothing of the mail worker's kinds is due: the claim reads their (empty) ranges only.
-      expect(await rowsRead(CLAIM_SQL, [mail, now, 'worker-1', '2026-01-01T00:06:00.000Z', 4]), where('mail claim')).toBeLessThanOrEqual(4);
+      expect(await jobRowsRead(CLAIM_SQL, [mail, now, 'worker-1', '2026-01-01T00:06:00.000Z', 4]), where('mail claim')).toBeLessThanOrEqual(4);
       // The delivery worker takes its 16 oldest, stepping over the leased ones among them.
-      expect(await rowsRead(CLAIM_SQL, [['webhook.deliver', 'webhook.dispatch'], now, 'worker-1', '2026-01-01T00:06:00.000Z', 16]), where('delivery claim')).toBeLessThanOrEqual(40);
+      expect(await jobRowsRead(CLAIM_SQL, [['webhook.deliver', 'webhook.dispatch'], now, 'worker-1', '2026-01-01T00:06:00.000Z', 16]), where('delivery claim')).toBeLessThanOrEqual(40);
       // The next due time: the first unleased job of each kind, and the leased jobs (a hundredth of the backlog here).
-      expect(await rowsRead(NEXT_RUN_AT_SQL, [mail]), where('mail next due')).toBeLessThanOrEqual(size / 100 + 10);
-      expect(await rowsRead(NEXT_RUN_AT_SQL, [['webhook.deliver']]), where('delivery next due')).toBeLessThanOrEqual(size / 100 + 10);
+      expect(await jobRowsRead(NEXT_RUN_AT_SQL, [mail]), where('mail next due')).toBeLessThanOrEqual(size / 100 + 10);
+      expect(await jobRowsRead(NEXT_RUN_AT_SQL, [['webhook.deliver']]), where('delivery next due')).toBeLessThanOrEqual(size / 100 + 10);
 
       const next = await client.query<{ next: string | Date }>(NEXT_RUN_AT_SQL, [mail]);
       expect(new Date(next.rows[0]!.next).toISOString(), where('mail next due')).toBe('2026-01-02T00:00:00.500Z');
