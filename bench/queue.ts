@@ -1,5 +1,5 @@
 /**
- * `npm run bench:queue [-- --sizes 100,1000,10000,100000 --db sqlite|postgres --repeat 200]`
+ * `npm run bench:queue [-- --sizes 100,1000,10000,100000 --db sqlite|postgres --backlog deliveries|reminders --repeat 200]`
  *
  * What a worker's queue statements cost as a backlog of other kinds' jobs grows. The server runs two workers:
  * one for webhook deliveries and one for the rest (mail, seals, expiry, reminders). When a receiver is down or
@@ -7,7 +7,10 @@
  * of a short queue. Each size's figures are printed beside those of the first size (the baseline, 100 jobs,
  * measured in the same run), as a ratio: flat means the backlog costs nothing.
  *
- * The backlog is due `webhook.deliver` jobs, the oldest 16 leased by a running worker, inserted with one
+ * `--backlog reminders` grows the other common backlog instead: every request sent schedules its automatic
+ * reminder (`remind.auto`, 72 hours on by default), so an open request is a job that waits for days.
+ *
+ * The deliveries backlog is due `webhook.deliver` jobs, the oldest 16 leased by a running worker, inserted with one
  * statement per thousand rows (as the queue's own enqueue leaves them; not what is measured). On PostgreSQL the
  * table is never analyzed (autovacuum off for it), the state of a queue whose backlog grew since its last
  * ANALYZE. Each statement runs `--repeat` times through the store's port; the p50 is printed.
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '100,1000,10000,100000' },
     db: { type: 'string', default: 'sqlite' },
     repeat: { type: 'string', default: '200' },
+    backlog: { type: 'string', default: 'deliveries' },
     'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
@@ -47,6 +51,17 @@ if (values.db !== 'sqlite' && values.db !== 'postgres') {
   process.exit(2);
 }
 
+if (values.backlog !== 'deliveries' && values.backlog !== 'reminders') {
+  console.error('--backlog is deliveries (due, some leased) or reminders (due in 72 hours)');
+  process.exit(2);
+}
+const reminders = values.backlog === 'reminders';
+/** The backlog's jobs: their kind, payload and time (ms from now), and whether a running worker holds them. */
+const backlogJob = (i: number) =>
+  reminders
+    ? { kind: 'remind.auto', payload: { requestId: `req_${i}`, round: '1' }, at: 72 * 3_600_000 + i, leased: false }
+    : { kind: 'webhook.deliver', payload: { deliveryId: `dlv_${i}` }, at: -3_600_000 + i, leased: i <= LEASED };
+
 const WEBHOOK_KINDS: readonly JobKind[] = ['webhook.deliver', 'webhook.dispatch'];
 const OTHER_KINDS: readonly JobKind[] = JOB_KINDS.filter((k) => !WEBHOOK_KINDS.includes(k));
 const NOW = new Date('2026-06-01T12:00:00.000Z');
@@ -55,7 +70,7 @@ const iso = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 interface Queue {
   readonly stores: Stores;
   readonly uow: UnitOfWork;
-  /** Adds due deliveries `from + 1` … `to`, the first LEASED of all leased by another worker. */
+  /** Adds the backlog's jobs `from + 1` … `to`. */
   grow(from: number, to: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -67,13 +82,13 @@ const sqliteQueue = (): Queue => {
   const raw = new Database(path);
   const insert = raw.prepare(
     `INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error, locked_by, locked_until)
-     VALUES (?, 'webhook.deliver', 'org_bench', 'test', ?, ?, 0, NULL, ?, NULL, ?, ?)`,
+     VALUES (?, ?, 'org_bench', 'test', ?, ?, 0, NULL, ?, NULL, ?, ?)`,
   );
   const add = raw.transaction((from: number, to: number) => {
     for (let i = from + 1; i <= to; i++) {
-      const leased = i <= LEASED;
-      const at = iso(-3_600_000 + i);
-      insert.run(`job_${String(i).padStart(26, '0')}`, JSON.stringify({ deliveryId: `dlv_${i}` }), at, at, leased ? 'worker-2' : null, leased ? iso(60_000) : null);
+      const j = backlogJob(i);
+      const at = iso(j.at);
+      insert.run(`job_${String(i).padStart(26, '0')}`, j.kind, JSON.stringify(j.payload), at, at, j.leased ? 'worker-2' : null, j.leased ? iso(60_000) : null);
     }
   });
   return {
@@ -101,15 +116,23 @@ const postgresQueue = async (adminUrl: string): Promise<Queue> => {
     stores: store.stores,
     uow: store.uow,
     grow: async (from, to) => {
-      for (let n = from; n < to; n += 1_000)
+      for (let n = from; n < to; n += 1_000) {
+        const rows = Array.from({ length: Math.min(to, n + 1_000) - n }, (_, k) => ({ i: n + k + 1, ...backlogJob(n + k + 1) }));
         await raw.query(
           `INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, locked_by, locked_until)
-             SELECT 'job_' || lpad(i::text, 26, '0'), 'webhook.deliver', 'org_bench', 'test', jsonb_build_object('deliveryId', 'dlv_' || i),
-                    $3::timestamptz + i * interval '1 millisecond', 0, NULL, $3::timestamptz,
-                    CASE WHEN i <= $5 THEN 'worker-2' END, CASE WHEN i <= $5 THEN $4::timestamptz END
-             FROM generate_series($1::integer, $2::integer) AS i`,
-          [n + 1, Math.min(to, n + 1_000), iso(-3_600_000), iso(60_000), LEASED],
+             SELECT id, kind, 'org_bench', 'test', payload, run_at, 0, NULL, run_at, locked_by, locked_until
+             FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::timestamptz[], $5::text[], $6::timestamptz[])
+               AS r(id, kind, payload, run_at, locked_by, locked_until)`,
+          [
+            rows.map((r) => `job_${String(r.i).padStart(26, '0')}`),
+            rows.map((r) => r.kind),
+            rows.map((r) => JSON.stringify(r.payload)),
+            rows.map((r) => iso(r.at)),
+            rows.map((r) => (r.leased ? 'worker-2' : null)),
+            rows.map((r) => (r.leased ? iso(60_000) : null)),
+          ],
         );
+      }
     },
     close: async () => {
       await raw.end();
@@ -134,22 +157,27 @@ const time = async (op: () => Promise<E.Either<unknown, unknown>>): Promise<numb
 /** What a transaction that only measured returns, so that it rolls back and leaves the backlog as it was. */
 const ROLLED_BACK = Symbol('rolled back');
 
-const scenarios = (q: Queue): ReadonlyArray<readonly [string, () => Promise<E.Either<unknown, unknown>>]> => [
+type Scenario = readonly [string, () => Promise<E.Either<unknown, unknown>>];
+
+const scenarios = (q: Queue): readonly Scenario[] => [
   ["mail worker's claim (none of its kinds due)", () => q.stores.jobs.claim(OTHER_KINDS, 'worker-1', iso(0), iso(30_000), 4)()],
   ["mail worker's next due time", () => q.stores.jobs.nextRunAt(OTHER_KINDS)()],
   ["delivery worker's next due time", () => q.stores.jobs.nextRunAt(WEBHOOK_KINDS)()],
-  [
-    "delivery worker's claim of 16 (rolled back)",
-    () =>
-      q.uow.transaction((tx) =>
-        pipe(
-          tx.jobs.claim(WEBHOOK_KINDS, 'worker-1', iso(0), iso(30_000), 16),
-          TE.mapLeft((e): unknown => e),
-          // Every run takes the same 16 (the backlog's oldest unleased): the transaction rolls back.
-          TE.chain((jobs) => TE.left<unknown, never>(jobs.length === 16 ? ROLLED_BACK : `claimed ${jobs.length} of 16`)),
-        ),
-      )(),
-  ],
+  // Only a backlog of deliveries has 16 due to take.
+  ...(reminders ? [] : [deliveryClaim(q)]),
+];
+
+const deliveryClaim = (q: Queue): Scenario => [
+  "delivery worker's claim of 16 (rolled back)",
+  () =>
+    q.uow.transaction((tx) =>
+      pipe(
+        tx.jobs.claim(WEBHOOK_KINDS, 'worker-1', iso(0), iso(30_000), 16),
+        TE.mapLeft((e): unknown => e),
+        // Every run takes the same 16 (the backlog's oldest unleased): the transaction rolls back.
+        TE.chain((jobs) => TE.left<unknown, never>(jobs.length === 16 ? ROLLED_BACK : `claimed ${jobs.length} of 16`)),
+      ),
+    )(),
 ];
 
 const run = async (label: string, q: Queue) => {
@@ -179,6 +207,6 @@ const run = async (label: string, q: Queue) => {
     );
 };
 
-process.stdout.write(`esig bench:queue — a backlog of due webhook deliveries, ${repeat} runs per statement\n`);
+process.stdout.write(`esig bench:queue — a backlog of ${reminders ? 'reminders due in 72 hours' : 'due webhook deliveries'}, ${repeat} runs per statement\n`);
 await run('SQLite', sqliteQueue());
 if (values.db === 'postgres') await run('PostgreSQL (never analyzed)', await postgresQueue(values['postgres-url']!));
