@@ -1,4 +1,4 @@
-import type { Clock, KeyAdmission, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import type { Clock, KeyAdmission, NewJobKinds, RateLimiter, Stores, UnitOfWork } from '@esig/core';
 import { createJobSignal, noticingNewJobs } from '@esig/core';
 import pg from 'pg';
 import { createNestingGuard } from '@esig/store-sql';
@@ -37,10 +37,11 @@ export interface PostgresStore {
   readonly keyAdmission: (windowMs: number, clock?: Clock) => KeyAdmission;
   /**
    * Calls `listener` right after each commit of this process (through `uow` or a top-level write) that
-   * enqueued or revived a job, without the round trip through the database; jobs enqueued by other
-   * processes arrive as NOTIFY on `JOBS_CHANNEL` (see `listen`). Returns a function that stops.
+   * enqueued or revived a job, with the kinds it made claimable (`'any'` for a revived job), without the round
+   * trip through the database; jobs enqueued by other processes arrive as NOTIFY on `JOBS_CHANNEL` (see
+   * `listen`), with the job's kind as payload. Returns a function that stops.
    */
-  onNewJobs(listener: () => void): () => void;
+  onNewJobs(listener: (kinds: NewJobKinds) => void): () => void;
   /** Applies pending migrations under an advisory lock; returns how many. */
   migrate(): Promise<number>;
   /** The highest applied migration (0 for a new database). */
@@ -134,7 +135,8 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
   let closing: Promise<void> | null = null;
   return {
     // A top-level write is one statement that commits on its own: a new job is there once it returns.
-    stores: noticingNewJobs(bindStores(poolConn(pool, nesting)), newJobs.emit),
+    // A top-level write commits on its own: its workers are told at once.
+    stores: noticingNewJobs(bindStores(poolConn(pool, nesting)), (kind) => newJobs.emit(kind === 'any' ? 'any' : new Set([kind]))),
     uow,
     onNewJobs: newJobs.subscribe,
     rateLimiter: (windowMs, clock) => createPgRateLimiter(pool, windowMs, clock),

@@ -1,5 +1,5 @@
-import type { StoreError, Stores, UnitOfWork } from '@esig/core';
-import { noticingNewJobs, storeFailure } from '@esig/core';
+import type { NewJobKinds, StoreError, Stores, UnitOfWork } from '@esig/core';
+import { createNewJobKinds, noticingNewJobs, storeFailure } from '@esig/core';
 import type { NestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -57,7 +57,7 @@ const ended = () => new Error('This transaction has ended; its stores can no lon
 export const createUnitOfWork = (
   pool: pg.Pool,
   bind: (conn: Conn) => Stores,
-  onNewJobs: () => void,
+  onNewJobs: (kinds: NewJobKinds) => void,
   /** Where a transaction started inside another's work is refused (see poolConn); the same guard as poolConn's. */
   nesting: NestingGuard,
 ): UnitOfWork => ({
@@ -82,8 +82,8 @@ export const createUnitOfWork = (
           return E.left(storeFailure(e));
         }
         const scope: TxScope = { active: true };
-        let newJobs = false;
-        const tx = noticingNewJobs(bind(txConn(client, scope)), () => void (newJobs = true));
+        const newJobs = createNewJobKinds();
+        const tx = noticingNewJobs(bind(txConn(client, scope)), newJobs.note);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
@@ -98,7 +98,8 @@ export const createUnitOfWork = (
             if (done.command !== 'COMMIT')
               return E.left(storeFailure(new Error('A statement in this transaction failed, so PostgreSQL rolled it back; nothing was committed.')));
             // This process's workers at once; other processes hear the NOTIFY the enqueue sent with the commit.
-            if (newJobs) onNewJobs();
+            const made = newJobs.taken();
+            if (made !== null) onNewJobs(made);
             return result;
           } catch (e) {
             discard = true;

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Stores, UnitOfWork } from '@esig/core';
+import type { NewJobKinds, Stores, UnitOfWork } from '@esig/core';
 import { createJobSignal } from '@esig/core';
 import { createNestingGuard } from '@esig/store-sql';
 import { BACKSTOP_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
@@ -25,10 +25,10 @@ export interface SqliteStore {
   readonly uow: UnitOfWork;
   /**
    * Calls `listener` right after each commit (through `uow` or a top-level write) that enqueued or revived a
-   * job: the wake-up of this process's workers. Other processes on the same file are not told; they poll.
-   * Returns a function that stops.
+   * job, with the kinds it made claimable (`'any'` for a revived job): the wake-up of this process's workers
+   * that serve them. Other processes on the same file are not told; they poll. Returns a function that stops.
    */
-  onNewJobs(listener: () => void): () => void;
+  onNewJobs(listener: (kinds: NewJobKinds) => void): () => void;
   /** Applies pending migrations; returns how many. Call at startup, not while transactions run. */
   migrate(): number;
   /** The highest applied migration (0 for a new database). */

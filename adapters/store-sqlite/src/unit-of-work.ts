@@ -1,5 +1,5 @@
-import type { StoreError, Stores, UnitOfWork } from '@esig/core';
-import { noticingNewJobs, storeFailure } from '@esig/core';
+import type { NewJobKinds, NewJobKindsNoted, StoreError, Stores, UnitOfWork } from '@esig/core';
+import { createNewJobKinds, noticingNewJobs, storeFailure } from '@esig/core';
 import type { NestingGuard } from '@esig/store-sql';
 import { createNestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
@@ -9,8 +9,8 @@ import { withGuard } from './connection.js';
 
 interface TxScope {
   active: boolean;
-  /** The work enqueued or revived a job: its commit wakes this process's workers. */
-  newJobs: boolean;
+  /** The jobs the work enqueued or revived: its commit wakes this process's workers that serve them. */
+  readonly newJobs: NewJobKindsNoted;
 }
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
@@ -47,7 +47,7 @@ const MAX_GROUP = 32;
 export const createUnitOfWork = (
   write: Conn,
   bind: (conn: Conn) => Stores,
-  onNewJobs: () => void = () => undefined,
+  onNewJobs: (kinds: NewJobKinds) => void = () => undefined,
   /**
    * When a transaction (a group) has ended, committed, rolled back or lost, before anyone in it is answered:
    * where the API-key cache drops its entries after a revocation (key-cache.ts).
@@ -108,7 +108,7 @@ export const createUnitOfWork = (
     // writing into whatever transaction runs next on this connection.
     const tx = noticingNewJobs(
       bind(withGuard(write, () => (scope.active ? null : ended()))),
-      () => void (scope.newJobs = true),
+      scope.newJobs.note,
     );
     const outcome = await TE.tryCatch(
       () => nesting.run(scope, () => work(tx)()),
@@ -129,7 +129,7 @@ export const createUnitOfWork = (
       return [];
     }
     const held: Array<{ p: Pending; result: E.Either<unknown, unknown> }> = [];
-    let newJobs = false;
+    const newJobs = createNewJobKinds();
     const abandon = (e: StoreError) => {
       for (const h of held) h.p.settle(E.left(e));
       held.length = 0;
@@ -142,7 +142,7 @@ export const createUnitOfWork = (
         abandon(marked.left);
         return group.slice(i);
       }
-      const scope: TxScope = { active: true, newJobs: false };
+      const scope: TxScope = { active: true, newJobs: createNewJobKinds() };
       const result = await runWork(p.work, scope);
       if (!db.inTransaction) {
         // SQLite rolled the whole transaction back (disk full, I/O error): the members before this one
@@ -162,7 +162,7 @@ export const createUnitOfWork = (
       }
       if (E.isRight(result)) {
         held.push({ p, result });
-        newJobs ||= scope.newJobs;
+        newJobs.merge(scope.newJobs.taken());
       } else p.settle(result); // Its writes are undone; the others' stay.
     }
     // Every member failed (and was rolled back to its savepoint): nothing to commit.
@@ -172,7 +172,8 @@ export const createUnitOfWork = (
     }
     const committed = commit();
     for (const h of held) h.p.settle(E.isLeft(committed) ? committed : h.result);
-    if (E.isRight(committed) && newJobs) onNewJobs();
+    const made = newJobs.taken();
+    if (E.isRight(committed) && made !== null) onNewJobs(made);
     return [];
   };
 

@@ -1,5 +1,5 @@
-import type { Clock, KeyAdmission, RateLimiter, Stores, UnitOfWork } from '@esig/core';
-import { composeKeyAdmission } from '@esig/core';
+import type { Clock, JobKind, KeyAdmission, NewJobKinds, RateLimiter, Stores, UnitOfWork } from '@esig/core';
+import { JOB_KINDS, composeKeyAdmission } from '@esig/core';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
 import { JOBS_CHANNEL, openPostgresStore } from '@esig/store-postgres';
 import { openSqliteStore } from '@esig/store-sqlite';
@@ -21,15 +21,23 @@ export interface Database {
    */
   keyAdmission(windowMs: number, rateLimiter: RateLimiter): KeyAdmission;
   /**
-   * Calls `onWork` right after a transaction of this process that enqueued a job commits and, with
-   * PostgreSQL, when another process enqueues one (LISTEN/NOTIFY); resolves, once listening, to a function
-   * that stops. With SQLite another process's jobs (`esig worker` beside `esig serve`) wait for the poll.
+   * Calls `onWork` with the new jobs' kinds right after a transaction of this process that enqueued a job
+   * commits and, with PostgreSQL, when another process enqueues one (LISTEN/NOTIFY); resolves, once listening,
+   * to a function that stops. With SQLite another process's jobs (`esig worker` beside `esig serve`) wait for
+   * the poll.
    */
-  readonly onNewJobs: (onWork: () => void) => Promise<() => Promise<void>>;
+  readonly onNewJobs: (onWork: (kinds: NewJobKinds) => void) => Promise<() => Promise<void>>;
   migrate(): Promise<number>;
   schemaVersion(): Promise<number>;
   close(): Promise<void>;
 }
+
+/**
+ * The kinds a NOTIFY on JOBS_CHANNEL names: the job's kind, its payload. Anything else (the '' of a listener
+ * that reconnected and may have missed some, or a payload this version does not know) wakes every worker.
+ */
+export const notifiedKinds = (payload: string): NewJobKinds =>
+  (JOB_KINDS as readonly string[]).includes(payload) ? new Set([payload as JobKind]) : 'any';
 
 /** Opens the database `ESIG_DATABASE_URL` names; refuses a schema newer than this code. */
 export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.autoMigrate): Promise<Database> => {
@@ -66,7 +74,7 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
     keyAdmission: (windowMs) => db.keyAdmission(windowMs),
     onNewJobs: async (onWork) => {
       const stopLocal = db.onNewJobs(onWork);
-      const stopListening = await db.listen(JOBS_CHANNEL, () => onWork()).catch((e: unknown) => {
+      const stopListening = await db.listen(JOBS_CHANNEL, (payload) => onWork(notifiedKinds(payload))).catch((e: unknown) => {
         stopLocal();
         throw e;
       });

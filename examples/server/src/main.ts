@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
-import type { IssuedKey, JobHandlers, JobKind, Org } from '@esig/core';
+import type { IssuedKey, JobHandlers, JobKind, NewJobKinds, Org } from '@esig/core';
+import { JOB_KINDS, concerns } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
 import { startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
@@ -43,9 +44,15 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
       concurrency,
       logger: c.resolve(T.Logger),
     });
-  const workers = [start(only((k) => !WEBHOOK_KINDS.has(k)), config.workerConcurrency), start(only((k) => WEBHOOK_KINDS.has(k)), config.webhookConcurrency)];
-  const wake = () => {
-    for (const w of workers) w.wake();
+  const kinds = (keep: (kind: string) => boolean): ReadonlySet<JobKind> => new Set(JOB_KINDS.filter(keep));
+  const workers = [
+    { serves: kinds((k) => !WEBHOOK_KINDS.has(k)), worker: start(only((k) => !WEBHOOK_KINDS.has(k)), config.workerConcurrency) },
+    { serves: kinds((k) => WEBHOOK_KINDS.has(k)), worker: start(only((k) => WEBHOOK_KINDS.has(k)), config.webhookConcurrency) },
+  ];
+  // Only the worker that serves a new job is woken: every wake is a claim, and one that finds nothing is
+  // followed by a query for when work is due.
+  const wake = (made: NewJobKinds = 'any') => {
+    for (const w of workers) if (concerns(made, w.serves)) w.worker.wake();
   };
   const db = c.resolve(T.Database);
   // A commit that enqueued a job wakes the workers at once (with PostgreSQL, a NOTIFY from any process too);
@@ -53,7 +60,7 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
   const stopListening = await db.onNewJobs(wake);
   return {
     wake,
-    stop: async () => void (await Promise.all(workers.map((w) => w.stop()))),
+    stop: async () => void (await Promise.all(workers.map((w) => w.worker.stop()))),
     stopListening,
   };
 };

@@ -295,4 +295,26 @@ describe('webhook deliveries on loops of their own', () => {
     const log = (await own.call('GET', `/api/v1/webhooks/deliveries?endpointId=${made.body.id}&limit=10`)).body.data as unknown[];
     expect(log).toEqual([]);
   }, 30_000);
+
+  // Each new job wakes only the worker that serves its kind. The poll is an hour away, so a delivery and a mail
+  // can only go out because their commits woke the delivery worker and the mail worker: a wake-up routed to the
+  // wrong worker (or to none) leaves one of them waiting, and the test times out.
+  it('a new delivery wakes the delivery worker and a new mail the mail worker, with the next poll an hour away', async () => {
+    await own?.close();
+    own = await startTestServer({
+      ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+      ESIG_WEBHOOK_CA_FILE: rx.certFile,
+      ESIG_WORKER_POLL_MS: String(60 * 60 * 1000),
+    });
+    const made = await own.call('POST', '/api/v1/webhooks/endpoints', { body: { url: `${rx.url}/woken`, events: ['document.created', 'request.sent'] } });
+    expect(made.status, made.text).toBe(201);
+    const { req, rcp } = await own.draftReady();
+    await rx.waitFor((r) => r.path === '/woken' && r.headers['esig-event-type'] === 'document.created');
+    expect((await own.call('POST', `/api/v1/signature-requests/${req.id}/send`)).status).toBe(200);
+    await until(async () => {
+      const mails = (await own.call('GET', `/api/v1/test-mailbox?to=${encodeURIComponent(rcp.email)}&limit=10`)).body.data as Array<{ subject: string }>;
+      return mails.some((m) => /Please sign/.test(m.subject)) ? true : undefined;
+    }, 'the invitation');
+    await rx.waitFor((r) => r.path === '/woken' && r.headers['esig-event-type'] === 'request.sent');
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { pipe } from 'fp-ts/lib/function.js';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { JobKind } from './model/job.js';
 import type { Stores } from './ports/stores.js';
 import type { UnitOfWork } from './ports/unit-of-work.js';
 
@@ -81,43 +82,98 @@ export const autoCommit = (committed: Stores, uow: UnitOfWork): Stores => {
 };
 
 /**
- * The same stores, except that the job queue calls `noticed` each time a write makes a job claimable now
- * or later: `enqueue` that inserted one (not a dedupe-key no-op) and `revive` that brought one back. A unit
- * of work wraps its transaction's stores with this and, once that transaction has committed, wakes the
- * workers of this process (never before: a worker woken earlier would not see the job yet).
+ * Which jobs a committed transaction made claimable: the kinds it enqueued, or `'any'` when that is not known
+ * (a revived job, a wake-up from elsewhere that names no kind). A worker is woken only for its own kinds.
  */
-export const noticingNewJobs = (stores: Stores, noticed: () => void): Stores => {
-  const note = (happened: boolean) => {
-    if (happened) noticed();
-    return happened;
+export type NewJobKinds = ReadonlySet<JobKind> | 'any';
+
+/** Whether new jobs of `kinds` concern a worker that serves `served`. */
+export const concerns = (kinds: NewJobKinds, served: ReadonlySet<JobKind>): boolean => {
+  if (kinds === 'any') return true;
+  for (const k of kinds) if (served.has(k)) return true;
+  return false;
+};
+
+/**
+ * What one transaction (or one group of them) made claimable, noted write by write: `note` each, then `taken`
+ * once it has committed (null when it made none).
+ */
+/** The jobs a transaction made claimable, noted as it writes them (`createNewJobKinds`). */
+export interface NewJobKindsNoted {
+  note(kind: JobKind | 'any'): void;
+  /** Adds what another transaction noted (a member of a group commit). */
+  merge(other: NewJobKinds | null): void;
+  /** What was noted: null when nothing. */
+  taken(): NewJobKinds | null;
+}
+
+export const createNewJobKinds = (): NewJobKindsNoted => {
+  let kinds: Set<JobKind> | 'any' | null = null;
+  const note = (kind: JobKind | 'any'): void => {
+    if (kinds === 'any') return;
+    if (kind === 'any') kinds = 'any';
+    else {
+      kinds ??= new Set();
+      kinds.add(kind);
+    }
   };
   return {
-    ...stores,
-    jobs: {
-      ...stores.jobs,
-      enqueue: (job) => pipe(stores.jobs.enqueue(job), TE.map(note)),
-      revive: (id, now) => pipe(stores.jobs.revive(id, now), TE.map(note)),
+    note: note,
+    merge: (other: NewJobKinds | null): void => {
+      if (other === 'any') note('any');
+      else if (other !== null) for (const k of other) note(k);
     },
+    taken: (): NewJobKinds | null => kinds,
   };
 };
 
 /**
- * Listeners told when a committed transaction made new jobs (see `noticingNewJobs`): what a store adapter
- * offers as `onNewJobs`, and what an in-process worker subscribes its `wake` to. A listener that throws is
- * reported through `onError` and does not stop the others.
+ * The same stores, except that the job queue calls `noticed` each time a write makes a job claimable now
+ * or later: `enqueue` that inserted one (not a dedupe-key no-op), with its kind, and `revive` that brought
+ * one back (`'any'`: revive is by id). A unit of work wraps its transaction's stores with this and, once that
+ * transaction has committed, wakes the workers of this process that serve those kinds (never before: a worker
+ * woken earlier would not see the job yet).
+ */
+export const noticingNewJobs = (stores: Stores, noticed: (kind: JobKind | 'any') => void): Stores => ({
+  ...stores,
+  jobs: {
+    ...stores.jobs,
+    enqueue: (job) =>
+      pipe(
+        stores.jobs.enqueue(job),
+        TE.map((inserted) => {
+          if (inserted) noticed(job.kind);
+          return inserted;
+        }),
+      ),
+    revive: (id, now) =>
+      pipe(
+        stores.jobs.revive(id, now),
+        TE.map((revived) => {
+          if (revived) noticed('any');
+          return revived;
+        }),
+      ),
+  },
+});
+
+/**
+ * Listeners told when a committed transaction made new jobs (see `noticingNewJobs`), and of which kinds: what a
+ * store adapter offers as `onNewJobs`, and what an in-process worker subscribes its `wake` to. A listener that
+ * throws is reported through `onError` and does not stop the others.
  */
 export const createJobSignal = (onError: (e: unknown) => void = () => undefined) => {
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(kinds: NewJobKinds) => void>();
   return {
-    /** Calls `listener` after each commit that made new jobs; returns a function that stops. */
-    subscribe: (listener: () => void): (() => void) => {
+    /** Calls `listener` after each commit that made new jobs, with their kinds; returns a function that stops. */
+    subscribe: (listener: (kinds: NewJobKinds) => void): (() => void) => {
       // A wrapper per subscription, so the same function subscribed twice stops independently.
-      const own = () => listener();
+      const own = (kinds: NewJobKinds) => listener(kinds);
       listeners.add(own);
       return () => void listeners.delete(own);
     },
-    emit: (): void => {
-      for (const l of [...listeners]) E.tryCatch(l, onError);
+    emit: (kinds: NewJobKinds): void => {
+      for (const l of [...listeners]) E.tryCatch(() => l(kinds), onError);
     },
   };
 };

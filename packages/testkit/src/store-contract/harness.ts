@@ -1,4 +1,4 @@
-import type { KeysetPosition, Stores, Tenant, UnitOfWork } from '@esig/core';
+import type { KeysetPosition, NewJobKinds, Stores, Tenant, UnitOfWork } from '@esig/core';
 import { TENANT_A_LIVE, TENANT_B, ok } from '../builders.js';
 
 /** One adapter instance with its own empty data, made fresh for every test. */
@@ -7,9 +7,10 @@ export interface StoreHarness {
   readonly uow: UnitOfWork;
   /**
    * The adapter's wake-up for in-process workers, where it has one: calls the listener after each commit
-   * that enqueued or revived a job. The jobs contract checks when it fires, and when it must not.
+   * that enqueued or revived a job, with the kinds it made claimable. The jobs contract checks when it fires,
+   * with what, and when it must not.
    */
-  readonly onNewJobs?: (listener: () => void) => () => void;
+  readonly onNewJobs?: (listener: (kinds: NewJobKinds) => void) => () => void;
   /** Releases whatever the harness holds (connections, files). */
   cleanup(): Promise<void>;
 }

@@ -330,11 +330,13 @@ export const jobsContract = (h: Harness) =>
       expect(await fails(h().uow.transaction((tx) => thenAbort(tx.jobs.complete(job.id, W2))))).toBe('abort');
       expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
     });
-      it('onNewJobs fires once a commit made a job claimable, never before it, nor for a rollback or a dedupe no-op', async ({ skip }) => {
+      it('onNewJobs fires once a commit made a job claimable, with its kinds, never before it, nor for a rollback or a dedupe no-op', async ({ skip }) => {
       const { onNewJobs, stores, uow } = h();
       if (onNewJobs === undefined) return skip();
-      let heard = 0;
-      const stop = onNewJobs(() => void (heard += 1));
+      /** What each call said: the kinds, sorted, or 'any'. */
+      const calls: Array<readonly string[] | 'any'> = [];
+      const stop = onNewJobs((kinds) => void calls.push(kinds === 'any' ? 'any' : [...kinds].sort()));
+      const heard = () => calls.length;
       const seen: number[] = [];
       const job = makeJob(TENANT_A, { kind: 'seal', dedupeKey: 'seal:req_w', payload: { requestId: 'req_w' } });
       // In a transaction: not while its work runs (a woken worker would not see the job yet), right after its commit.
@@ -342,28 +344,39 @@ export const jobsContract = (h: Harness) =>
         uow.transaction((tx) =>
           pipe(
             tx.jobs.enqueue(job),
-            TE.map(() => void seen.push(heard)),
+            TE.map(() => void seen.push(heard())),
           ),
         ),
       );
       expect(seen).toEqual([0]);
-      expect(heard).toBe(1);
+      expect(calls).toEqual([['seal']]);
       // Rolled back: nothing was made.
       expect(await fails(uow.transaction((tx) => pipe(tx.jobs.enqueue(makeJob(TENANT_A)), TE.chainW(() => TE.left('abort' as const)))))).toBe('abort');
-      expect(heard).toBe(1);
+      expect(heard()).toBe(1);
       // The dedupe key is taken: enqueue inserted nothing.
       expect(await ok(stores.jobs.enqueue(makeJob(TENANT_A, { dedupeKey: 'seal:req_w' })))).toBe(false);
-      expect(heard).toBe(1);
-      // A write outside a transaction commits on its own, and is heard.
-      expect(await ok(stores.jobs.enqueue(makeJob(TENANT_A)))).toBe(true);
-      expect(heard).toBe(2);
-      // A revived job is new work too.
+      expect(heard()).toBe(1);
+      // A write outside a transaction commits on its own, and is heard, with its kind.
+      expect(await ok(stores.jobs.enqueue(makeJob(TENANT_A, { kind: 'expire', payload: { requestId: 'req_x' } })))).toBe(true);
+      expect(calls[1]).toEqual(['expire']);
+      // Several kinds in one transaction: one call that names them all.
+      await ok(
+        uow.transaction((tx) =>
+          pipe(
+            tx.jobs.enqueue(makeJob(TENANT_A, { kind: 'webhook.deliver', payload: { deliveryId: 'dlv_1' } })),
+            TE.chain(() => tx.jobs.enqueue(makeJob(TENANT_A, { kind: 'mail.invite', payload: { requestId: 'req_y', recipientId: 'rcp_1' } }))),
+          ),
+        ),
+      );
+      expect(calls[2]).toEqual(['mail.invite', 'webhook.deliver']);
+      // A revived job is new work too; revive goes by id, so the kind is not named.
       await claim(['seal'], W1, 0);
       await ok(stores.jobs.bury(job.id, W1, 'content missing'));
       expect(await ok(stores.jobs.revive(job.id, at(1)))).toBe(true);
-      expect(heard).toBe(3);
+      expect(calls[3]).toEqual('any');
+      expect(heard()).toBe(4);
       stop();
       expect(await ok(stores.jobs.enqueue(makeJob(TENANT_A)))).toBe(true);
-      expect(heard).toBe(3);
+      expect(heard()).toBe(4);
     });
   });
