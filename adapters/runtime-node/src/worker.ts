@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type { Clock, Job, JobHandlers, JobKind, JobRunOutcome, Stores, UnitOfWork } from '@esig/core';
 import type { PerformedJob } from '@esig/core';
-import { performClaimedJob, requestIdOf, settleClaimedJob } from '@esig/core';
+import { performClaimedJob, requestIdOf, settleClaimedJobs } from '@esig/core';
 
 export interface WorkerLogger {
   info(fields: Record<string, unknown>, msg: string): void;
@@ -169,7 +169,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
 
   const deps = { stores: o.stores, uow: o.uow, clock: o.clock, handlers: o.handlers, maxAttempts: o.maxAttempts, retryDelayMs: o.retryDelayMs };
   const perform = performClaimedJob(deps);
-  const settle = settleClaimedJob(deps);
+  const settle = settleClaimedJobs(deps);
 
   const report = (job: Job, outcome: JobRunOutcome) => {
     switch (outcome._tag) {
@@ -260,8 +260,8 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   };
 
   /**
-   * Finished jobs waiting to be recorded. They are settled together, in one synchronous run (so on a serial
-   * store they share one COMMIT), once no loop is still running a handler — whose outcome would otherwise
+   * Finished jobs waiting to be recorded. They are settled together (`settleClaimedJobs`: on a serial store
+   * they share one COMMIT; on PostgreSQL a few share one transaction), once no loop is still running a handler — whose outcome would otherwise
    * follow a moment later in a commit of its own — or once the first has waited `settleWaitMs`.
    */
   const unsettled: Array<{
@@ -276,14 +276,24 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const settleAll = () => {
     clearTimeout(settleTimer);
     settleTimer = undefined;
-    for (const u of unsettled.splice(0))
-      void settle(u.job, o.id, u.done, () => {
-        // Another worker holds the job once a heartbeat found its lease gone, and records its outcome;
-        // committing ours too would record it twice. Past this point the commit itself checks the lease.
-        if (u.hand.lost) return true;
-        u.hand.settling = true;
-        return false;
-      })().then(u.answer, u.fail);
+    const group = unsettled.splice(0);
+    settle(
+      o.id,
+      group.map((u) => ({
+        job: u.job,
+        done: u.done,
+        lost: () => {
+          // Another worker holds the job once a heartbeat found its lease gone, and records its outcome;
+          // committing ours too would record it twice. Past this point the commit itself checks the lease.
+          if (u.hand.lost) return true;
+          u.hand.settling = true;
+          return false;
+        },
+      })),
+    )().then(
+      (outcomes) => group.forEach((u, i) => u.answer(outcomes[i]!)),
+      (e: unknown) => group.forEach((u) => u.fail(e)),
+    );
   };
   const settleWhenDue = () => {
     if (unsettled.length === 0) return;

@@ -1,4 +1,5 @@
-import type { Job, JobKind } from '@esig/core';
+import type { Job, JobKind, PerformedJob, Stores } from '@esig/core';
+import { settleClaimedJobs } from '@esig/core';
 import { TENANT_A, TENANT_B, at, makeJob, ok } from '@esig/testkit';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -85,5 +86,48 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
   it('refuses a claim limit that is not an integer before asking the database', async () => {
     const r = await pools[0]!.stores.jobs.claim(KINDS, 'w', at(0), at(30), 2.5)();
     expect(r).toMatchObject({ _tag: 'Left', left: { _tag: 'StoreFailure', cause: expect.any(RangeError) } });
+  });
+
+  it('records a group of outcomes in one transaction; when one member fails in the database, the others are recorded alone', async () => {
+    const store = pools[0]!;
+    const jobs = Array.from({ length: 3 }, () => makeJob(TENANT_A, { kind: 'expire' }));
+    for (const j of jobs) await ok(store.stores.jobs.enqueue(j));
+    const claimed = await ok(store.stores.jobs.claim(['expire'], 'grouping', at(0), at(600), 3));
+    expect(claimed.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+    const byId = new Map(claimed.map((j) => [j.id, j]));
+    // Each record enqueues a follow-up job; the second one's id is taken, which aborts PostgreSQL's transaction.
+    const taken = makeJob(TENANT_A, { kind: 'expire', runAt: at(3600) });
+    await ok(store.stores.jobs.enqueue(taken));
+    const followUps = jobs.map((_, i) => (i === 1 ? taken : makeJob(TENANT_A, { kind: 'expire', runAt: at(3600) })));
+    const record =
+      (i: number): PerformedJob =>
+        ({ _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(followUps[i]!)) });
+    let transactions = 0;
+    const uow = { transaction: ((work) => ((transactions += 1), store.uow.transaction(work))) as typeof store.uow.transaction };
+    const deps = { stores: store.stores, uow, clock: { now: () => new Date(at(1)) }, handlers: {} };
+
+    const outcomes = await settleClaimedJobs(deps)('grouping', jobs.map((j, i) => ({ job: byId.get(j.id)!, done: record(i) })))();
+    // A reused job id reads as a lost race on a job (ConcurrentModification), so that member records nothing.
+    expect(outcomes.map((o) => o._tag)).toEqual(['Done', 'LeaseLost', 'Done']);
+    // The group, which failed whole, then each member alone.
+    expect(transactions).toBe(4);
+    const rows = await store.pool.query<{ id: string }>('SELECT id FROM jobs WHERE id = ANY($1) ORDER BY id', [[...jobs.map((j) => j.id), ...followUps.map((f) => f.id)]]);
+    // The two members recorded alone are gone, their follow-ups there once; the failed member is still held, untouched.
+    expect(rows.rows.map((r) => r.id)).toEqual([jobs[1]!.id, ...followUps.map((f) => f.id)].sort());
+
+    // A group that succeeds is one transaction.
+    const more = Array.from({ length: 3 }, () => makeJob(TENANT_A, { kind: 'expire' }));
+    for (const j of more) await ok(store.stores.jobs.enqueue(j));
+    const got = await ok(store.stores.jobs.claim(['expire'], 'grouping-2', at(0), at(600), 3));
+    expect(got.map((j) => j.id).sort()).toEqual(more.map((j) => j.id).sort());
+    transactions = 0;
+    const fresh = got.map(() => makeJob(TENANT_A, { kind: 'expire', runAt: at(3600) }));
+    const done = await settleClaimedJobs(deps)(
+      'grouping-2',
+      got.map((job, i) => ({ job, done: { _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(fresh[i]!)) } as PerformedJob })),
+    )();
+    expect(done.map((o) => o._tag)).toEqual(['Done', 'Done', 'Done']);
+    expect(transactions).toBe(1);
+    expect((await store.pool.query('SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1)', [[...got.map((j) => j.id), ...fresh.map((f) => f.id)]])).rows[0].n).toBe(3);
   });
 });

@@ -1,9 +1,9 @@
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
-import type { JobHandler } from '@esig/core';
-import { jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, signAsRecipient } from '@esig/core';
+import type { JobHandler, UnitOfWork } from '@esig/core';
+import { jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, settleClaimedJobs, signAsRecipient } from '@esig/core';
 import { right } from './support.js';
-import { CLIENT, requestNow, sentRequest, signInput, world } from './world.js';
+import { CLIENT, eventsOf, requestNow, sentRequest, signInput, world } from './world.js';
 
 const withHandlers = (w: ReturnType<typeof world>) => ({ ...w.deps, handlers: jobHandlers({ ...w.deps, webhooks: w.deps }) });
 
@@ -77,5 +77,76 @@ describe('performClaimedJob', () => {
     }
     // Through runClaimedJob: scheduled again with backoff, its last error recorded.
     expect(await runClaimedJob({ ...deps, handlers: { 'mail.invite': rejects } })(job!, 'w1')()).toMatchObject({ _tag: 'Retrying', error: 'the mail.invite handler threw: socket hang up', settled: true });
+  });
+});
+
+describe('settleClaimedJobs', () => {
+  /** Three sent requests' invitations, claimed by `w1` and their mail sent; transactions counted, run side by side unless `serial`. */
+  const performed = async (serial: boolean) => {
+    const w = world();
+    for (let i = 0; i < 3; i++) await sentRequest(w);
+    const now = w.h.clock.now();
+    const jobs = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 10));
+    expect(jobs).toHaveLength(3);
+    const counted = { transactions: 0 };
+    const uow: UnitOfWork = {
+      serial,
+      transaction: (work) => {
+        counted.transactions += 1;
+        return w.h.uow.transaction(work);
+      },
+    };
+    const deps = { ...withHandlers(w), uow };
+    const done = await Promise.all(jobs.map((job) => performClaimedJob(deps)(job)()));
+    return { w, deps, jobs, done, counted };
+  };
+  const notified = async (w: ReturnType<typeof world>) => (await eventsOf(w, w.p.tenant, 'signer.notified')).length;
+  const left = async (w: ReturnType<typeof world>, ids: readonly string[]) => (await right(w.h.stores.jobs.list({ ids, limit: 10 }))).map((j) => j.id);
+
+  it('side by side, records every job of the group in one transaction', async () => {
+    const { w, deps, jobs, done, counted } = await performed(false);
+    const outcomes = await settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! })))();
+    expect(outcomes).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
+    expect(counted.transactions).toBe(1);
+    expect(await notified(w)).toBe(3);
+    expect(await left(w, jobs.map((j) => j.id))).toEqual([]);
+  });
+
+  it('in turns, settles each alone (the store shares their commit)', async () => {
+    const { w, deps, jobs, done, counted } = await performed(true);
+    expect(await settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! })))()).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
+    expect(counted.transactions).toBe(3);
+    expect(await notified(w)).toBe(3);
+  });
+
+  it('when one member has lost its lease, keeps nothing of the group and settles each alone: the others are recorded once, that one not at all', async () => {
+    const { w, deps, jobs, done, counted } = await performed(false);
+    // The second job's lease ran out and another worker took it: w1's completion of it must fail.
+    w.h.clock.advance(60_001);
+    const now = w.h.clock.now();
+    const taken = await right(w.h.stores.jobs.claim(['mail.invite'], 'w2', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 3));
+    expect(taken).toHaveLength(3);
+    for (const j of [jobs[0]!, jobs[2]!]) await right(w.h.stores.jobs.retry(j.id, 'w2', now.toISOString(), 'given back'));
+    const again = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 3));
+    expect(again.map((j) => j.id).sort()).toEqual([jobs[0]!.id, jobs[2]!.id].sort());
+    const outcomes = await settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! })))();
+    expect(outcomes).toEqual([{ _tag: 'Done' }, { _tag: 'LeaseLost' }, { _tag: 'Done' }]);
+    // The group, then each member alone.
+    expect(counted.transactions).toBe(4);
+    expect(await notified(w)).toBe(2);
+    expect(await left(w, jobs.map((j) => j.id))).toEqual([jobs[1]!.id]);
+  });
+
+  it('settles a failed handler and a lease known lost on their own paths, and groups the rest', async () => {
+    const { w, deps, jobs, done, counted } = await performed(false);
+    const outcomes = await settleClaimedJobs(deps)('w1', [
+      { job: jobs[0]!, done: done[0]! },
+      { job: jobs[1]!, done: { _tag: 'Left', left: jobFailure('SMTP server down') } },
+      { job: jobs[2]!, done: done[2]!, lost: () => true },
+    ])();
+    expect(outcomes).toMatchObject([{ _tag: 'Done' }, { _tag: 'Retrying', error: 'SMTP server down', settled: true }, { _tag: 'LeaseLost' }]);
+    // The first alone (a group of one); the retry is scheduled outside a transaction; the lost one records nothing.
+    expect(counted.transactions).toBe(1);
+    expect(await notified(w)).toBe(1);
   });
 });
