@@ -277,7 +277,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     clearTimeout(settleTimer);
     settleTimer = undefined;
     const group = unsettled.splice(0);
-    settle(
+    const outcomes = settle(
       o.id,
       group.map((u) => ({
         job: u.job,
@@ -290,11 +290,11 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
           return false;
         },
       })),
-    )().then(
-      (outcomes) => group.forEach((u, i) => u.answer(outcomes[i]!)),
-      (e: unknown) => group.forEach((u) => u.fail(e)),
     );
+    // Each loop hears of its own job as soon as that is recorded, and only its own failure.
+    group.forEach((u, i) => void outcomes[i]!.then(u.answer, u.fail));
   };
+
   const settleWhenDue = () => {
     if (unsettled.length === 0) return;
     if (performing === 0) settleAll();

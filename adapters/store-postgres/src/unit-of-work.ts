@@ -1,4 +1,4 @@
-import type { NewJobKinds, StoreError, Stores, UnitOfWork } from '@esig/core';
+import type { NewJobKinds, StoreError, Stores, TransactionOptions, UnitOfWork } from '@esig/core';
 import { createNewJobKinds, noticingNewJobs, storeFailure } from '@esig/core';
 import type { NestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
@@ -62,10 +62,13 @@ export const createUnitOfWork = (
   nesting: NestingGuard,
 ): UnitOfWork => ({
   transaction:
-    <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
+    <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>, options?: TransactionOptions): TE.TaskEither<Err | StoreError, A> =>
     async () => {
       if (nesting.inside())
         return E.left(storeFailure(new Error('A transaction was started inside a running transaction; use the stores it passes to its work.')));
+      const lockTimeoutMs = options?.lockTimeoutMs;
+      if (lockTimeoutMs !== undefined && !(Number.isSafeInteger(lockTimeoutMs) && lockTimeoutMs >= 1))
+        return E.left(storeFailure(new RangeError(`lockTimeoutMs must be a whole number of milliseconds, at least 1; got ${lockTimeoutMs}`)));
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -76,7 +79,11 @@ export const createUnitOfWork = (
       let discard = false;
       try {
         try {
-          await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+          // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
+          // ends with the transaction, so the pooled connection goes back with the server's own setting.
+          await client.query(
+            lockTimeoutMs === undefined ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '${lockTimeoutMs}ms'`,
+          );
         } catch (e) {
           discard = true;
           return E.left(storeFailure(e));

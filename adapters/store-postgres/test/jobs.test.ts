@@ -103,10 +103,10 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
       (i: number): PerformedJob =>
         ({ _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(followUps[i]!)) });
     let transactions = 0;
-    const uow = { transaction: ((work) => ((transactions += 1), store.uow.transaction(work))) as typeof store.uow.transaction };
+    const uow = { transaction: ((work, options) => ((transactions += 1), store.uow.transaction(work, options))) as typeof store.uow.transaction };
     const deps = { stores: store.stores, uow, clock: { now: () => new Date(at(1)) }, handlers: {} };
 
-    const outcomes = await settleClaimedJobs(deps)('grouping', jobs.map((j, i) => ({ job: byId.get(j.id)!, done: record(i) })))();
+    const outcomes = await Promise.all(settleClaimedJobs(deps)('grouping', jobs.map((j, i) => ({ job: byId.get(j.id)!, done: record(i) }))));
     // A reused job id reads as a lost race on a job (ConcurrentModification), so that member records nothing.
     expect(outcomes.map((o) => o._tag)).toEqual(['Done', 'LeaseLost', 'Done']);
     // The group, which failed whole, then each member alone.
@@ -122,12 +122,66 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
     expect(got.map((j) => j.id).sort()).toEqual(more.map((j) => j.id).sort());
     transactions = 0;
     const fresh = got.map(() => makeJob(TENANT_A, { kind: 'expire', runAt: at(3600) }));
-    const done = await settleClaimedJobs(deps)(
-      'grouping-2',
-      got.map((job, i) => ({ job, done: { _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(fresh[i]!)) } as PerformedJob })),
-    )();
+    const done = await Promise.all(
+      settleClaimedJobs(deps)(
+        'grouping-2',
+        got.map((job, i) => ({ job, done: { _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(fresh[i]!)) } as PerformedJob })),
+      ),
+    );
     expect(done.map((o) => o._tag)).toEqual(['Done', 'Done', 'Done']);
     expect(transactions).toBe(1);
     expect((await store.pool.query('SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1)', [[...got.map((j) => j.id), ...fresh.map((f) => f.id)]])).rows[0].n).toBe(3);
+  });
+
+  it('a transaction with a lock timeout gives up on a held row at once, and leaves the connection with its own setting', async () => {
+    // One connection, which would wait a minute for a lock by itself.
+    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 1, lockTimeoutMs: 60_000 });
+    const holder = await pools[0]!.pool.connect();
+    try {
+      const job = makeJob(TENANT_A, { kind: 'expire' });
+      await ok(store.stores.jobs.enqueue(job));
+      expect(await ok(store.stores.jobs.claim(['expire'], 'waits', at(0), at(600), 1))).toHaveLength(1);
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE', [job.id]);
+      const r = await store.uow.transaction((tx) => tx.jobs.complete(job.id, 'waits'), { lockTimeoutMs: 50 })();
+      expect(r._tag).toBe('Left');
+      await holder.query('ROLLBACK');
+      expect((await store.pool.query('SHOW lock_timeout')).rows[0].lock_timeout).toBe('1min');
+      for (const bad of [0, -1, 2.5, Number.NaN])
+        expect(await store.uow.transaction(() => TE.right(1), { lockTimeoutMs: bad })()).toMatchObject({ _tag: 'Left', left: { _tag: 'StoreFailure', cause: expect.any(RangeError) } });
+    } finally {
+      holder.release();
+      await store.close();
+    }
+  });
+
+  it('a group does not wait long for a lock: it gives up, and its members run alone, waiting as usual', async () => {
+    // A store that lets a statement wait a minute: only the group's own timeout ends its wait.
+    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 4, lockTimeoutMs: 60_000 });
+    pools.push(store);
+    const jobs = Array.from({ length: 2 }, () => makeJob(TENANT_A, { kind: 'expire' }));
+    for (const j of jobs) await ok(store.stores.jobs.enqueue(j));
+    const claimed = await ok(store.stores.jobs.claim(['expire'], 'impatient', at(0), at(600), 2));
+    expect(claimed).toHaveLength(2);
+    let transactions = 0;
+    const uow = { transaction: ((work, options) => ((transactions += 1), store.uow.transaction(work, options))) as typeof store.uow.transaction };
+    const deps = { stores: store.stores, uow, clock: { now: () => new Date(at(1)) }, handlers: {} };
+    const nothing: PerformedJob = { _tag: 'Right', right: () => TE.right(undefined) };
+    // Another transaction holds the second job's row: its completion has to wait for it.
+    const holder = await store.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE', [claimed[1]!.id]);
+      const answers = settleClaimedJobs(deps)('impatient', claimed.map((job) => ({ job, done: nothing })));
+      // The group gave up on the lock: its members now run alone (the first is recorded; the second waits).
+      const firstDone = await answers[0]!;
+      expect(firstDone).toEqual({ _tag: 'Done' });
+      expect(transactions).toBe(3);
+      await holder.query('COMMIT');
+      expect(await answers[1]!).toEqual({ _tag: 'Done' });
+    } finally {
+      holder.release();
+    }
+    expect((await store.pool.query('SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1)', [claimed.map((j) => j.id)])).rows[0].n).toBe(0);
   });
 });

@@ -31,7 +31,8 @@ export const overridePorts = (base: { readonly stores: Stores; readonly uow: Uni
   };
   return {
     stores: apply(base.stores),
-    uow: { transaction: (work) => base.uow.transaction((tx) => work(apply(tx))) },
+    // `serial` too: it is what lets use cases do in one transaction what would otherwise take two.
+    uow: { transaction: (work, options) => base.uow.transaction((tx) => work(apply(tx)), options), ...(base.uow.serial === undefined ? {} : { serial: base.uow.serial }) },
   };
 };
 

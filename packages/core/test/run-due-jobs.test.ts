@@ -1,7 +1,7 @@
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
-import type { JobHandler, UnitOfWork } from '@esig/core';
-import { jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, settleClaimedJobs, signAsRecipient } from '@esig/core';
+import type { JobHandler, TransactionOptions, UnitOfWork } from '@esig/core';
+import { SETTLE_GROUP_LOCK_TIMEOUT_MS, jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, settleClaimedJobs, signAsRecipient } from '@esig/core';
 import { right } from './support.js';
 import { CLIENT, eventsOf, requestNow, sentRequest, signInput, world } from './world.js';
 
@@ -88,12 +88,13 @@ describe('settleClaimedJobs', () => {
     const now = w.h.clock.now();
     const jobs = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 10));
     expect(jobs).toHaveLength(3);
-    const counted = { transactions: 0 };
+    const counted = { transactions: 0, options: [] as Array<TransactionOptions | undefined> };
     const uow: UnitOfWork = {
       serial,
-      transaction: (work) => {
+      transaction: (work, options) => {
         counted.transactions += 1;
-        return w.h.uow.transaction(work);
+        counted.options.push(options);
+        return w.h.uow.transaction(work, options);
       },
     };
     const deps = { ...withHandlers(w), uow };
@@ -105,16 +106,18 @@ describe('settleClaimedJobs', () => {
 
   it('side by side, records every job of the group in one transaction', async () => {
     const { w, deps, jobs, done, counted } = await performed(false);
-    const outcomes = await settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! })))();
+    const outcomes = await Promise.all(settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! }))));
     expect(outcomes).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
     expect(counted.transactions).toBe(1);
+    // It would rather run its members alone than wait long for a lock (it holds its own meanwhile).
+    expect(counted.options).toEqual([{ lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS }]);
     expect(await notified(w)).toBe(3);
     expect(await left(w, jobs.map((j) => j.id))).toEqual([]);
   });
 
   it('in turns, settles each alone (the store shares their commit)', async () => {
     const { w, deps, jobs, done, counted } = await performed(true);
-    expect(await settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! })))()).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
+    expect(await Promise.all(settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! }))))).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
     expect(counted.transactions).toBe(3);
     expect(await notified(w)).toBe(3);
   });
@@ -129,7 +132,7 @@ describe('settleClaimedJobs', () => {
     for (const j of [jobs[0]!, jobs[2]!]) await right(w.h.stores.jobs.retry(j.id, 'w2', now.toISOString(), 'given back'));
     const again = await right(w.h.stores.jobs.claim(['mail.invite'], 'w1', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 3));
     expect(again.map((j) => j.id).sort()).toEqual([jobs[0]!.id, jobs[2]!.id].sort());
-    const outcomes = await settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! })))();
+    const outcomes = await Promise.all(settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! }))));
     expect(outcomes).toEqual([{ _tag: 'Done' }, { _tag: 'LeaseLost' }, { _tag: 'Done' }]);
     // The group, then each member alone.
     expect(counted.transactions).toBe(4);
@@ -139,14 +142,55 @@ describe('settleClaimedJobs', () => {
 
   it('settles a failed handler and a lease known lost on their own paths, and groups the rest', async () => {
     const { w, deps, jobs, done, counted } = await performed(false);
-    const outcomes = await settleClaimedJobs(deps)('w1', [
-      { job: jobs[0]!, done: done[0]! },
-      { job: jobs[1]!, done: { _tag: 'Left', left: jobFailure('SMTP server down') } },
-      { job: jobs[2]!, done: done[2]!, lost: () => true },
-    ])();
+    const outcomes = await Promise.all(
+      settleClaimedJobs(deps)('w1', [
+        { job: jobs[0]!, done: done[0]! },
+        { job: jobs[1]!, done: { _tag: 'Left', left: jobFailure('SMTP server down') } },
+        { job: jobs[2]!, done: done[2]!, lost: () => true },
+      ]),
+    );
     expect(outcomes).toMatchObject([{ _tag: 'Done' }, { _tag: 'Retrying', error: 'SMTP server down', settled: true }, { _tag: 'LeaseLost' }]);
     // The first alone (a group of one); the retry is scheduled outside a transaction; the lost one records nothing.
     expect(counted.transactions).toBe(1);
     expect(await notified(w)).toBe(1);
+  });
+
+  it('answers each job on its own: a member whose settle throws rejects alone, and the others are recorded', async () => {
+    for (const serial of [false, true]) {
+      const { w, deps, jobs, done } = await performed(serial);
+      const answers = settleClaimedJobs(deps)(
+        'w1',
+        jobs.map((job, i) => ({
+          job,
+          done: done[i]!,
+          lost: () => {
+            if (i === 1) throw new Error('a bug in the caller');
+            return false;
+          },
+        })),
+      );
+      const settled = await Promise.allSettled(answers);
+      expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(settled.filter((r) => r.status === 'fulfilled').map((r) => r.value)).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }]);
+      expect(await notified(w)).toBe(2);
+    }
+  });
+
+  it('falls back to each alone when the group’s transaction itself throws', async () => {
+    const { w, deps, jobs, done, counted } = await performed(false);
+    let first = true;
+    const throwing: UnitOfWork = {
+      transaction: (work, options) => {
+        if (first) {
+          first = false;
+          throw new Error('the store threw');
+        }
+        return deps.uow.transaction(work, options);
+      },
+    };
+    const outcomes = await Promise.all(settleClaimedJobs({ ...deps, uow: throwing })('w1', jobs.map((job, i) => ({ job, done: done[i]! }))));
+    expect(outcomes).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
+    expect(counted.transactions).toBe(3);
+    expect(await notified(w)).toBe(3);
   });
 });

@@ -8,8 +8,20 @@ import type { Stores } from './stores.js';
  * are isolated from each other at least as strongly as "read committed plus the row locks the stores
  * take"; a store signals a lost race with ConcurrentModification rather than by blocking forever.
  */
+/** How a transaction is to run, beyond the defaults. */
+export interface TransactionOptions {
+  /**
+   * The longest any one statement of the transaction waits for a lock another transaction holds. Past it the
+   * statement fails, and with it the transaction (a StoreError). For work that has a better way to go than
+   * waiting: a group of writes that can run again one by one. Unset, a statement waits as long as the store
+   * lets any wait (its own lock timeout, its deadlock detection). A store whose transactions run one at a
+   * time (`serial`) never waits for a lock inside one, and may ignore it.
+   */
+  readonly lockTimeoutMs?: number;
+}
+
 export interface UnitOfWork {
-  transaction<E, A>(work: (tx: Stores) => TaskEither<E, A>): TaskEither<E | StoreError, A>;
+  transaction<E, A>(work: (tx: Stores) => TaskEither<E, A>, options?: TransactionOptions): TaskEither<E | StoreError, A>;
   /**
    * True when transactions run one at a time (a single writer, as SQLite's): no other transaction starts
    * while one runs, so nothing another caller does can observe or interleave with its intermediate state.

@@ -120,68 +120,98 @@ export interface ClaimedJobToSettle {
 /**
  * At most this many records to one transaction. A group's members run one after another on one connection,
  * and their loops wait for the last: groups of 16 saved CPU but delivered more slowly than no groups at all;
- * groups of 4 saved about as much CPU and delivered faster (docs/performance.md, webhooks). A group's locks
- * are held until its last member has run.
+ * groups of 4 saved about as much CPU and delivered faster (docs/performance.md, webhooks).
  */
 export const MAX_SETTLE_GROUP = 4;
 
 /**
+ * How long a group's statement waits for a row lock before the group gives up and its members run alone.
+ * A group holds the locks its members take until its last member has run, so two groups that lock the same
+ * rows in opposite orders (two failing webhook endpoints, two requests) deadlock; alone, each member holds
+ * its locks only for itself. A group's usual wait is another group's few milliseconds.
+ */
+export const SETTLE_GROUP_LOCK_TIMEOUT_MS = 100;
+
+/**
  * Settles several claimed jobs of `worker` at once, with the same outcome for each as `settleClaimedJob`.
+ * Every settle starts before this returns: on a serial store they reach its writer together and share one
+ * commit. Each job's answer is its own promise, settled as soon as its own outcome is known; one that
+ * rejects (a bug) leaves the others' alone.
  *
- * Where transactions run side by side (PostgreSQL), the jobs whose outside work succeeded are recorded in one
- * transaction, in groups of up to `MAX_SETTLE_GROUP`: each job's change and its completion, one after another,
- * between one `BEGIN` and one `COMMIT` where each would have had its own. Should any member answer Left (its
- * lease lost, a concurrent change) or the group's transaction fail, nothing of the group remains and each of
- * its members settles alone, as if it had never been grouped: a record is a function of the transaction it
- * runs in, so running it again gives what it would have given the first time. There are no savepoints, which
- * would cost the statements the group saves; a group that fails is the rare case.
+ * Where transactions run side by side (PostgreSQL), the jobs whose outside work succeeded are recorded in
+ * groups of up to `MAX_SETTLE_GROUP`, each group in one transaction: each job's change and its completion,
+ * one after another, between one `BEGIN` and one `COMMIT` where each would have had its own. Should any member
+ * answer Left (its lease lost, a concurrent change), a statement wait longer than
+ * `SETTLE_GROUP_LOCK_TIMEOUT_MS` for a lock, or the transaction fail, nothing of the group remains and each
+ * of its members settles alone, as if it had never been grouped: a record is a function of the transaction
+ * it runs in, so running it again gives what it would have given the first time. There are no savepoints,
+ * which would cost the statements the group saves; a group that fails is the rare case.
  *
  * Where transactions run one at a time (SQLite), the store already gives the settles started together one
  * commit, with a savepoint each, so each settles alone there.
  */
 export const settleClaimedJobs =
   (deps: RunJobDeps) =>
-  (worker: string, jobs: ReadonlyArray<ClaimedJobToSettle>): T.Task<JobRunOutcome[]> =>
-  () => {
-    const alone = (j: ClaimedJobToSettle) => settleClaimedJob(deps)(j.job, worker, j.done, j.lost);
-    // Every settle starts in this synchronous run: together they reach a serial store's writer, and share its commit.
-    if (deps.uow.serial === true || jobs.length < 2) return Promise.all(jobs.map((j) => alone(j)()));
-    const recordGroup = (group: ReadonlyArray<{ readonly job: Job; readonly record: (tx: Stores) => TE.TaskEither<DomainError, void> }>): Promise<E.Either<unknown, unknown>> =>
-      deps.uow.transaction((tx) =>
-        pipe(
-          group,
-          TE.traverseSeqArray(({ job, record }) =>
-            pipe(
-              record(tx),
-              TE.chainW(() => tx.jobs.complete(job.id, worker)),
-              TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
+  (worker: string, jobs: ReadonlyArray<ClaimedJobToSettle>): ReadonlyArray<Promise<JobRunOutcome>> => {
+    // `settleClaimedJob`'s task is async: whatever it calls that throws becomes its own rejection.
+    const alone = (j: ClaimedJobToSettle): Promise<JobRunOutcome> => settleClaimedJob(deps)(j.job, worker, j.done, j.lost)();
+    if (deps.uow.serial === true || jobs.length < 2) return jobs.map(alone);
+
+    type Member = { readonly j: ClaimedJobToSettle; readonly record: (tx: Stores) => TE.TaskEither<DomainError, void>; readonly answer: number };
+    const recordGroup = (group: ReadonlyArray<Member>): Promise<E.Either<unknown, unknown>> =>
+      deps.uow.transaction(
+        (tx) =>
+          pipe(
+            group,
+            TE.traverseSeqArray(({ j, record }) =>
+              pipe(
+                record(tx),
+                TE.chainW(() => tx.jobs.complete(j.job.id, worker)),
+                TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', j.job.id)))),
+              ),
             ),
           ),
-        ),
+        { lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS },
       )();
     const outcomes: Array<Promise<JobRunOutcome>> = [];
-    let group: Array<{ readonly job: Job; readonly record: (tx: Stores) => TE.TaskEither<DomainError, void>; readonly answer: number; readonly j: ClaimedJobToSettle }> = [];
+    let group: Member[] = [];
     const flush = () => {
-      if (group.length === 0) return;
       const members = group;
       group = [];
+      if (members.length === 0) return;
       if (members.length === 1) {
-        outcomes[members[0]!.answer] = alone(members[0]!.j)();
+        outcomes[members[0]!.answer] = alone(members[0]!.j);
         return;
       }
-      const recorded = recordGroup(members);
+      let recorded: Promise<E.Either<unknown, unknown>>;
+      try {
+        recorded = recordGroup(members);
+      } catch (e) {
+        recorded = Promise.reject(e);
+      }
+      // A group that failed in any way, even by throwing, leaves nothing behind: each member then runs alone.
       for (const m of members)
-        outcomes[m.answer] = recorded.then((r) => (E.isRight(r) ? { _tag: 'Done' as const } : alone(m.j)()));
+        outcomes[m.answer] = recorded.then(
+          (r) => (E.isRight(r) ? { _tag: 'Done' as const } : alone(m.j)),
+          () => alone(m.j),
+        );
     };
     jobs.forEach((j, i) => {
-      // A failed handler, or a lease known lost, takes the path of its own (a retry, a burial, nothing).
-      if (E.isLeft(j.done) || (j.lost?.() ?? false)) {
-        outcomes[i] = alone(j)();
+      let grouped = false;
+      try {
+        // A failed handler, or a lease known lost, takes the path of its own (a retry, a burial, nothing).
+        grouped = E.isRight(j.done) && !(j.lost?.() ?? false);
+      } catch (e) {
+        outcomes[i] = Promise.reject(e);
         return;
       }
-      group.push({ job: j.job, record: j.done.right, answer: i, j });
+      if (!grouped || E.isLeft(j.done)) {
+        outcomes[i] = alone(j);
+        return;
+      }
+      group.push({ j, record: j.done.right, answer: i });
       if (group.length === MAX_SETTLE_GROUP) flush();
     });
     flush();
-    return Promise.all(outcomes);
+    return outcomes;
   };
