@@ -261,8 +261,9 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
 
   /**
    * Finished jobs waiting to be recorded. They are settled together (`settleClaimedJobs`: on a serial store
-   * they share one COMMIT; on PostgreSQL a few share one transaction), once no loop is still running a handler — whose outcome would otherwise
-   * follow a moment later in a commit of its own — or once the first has waited `settleWaitMs`.
+   * they share one COMMIT; on PostgreSQL a few share one transaction), once no loop is still running a
+   * handler — whose outcome would otherwise follow a moment later in a commit of its own — or once the first
+   * has waited `settleWaitMs`.
    */
   const unsettled: Array<{
     readonly job: Job;

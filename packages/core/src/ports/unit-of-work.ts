@@ -2,12 +2,6 @@ import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
 import type { StoreError } from '../errors.js';
 import type { Stores } from './stores.js';
 
-/**
- * Runs work atomically. `work` receives stores bound to one transaction: everything it writes commits
- * together when it returns Right, and nothing of it remains when it returns Left or fails. Transactions
- * are isolated from each other at least as strongly as "read committed plus the row locks the stores
- * take"; a store signals a lost race with ConcurrentModification rather than by blocking forever.
- */
 /** How a transaction is to run, beyond the defaults. */
 export interface TransactionOptions {
   /**
@@ -20,6 +14,12 @@ export interface TransactionOptions {
   readonly lockTimeoutMs?: number;
 }
 
+/**
+ * Runs work atomically. `work` receives stores bound to one transaction: everything it writes commits
+ * together when it returns Right, and nothing of it remains when it returns Left or fails. Transactions
+ * are isolated from each other at least as strongly as "read committed plus the row locks the stores
+ * take"; a store signals a lost race with ConcurrentModification rather than by blocking forever.
+ */
 export interface UnitOfWork {
   transaction<E, A>(work: (tx: Stores) => TaskEither<E, A>, options?: TransactionOptions): TaskEither<E | StoreError, A>;
   /**
