@@ -292,8 +292,11 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         },
       })),
     );
-    // Each loop hears of its own job as soon as that is recorded, and only its own failure.
-    group.forEach((u, i) => void outcomes[i]!.then(u.answer, u.fail));
+    // The loops hear of their jobs together, once all are recorded, so that they go on in step and the next
+    // claim serves them all; each hears only its own failure.
+    void Promise.allSettled(outcomes).then((results) =>
+      results.forEach((r, i) => (r.status === 'fulfilled' ? group[i]!.answer(r.value) : group[i]!.fail(r.reason))),
+    );
   };
 
   const settleWhenDue = () => {

@@ -378,6 +378,29 @@ describe('the job worker, when a handler throws', () => {
   });
 });
 
+describe('the job worker, when recording an outcome throws', () => {
+  it('fails only that job’s loop: the jobs recorded beside it are done, and the other loops go on', async () => {
+    const s = (current = setup());
+    const { lines, logger } = capture();
+    const [a, b, c] = await s.enqueueSeals(3);
+    // a fails, and scheduling its retry throws (a bug): its settle rejects. b and c are fine.
+    const seal: JobHandler = (job) => (job.id === a!.id ? TE.left(jobFailure('smtp down')) : TE.right(s.outcome(job)));
+    const retryDelayMs = () => {
+      throw new Error('a bug in retryDelayMs');
+    };
+    // Transactions side by side (no `serial`), as on PostgreSQL: b and c are recorded in one group.
+    s.start('w1', { handlers: { seal }, logger, concurrency: 3, retryDelayMs, uow: { transaction: s.uow.transaction } });
+    await until(async () => (await s.outcomes()).filter((k) => k === `outcome:${b!.id}` || k === `outcome:${c!.id}`).length === 2, 'b and c to be recorded');
+    await until(() => lines.some((l) => l.msg === 'worker loop crashed'), 'the loop of a to fail');
+    await until(() => lines.filter((l) => l.msg === 'job done').length === 2, 'b and c to be reported done');
+    // Two loops are left: a later job still runs.
+    const [d] = await s.enqueueSeals(1);
+    s.workers[0]!.wake();
+    await until(async () => (await s.outcomes()).includes(`outcome:${d!.id}`), 'a later job to run');
+    expect(lines.filter((l) => l.msg === 'worker loop crashed')).toHaveLength(1);
+  });
+});
+
 describe('the job worker, when its lease renewals fail', () => {
   it('a job claimed in a batch is not started once its lease has run out and another worker holds it', async () => {
     const s = (current = setup());
