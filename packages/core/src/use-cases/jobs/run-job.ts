@@ -183,12 +183,11 @@ export const settleClaimedJobs =
         outcomes[members[0]!.answer] = alone(members[0]!.j);
         return;
       }
-      let recorded: Promise<E.Either<unknown, unknown>>;
-      try {
-        recorded = recordGroup(members);
-      } catch (e) {
-        recorded = Promise.reject(e);
-      }
+      const started = E.tryCatch(
+        () => recordGroup(members),
+        (e) => e,
+      );
+      const recorded = E.isRight(started) ? started.right : Promise.reject(started.left);
       // A group that failed in any way, even by throwing, leaves nothing behind: each member then runs alone.
       for (const m of members)
         outcomes[m.answer] = recorded.then(
@@ -197,15 +196,16 @@ export const settleClaimedJobs =
         );
     };
     jobs.forEach((j, i) => {
-      let grouped = false;
-      try {
-        // A failed handler, or a lease known lost, takes the path of its own (a retry, a burial, nothing).
-        grouped = E.isRight(j.done) && !(j.lost?.() ?? false);
-      } catch (e) {
-        outcomes[i] = Promise.reject(e);
+      // A failed handler, or a lease known lost, takes the path of its own (a retry, a burial, nothing).
+      const grouped = E.tryCatch(
+        () => E.isRight(j.done) && !(j.lost?.() ?? false),
+        (e) => e,
+      );
+      if (E.isLeft(grouped)) {
+        outcomes[i] = Promise.reject(grouped.left);
         return;
       }
-      if (!grouped || E.isLeft(j.done)) {
+      if (!grouped.right || E.isLeft(j.done)) {
         outcomes[i] = alone(j);
         return;
       }
