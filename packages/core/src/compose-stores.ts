@@ -55,7 +55,7 @@ export const STORE_READS: { readonly [K in keyof Stores]: ReadonlyArray<keyof St
   evidence: ['listForRequest'],
   testMailbox: ['list'],
   webhookEndpoints: ['findById', 'findByIdForUpdate', 'list', 'findSubscribed'],
-  webhookDeliveries: ['findById', 'listAttempts'],
+  webhookDeliveries: ['findById', 'findWithEndpoint', 'listAttempts'],
   apiLog: ['list'],
   oauth: ['findClient', 'findGrant', 'listGrants', 'findToken'],
 };

@@ -72,4 +72,15 @@ describe('autoCommit', () => {
     // Not vacuous: every method of every port was tried (the ports have about 60).
     expect(methods).toBeGreaterThan(50);
   });
+
+  it('lists every read of the ports in STORE_READS: a read left out would take a write transaction (the writer’s turn on SQLite)', async () => {
+    const { STORE_READS } = await import('@esig/core');
+    const { stores } = createMemoryStores();
+    // The ports name their reads so; every other method writes (claim, insert, update, append, record…).
+    const looksLikeRead = /^(find|list|get|count|nextRunAt)/;
+    for (const [port, ms] of Object.entries(stores)) {
+      const reads = Object.keys(ms as object).filter((m) => looksLikeRead.test(m)).sort();
+      expect([...(STORE_READS as unknown as Record<string, readonly string[]>)[port]!].sort(), port).toEqual(reads);
+    }
+  });
 });
