@@ -12,6 +12,13 @@ import { available, createTestDatabase } from './pg.js';
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const KINDS: readonly JobKind[] = ['mail.invite', 'seal', 'expire'];
 
+/** What a worker settles with: the store, its transactions counted. */
+const settling = (store: PostgresStore) => {
+  const counted = { transactions: 0 };
+  const uow = { transaction: ((work, options) => ((counted.transactions += 1), store.uow.transaction(work, options))) as typeof store.uow.transaction };
+  return { counted, deps: { stores: store.stores, uow, clock: { now: () => new Date(at(1)) }, handlers: {} } };
+};
+
 describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
   let db: TestDatabase;
   let pools: PostgresStore[] = [];
@@ -102,15 +109,13 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
     const record =
       (i: number): PerformedJob =>
         ({ _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(followUps[i]!)) });
-    let transactions = 0;
-    const uow = { transaction: ((work, options) => ((transactions += 1), store.uow.transaction(work, options))) as typeof store.uow.transaction };
-    const deps = { stores: store.stores, uow, clock: { now: () => new Date(at(1)) }, handlers: {} };
+    const { counted, deps } = settling(store);
 
     const outcomes = await Promise.all(settleClaimedJobs(deps)('grouping', jobs.map((j, i) => ({ job: byId.get(j.id)!, done: record(i) }))));
     // A reused job id reads as a lost race on a job (ConcurrentModification), so that member records nothing.
     expect(outcomes.map((o) => o._tag)).toEqual(['Done', 'LeaseLost', 'Done']);
     // The group, which failed whole, then each member alone.
-    expect(transactions).toBe(4);
+    expect(counted.transactions).toBe(4);
     const rows = await store.pool.query<{ id: string }>('SELECT id FROM jobs WHERE id = ANY($1) ORDER BY id', [[...jobs.map((j) => j.id), ...followUps.map((f) => f.id)]]);
     // The two members recorded alone are gone, their follow-ups there once; the failed member is still held, untouched.
     expect(rows.rows.map((r) => r.id)).toEqual([jobs[1]!.id, ...followUps.map((f) => f.id)].sort());
@@ -120,7 +125,7 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
     for (const j of more) await ok(store.stores.jobs.enqueue(j));
     const got = await ok(store.stores.jobs.claim(['expire'], 'grouping-2', at(0), at(600), 3));
     expect(got.map((j) => j.id).sort()).toEqual(more.map((j) => j.id).sort());
-    transactions = 0;
+    counted.transactions = 0;
     const fresh = got.map(() => makeJob(TENANT_A, { kind: 'expire', runAt: at(3600) }));
     const done = await Promise.all(
       settleClaimedJobs(deps)(
@@ -129,7 +134,7 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
       ),
     );
     expect(done.map((o) => o._tag)).toEqual(['Done', 'Done', 'Done']);
-    expect(transactions).toBe(1);
+    expect(counted.transactions).toBe(1);
     expect((await store.pool.query('SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1)', [[...got.map((j) => j.id), ...fresh.map((f) => f.id)]])).rows[0].n).toBe(3);
   });
 
@@ -163,9 +168,7 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
     for (const j of jobs) await ok(store.stores.jobs.enqueue(j));
     const claimed = await ok(store.stores.jobs.claim(['expire'], 'impatient', at(0), at(600), 2));
     expect(claimed).toHaveLength(2);
-    let transactions = 0;
-    const uow = { transaction: ((work, options) => ((transactions += 1), store.uow.transaction(work, options))) as typeof store.uow.transaction };
-    const deps = { stores: store.stores, uow, clock: { now: () => new Date(at(1)) }, handlers: {} };
+    const { counted, deps } = settling(store);
     const nothing: PerformedJob = { _tag: 'Right', right: () => TE.right(undefined) };
     // Another transaction holds the second job's row: its completion has to wait for it.
     const holder = await store.pool.connect();
@@ -176,7 +179,7 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
       // The group gave up on the lock: its members now run alone (the first is recorded; the second waits).
       const firstDone = await answers[0]!;
       expect(firstDone).toEqual({ _tag: 'Done' });
-      expect(transactions).toBe(3);
+      expect(counted.transactions).toBe(3);
       await holder.query('COMMIT');
       expect(await answers[1]!).toEqual({ _tag: 'Done' });
     } finally {

@@ -5,7 +5,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, executeIdempotently, fingerprintSource, invalidState, overridePorts, storeFailure } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, executeIdempotently, fingerprintSource, invalidState, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
 import type { Harness } from './support.js';
@@ -396,18 +396,5 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
       expect(await docCount(tenant)).toBe(1);
     }
     expect(probe.runs).toBe(3);
-  });
-});
-
-describe('overridePorts', () => {
-  it('keeps the unit of work’s promises: transactions in turns stay so, and options reach the store', async () => {
-    const h = harness();
-    const seen: unknown[] = [];
-    const base = { stores: h.stores, uow: { serial: true, transaction: ((work, options) => (seen.push(options), h.uow.transaction(work))) as UnitOfWork['transaction'] } };
-    const moved = overridePorts(base, {});
-    expect(moved.uow.serial).toBe(true);
-    await right(moved.uow.transaction(() => TE.right(1), { lockTimeoutMs: 100 }));
-    expect(seen).toEqual([{ lockTimeoutMs: 100 }]);
-    expect(overridePorts({ stores: h.stores, uow: { transaction: h.uow.transaction } }, {}).uow.serial).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
 // keep them), the other ports in memory, joined with overridePorts. It runs only its port's group.
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
-import type { ContentKey, DocumentContentStore, Stores } from '@esig/core';
+import type { ContentKey, DocumentContentStore, Stores, UnitOfWork } from '@esig/core';
 import { overridePorts } from '@esig/core';
 import { TENANT_A, ok } from '../src/builders.js';
 import { createMemoryStores } from '../src/memory-stores.js';
@@ -39,6 +39,17 @@ describe('overridePorts', () => {
     expect(Array.from((await ok(joined.stores.documentContents.get(TENANT_A, { kind: 'upload', documentId: 'doc_1' })))!)).toEqual([1]);
     // The other ports are the base's.
     expect(joined.stores.documents).toBe(base.stores.documents);
+  });
+
+  it('keeps the unit of work’s promises: transactions in turns stay so, and options reach the store', async () => {
+    const h = createMemoryStores();
+    const seen: unknown[] = [];
+    const base = { stores: h.stores, uow: { serial: true, transaction: ((work, options) => (seen.push(options), h.uow.transaction(work))) as UnitOfWork['transaction'] } };
+    const moved = overridePorts(base, {});
+    expect(moved.uow.serial).toBe(true);
+    await ok(moved.uow.transaction(() => TE.right(1), { lockTimeoutMs: 100 }));
+    expect(seen).toEqual([{ lockTimeoutMs: 100 }]);
+    expect(overridePorts({ stores: h.stores, uow: { transaction: h.uow.transaction } }, {}).uow.serial).toBeUndefined();
   });
 });
 

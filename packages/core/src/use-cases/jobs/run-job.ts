@@ -197,20 +197,20 @@ export const settleClaimedJobs =
     };
     jobs.forEach((j, i) => {
       // A failed handler, or a lease known lost, takes the path of its own (a retry, a burial, nothing).
-      const grouped = E.tryCatch(
-        () => E.isRight(j.done) && !(j.lost?.() ?? false),
-        (e) => e,
-      );
-      if (E.isLeft(grouped)) {
-        outcomes[i] = Promise.reject(grouped.left);
-        return;
-      }
-      if (!grouped.right || E.isLeft(j.done)) {
+      if (E.isLeft(j.done)) {
         outcomes[i] = alone(j);
         return;
       }
-      group.push({ j, record: j.done.right, answer: i });
-      if (group.length === MAX_SETTLE_GROUP) flush();
+      const lost = E.tryCatch(
+        () => j.lost?.() ?? false,
+        (e) => e,
+      );
+      if (E.isLeft(lost)) outcomes[i] = Promise.reject(lost.left);
+      else if (lost.right) outcomes[i] = alone(j);
+      else {
+        group.push({ j, record: j.done.right, answer: i });
+        if (group.length === MAX_SETTLE_GROUP) flush();
+      }
     });
     flush();
     return outcomes;
