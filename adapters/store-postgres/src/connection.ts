@@ -3,7 +3,11 @@ import { concurrentModification, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 
-/** Whether a statement only reads, or writes. */
+/**
+ * Whether a statement only reads, or writes. A `read` must be a plain read (no locks it relies on, no function
+ * that writes): as a transaction's first statement it may go out behind `BEGIN` before `BEGIN` has answered,
+ * and should `BEGIN` fail it runs outside any transaction (see the unit of work).
+ */
 export type Access = 'read' | 'write';
 
 /**
@@ -37,7 +41,11 @@ export const queryConfig = (stmt: string | Prepared, values: readonly unknown[])
 
 /** A place to run statements: the pool (each statement its own transaction) or one transaction's client. */
 export interface Conn {
-  query(stmt: string | Prepared, values: readonly unknown[]): Promise<pg.QueryResult>;
+  /**
+   * Runs one statement. `access` says whether it only reads: a transaction may send its first read together
+   * with its `BEGIN` (see the unit of work), never a write.
+   */
+  query(stmt: string | Prepared, values: readonly unknown[], access: Access): Promise<pg.QueryResult>;
   /** Why a statement of this kind must not run on this handle now, or `null` when it may. */
   unusable(access: Access): Error | null;
 }
@@ -91,7 +99,7 @@ export const run =
     const blocked = conn.unusable(access);
     if (blocked !== null) return E.left(storeFailure(blocked));
     try {
-      return E.right(await conn.query(text, values));
+      return E.right(await conn.query(text, values, access));
     } catch (e) {
       return E.left(toStoreError(e, onConflict));
     }

@@ -102,6 +102,10 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
     max: opts.poolSize ?? 10,
     lock_timeout: opts.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
     connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
+    // Statements are sent without waiting for the answer to the one before: a transaction's first read goes
+    // out with its BEGIN (see unit-of-work.ts). Each statement still has its own Sync, so one that fails
+    // touches no other; nothing here keeps a portal open across round trips, which pipelining refuses.
+    pipeline: true,
   });
   // An idle pooled connection that dies (server restart) is dropped by the pool; without a listener the
   // 'error' event would crash the process. The next statement on a fresh connection reports any outage.

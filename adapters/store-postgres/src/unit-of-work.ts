@@ -29,15 +29,26 @@ export const poolConn = (pool: pg.Pool, nesting: NestingGuard): Conn => ({
 /**
  * A transaction's client. Once the transaction has ended the client is back in the pool, serving someone
  * else: stores that escaped `work` (kept in a closure, used by a timer) fail instead of writing there.
+ *
+ * `begun` is the transaction's `BEGIN`, sent but not yet answered when work starts. The pool's connections
+ * pipeline (`pipeline: true`), so a read can follow `BEGIN` on the wire without waiting for its answer: one
+ * round trip instead of two for the read that starts most transactions. Only a read: should `BEGIN` fail, a
+ * statement sent behind it runs on its own, outside any transaction. For a read that is harmless (its rows
+ * are thrown away, and it answers with `BEGIN`'s failure); a write would commit alone. So a write waits for
+ * `BEGIN`'s answer, and fails with it.
  */
-const txConn = (client: pg.PoolClient, scope: TxScope): Conn => {
+const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>): Conn => {
   // A connection runs one statement at a time. Work may start several at once (independent reads combined
-  // in parallel); they queue here, in call order, rather than in the driver, which deprecates that.
+  // in parallel); they queue here, in call order, rather than in the driver (which, pipelining, would send
+  // them all at once: a write behind a read that fails must not run).
   let tail: Promise<unknown> = Promise.resolve();
   return {
-    query: (stmt, values) => {
+    query: (stmt, values, access) => {
+      const turn = access === 'read' ? tail : Promise.all([tail, begun]);
       // Checked again when its turn comes: the transaction may have ended while it waited.
-      const next = tail.then(() => (scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended())));
+      const sent = turn.then(() => (scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended())));
+      // A read sent behind BEGIN answers only once BEGIN has: if BEGIN failed, so does the read.
+      const next = access === 'read' ? sent.then((r) => begun.then(() => r)) : sent;
       tail = next.catch(() => undefined);
       return next;
     },
@@ -78,24 +89,29 @@ export const createUnitOfWork = (
       // Set when the connection's state is unknown: the pool then closes it instead of lending it out.
       let discard = false;
       try {
-        try {
-          // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
-          // ends with the transaction, so the pooled connection goes back with the server's own setting.
-          await client.query(
-            lockTimeoutMs === undefined ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '${lockTimeoutMs}ms'`,
-          );
-        } catch (e) {
-          discard = true;
-          return E.left(storeFailure(e));
-        }
+        // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
+        // ends with the transaction, so the pooled connection goes back with the server's own setting. Not
+        // awaited here: work's first read goes out behind it (txConn), and its answer is awaited below.
+        const begun = client.query(
+          lockTimeoutMs === undefined ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '${lockTimeoutMs}ms'`,
+        );
+        // Observed below, after work; until then only through the statements that wait for it.
+        begun.catch(() => undefined);
         const scope: TxScope = { active: true };
         const newJobs = createNewJobKinds();
-        const tx = noticingNewJobs(bind(txConn(client, scope)), newJobs.note);
+        const tx = noticingNewJobs(bind(txConn(client, scope, begun)), newJobs.note);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
         )();
         scope.active = false;
+        try {
+          await begun;
+        } catch (e) {
+          // The connection's state is unknown (in a transaction or not): it is closed, not rolled back.
+          discard = true;
+          return E.left(storeFailure(e));
+        }
         const result: E.Either<Err | StoreError, A> = E.flattenW(outcome);
         if (E.isRight(result)) {
           try {

@@ -31,6 +31,31 @@ const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const connectionsTo = (db: TestDatabase) =>
   db.raw(async (c) => (await c.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name])).rows[0]!.n);
 
+/**
+ * Every statement handed to a driver client until `stop`: its text, how many of the client's statements were
+ * on the wire once it was handed over (itself included), and how many waited in the driver's own queue.
+ */
+const watchStatements = () => {
+  interface Internals {
+    _queryQueue?: unknown[];
+    _sentQueryQueue?: unknown[];
+    _activeQuery?: unknown;
+  }
+  const original = pg.Client.prototype.query;
+  const seen: { text: string; onWire: number; queued: number }[] = [];
+  pg.Client.prototype.query = function (this: Internals, ...args: unknown[]) {
+    const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+    const config = args[0] as string | { text: string };
+    seen.push({
+      text: typeof config === 'string' ? config : config.text,
+      onWire: (this._sentQueryQueue?.length ?? 0) + (this._activeQuery ? 1 : 0),
+      queued: this._queryQueue?.length ?? 0,
+    });
+    return result;
+  } as typeof original;
+  return { seen, stop: () => void (pg.Client.prototype.query = original) };
+};
+
 describe.skipIf(!available)('postgres adapter', () => {
   const databases: TestDatabase[] = [];
   const stores: PostgresStore[] = [];
@@ -187,16 +212,7 @@ describe.skipIf(!available)('postgres adapter', () => {
     it('statements a transaction starts at once run one after another on its connection, each answered, without the driver queueing them', async () => {
       await fresh();
       const docs = Array.from({ length: 8 }, () => makeDocument(TENANT_A));
-      // The driver's deprecation fires when a query is handed to a client whose queue is not empty; its
-      // warning is printed once per process, so count that condition itself on every call instead.
-      const original = pg.Client.prototype.query;
-      let calls = 0;
-      let queuedInDriver = 0;
-      pg.Client.prototype.query = function (this: { _queryQueue?: unknown[] }, ...args: unknown[]) {
-        calls++;
-        if ((this._queryQueue?.length ?? 0) > 0) queuedInDriver++;
-        return (original as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof original;
+      const calls = watchStatements();
       try {
         const found = await ok(
           s.uow.transaction((tx) =>
@@ -209,12 +225,68 @@ describe.skipIf(!available)('postgres adapter', () => {
         );
         expect(found.map((d) => d?.id)).toEqual(docs.map((d) => d.id));
       } finally {
+        calls.stop();
+      }
+      // BEGIN, 16 statements, COMMIT: all seen by the wrapper, none queued in the driver, and each alone on
+      // the wire when sent. The first insert, a write, waited for BEGIN's answer.
+      expect(calls.seen).toHaveLength(18);
+      expect(calls.seen.map((c) => c.queued)).toEqual(Array(18).fill(0));
+      expect(calls.seen.map((c) => c.onWire)).toEqual(Array(18).fill(1));
+      for (const d of docs) expect(await ok(s.stores.documents.findById(TENANT_A, d.id))).not.toBeNull();
+    });
+
+    it("a transaction's first read goes out behind its BEGIN without waiting for BEGIN's answer; what follows waits its turn", async () => {
+      await fresh();
+      const doc = makeDocument(TENANT_A);
+      const calls = watchStatements();
+      try {
+        await ok(s.uow.transaction((tx) => pipe(tx.documents.findById(TENANT_A, doc.id), TE.chain(() => tx.documents.insert(doc)))));
+      } finally {
+        calls.stop();
+      }
+      expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'WITH', 'INSERT', 'COMMIT']); // the by-id read is a WITH
+      // Sent at once, not queued in the driver: BEGIN and the read were both on the wire, one round trip.
+      expect(calls.seen.map((c) => c.queued)).toEqual([0, 0, 0, 0]);
+      expect(calls.seen.map((c) => c.onWire)).toEqual([1, 2, 1, 1]);
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+    });
+
+    it('a BEGIN that fails fails the transaction; a read behind it answers with that failure, and no write is sent behind it', async () => {
+      await fresh();
+      // A statement that fails outside any transaction stands in for the BEGIN: the session is then where a
+      // failed BEGIN leaves it, so anything sent behind it would run, and commit, on its own.
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        if (typeof args[0] === 'string' && args[0].startsWith('BEGIN')) args[0] = 'SELECT 1/0';
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      const writeFirst = makeDocument(TENANT_A);
+      const readFirst = makeDocument(TENANT_A);
+      try {
+        const a = await fails(s.uow.transaction((tx) => tx.documents.insert(writeFirst)));
+        let readAnswer: unknown = 'not run';
+        const b = await fails(
+          s.uow.transaction((tx) =>
+            pipe(
+              tx.documents.findById(TENANT_A, readFirst.id),
+              TE.mapLeft((e) => ((readAnswer = e), e)),
+              TE.chain(() => tx.documents.insert(readFirst)),
+            ),
+          ),
+        );
+        for (const e of [a, b]) {
+          expect(tagOf(e)).toBe('StoreFailure');
+          expect(String((e as { cause: unknown }).cause)).toMatch(/division by zero/);
+        }
+        expect(tagOf(readAnswer)).toBe('StoreFailure');
+      } finally {
         pg.Client.prototype.query = original;
       }
-      // BEGIN, 16 statements, COMMIT: all seen by the wrapper, none handed over while another waited.
-      expect(calls).toBe(18);
-      expect(queuedInDriver).toBe(0);
-      for (const d of docs) expect(await ok(s.stores.documents.findById(TENANT_A, d.id))).not.toBeNull();
+      expect(await ok(s.stores.documents.findById(TENANT_A, writeFirst.id))).toBeNull();
+      expect(await ok(s.stores.documents.findById(TENANT_A, readFirst.id))).toBeNull();
+      // The connections were closed, not lent out again: the next transaction works.
+      await ok(s.uow.transaction((tx) => tx.documents.insert(writeFirst)));
+      expect(await ok(s.stores.documents.findById(TENANT_A, writeFirst.id))).toEqual(writeFirst);
     });
 
     it('work that ignores a failed statement and returns Right commits nothing and fails', async () => {
