@@ -73,6 +73,13 @@ export interface PostgresStoreOptions {
    */
   readonly lockTimeoutMs?: number;
   /**
+   * How long one statement of the pool may run before PostgreSQL cancels it, as a StoreFailure (default 30 s):
+   * a runaway statement (a plan gone wrong, a wait no lock timeout covers) frees its connection, and the
+   * requests and job loops queued behind it, instead of holding them for as long as it runs. The store's own
+   * statements take milliseconds; migrations run on a connection of their own, without this limit.
+   */
+  readonly statementTimeoutMs?: number;
+  /**
    * Refuse, with a StoreFailure at once, a transaction started inside a transaction's work, or a write
    * through the top-level `stores` there (default false). Without the check such a call runs on another
    * connection, outside the transaction, and waits until the lock timeout if it touches a row the
@@ -83,15 +90,21 @@ export interface PostgresStoreOptions {
 }
 
 const LOCK_TIMEOUT_MS = 5_000;
+const STATEMENT_TIMEOUT_MS = 30_000;
 /** How long a caller waits for a free pooled connection (or a new one) before failing. */
 const ACQUIRE_TIMEOUT_MS = 30_000;
 
 /**
  * Opens a pool on the database, checks the schema is not newer than this code (SchemaTooNewError) and,
- * unless told not to, migrates it. Pooled sessions carry a lock timeout (a startup parameter: poolers in
- * transaction mode, which would also break LISTEN and the migration lock, are not supported).
+ * unless told not to, migrates it. Pooled sessions carry a lock timeout and a statement timeout (startup
+ * parameters: poolers in transaction mode, which would also break LISTEN and the migration lock, are not
+ * supported).
  */
 export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<PostgresStore> => {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+  // 0 would mean no limit to PostgreSQL; a limit is what this option is for.
+  if (!Number.isSafeInteger(statementTimeoutMs) || statementTimeoutMs < 1 || statementTimeoutMs > 2_147_483_647)
+    throw new RangeError(`statementTimeoutMs must be a whole number of milliseconds from 1 to 2147483647; got ${statementTimeoutMs}`);
   const clientConfig = (applicationName: string): pg.ClientConfig => ({
     connectionString: opts.url,
     types: TYPES,
@@ -101,6 +114,7 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
     ...clientConfig('esig'),
     max: opts.poolSize ?? 10,
     lock_timeout: opts.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
+    statement_timeout: statementTimeoutMs,
     connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
     // Statements are sent without waiting for the answer to the one before: a transaction's first read goes
     // out with its BEGIN (see unit-of-work.ts). Each statement still has its own Sync, so one that fails

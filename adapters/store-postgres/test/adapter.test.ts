@@ -435,6 +435,30 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect((await ok(s.stores.signatureRequests.findById(TENANT_A, req.id)))?.title).toBe('first');
     });
 
+    it('a statement that runs longer than statementTimeoutMs is cancelled, as a StoreFailure, and its connection serves again', async () => {
+      await fresh({ statementTimeoutMs: 300, lockTimeoutMs: 60_000, poolSize: 1 });
+      const e = makeWebhookEndpoint(TENANT_A);
+      await ok(s.stores.webhookEndpoints.insert(e));
+      // A wait no lock timeout ends here (60 s): another session holds the row.
+      await db.raw(async (c) => {
+        await c.query('BEGIN');
+        await c.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [e.id]);
+        try {
+          const r = await fails(s.uow.transaction((tx) => tx.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id)));
+          expect(tagOf(r)).toBe('StoreFailure');
+          expect(String((r as { cause: unknown }).cause)).toMatch(/statement timeout/);
+        } finally {
+          await c.query('ROLLBACK');
+        }
+      });
+      // The one pooled connection was not left waiting: the same statement now answers.
+      expect(await ok(s.uow.transaction((tx) => tx.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id)))).toEqual(e);
+    });
+
+    it('refuses a statementTimeoutMs PostgreSQL would not take as a limit', async () => {
+      for (const bad of [0, -1, 2.5, 2 ** 31]) await expect(openPostgresStore({ url: db.url, migrate: false, statementTimeoutMs: bad })).rejects.toThrow(RangeError);
+    });
+
     it('close waits for nothing and leaves no connection behind', async () => {
       const store = await openPostgresStore({ url: db.url, migrate: false });
       await ok(store.stores.apiKeys.count());

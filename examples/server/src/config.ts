@@ -41,6 +41,8 @@ export interface ServerConfig {
   readonly webhookConcurrency: number;
   /** Connections per process to PostgreSQL. */
   readonly databasePoolSize: number;
+  /** PostgreSQL: how long one statement may run before the server cancels it. */
+  readonly databaseStatementTimeoutMs: number;
   /** Development only: hosts or CIDRs exempt from the webhook private-address rule. */
   readonly webhookAllowHosts: readonly string[];
   /** Extra browser origins allowed to call `/mcp` (ESIG_MCP_ALLOWED_ORIGINS). */
@@ -62,11 +64,12 @@ export class ConfigError extends Error {}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const int = (env: Env, name: string, dflt: number, min = 1): number => {
+const int = (env: Env, name: string, dflt: number, min = 1, max?: number): number => {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer ≥ ${min} (got "${raw}")`);
+  if (!Number.isInteger(n) || n < min || (max !== undefined && n > max))
+    throw new ConfigError(`${name} must be an integer ${max === undefined ? `≥ ${min}` : `from ${min} to ${max}`} (got "${raw}")`);
   return n;
 };
 
@@ -129,6 +132,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     workerPollMs: int(env, 'ESIG_WORKER_POLL_MS', 500, 10),
     workerLeaseMs: int(env, 'ESIG_WORKER_LEASE_MS', 300_000, 100),
     databasePoolSize: int(env, 'ESIG_DATABASE_POOL_SIZE', 10),
+    databaseStatementTimeoutMs: int(env, 'ESIG_DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 1, 2_147_483_647),
     workerConcurrency: int(env, 'ESIG_WORKER_CONCURRENCY', 4),
     webhookConcurrency: int(env, 'ESIG_WEBHOOK_CONCURRENCY', 16),
     webhookAllowHosts: (env.ESIG_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),

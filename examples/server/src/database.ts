@@ -62,6 +62,7 @@ export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.
     url: config.database.url,
     migrate: migrateOnOpen,
     poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
     checkNesting: config.checkTransactions,
   });
   return {

@@ -38,3 +38,13 @@ describe('ESIG_WEBHOOK_CONCURRENCY', () => {
     for (const bad of ['0', '-1', '2.5', 'many']) expect(() => loadConfig({ ESIG_WEBHOOK_CONCURRENCY: bad })).toThrow(/ESIG_WEBHOOK_CONCURRENCY/);
   });
 });
+
+describe('ESIG_DATABASE_STATEMENT_TIMEOUT_MS', () => {
+  it('is 30 s by default, and refuses what PostgreSQL could not take as a limit, naming it', () => {
+    expect(loadConfig({}).databaseStatementTimeoutMs).toBe(30_000);
+    expect(loadConfig({ ESIG_DATABASE_STATEMENT_TIMEOUT_MS: '250' }).databaseStatementTimeoutMs).toBe(250);
+    // 0 would be "no limit" to PostgreSQL; above 2^31 - 1 ms it refuses the setting.
+    for (const bad of ['0', '-1', '2.5', 'many', '2147483648'])
+      expect(() => loadConfig({ ESIG_DATABASE_STATEMENT_TIMEOUT_MS: bad })).toThrow(/ESIG_DATABASE_STATEMENT_TIMEOUT_MS/);
+  });
+});
