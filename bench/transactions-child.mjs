@@ -6,12 +6,13 @@ import pg from 'pg';
 
 const [root, url, n, concurrency] = process.argv.slice(2);
 const total = Number(n);
-// Each run has a database of its own (bench/transactions.ts): every other session on it is this process's pool.
+// Transactions run before the measurement: the pool's connections opened, its statements prepared on each.
 const WARM_UP = 200;
 
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();
-// The backends of this process's pool: their CPU (utime + stime, in clock ticks of 10 ms) from /proc.
+// The backends of this process's pool: their CPU (utime + stime, in clock ticks of 10 ms) from /proc. Each run
+// has a database of its own (bench/transactions.ts), so every other session on it is this process's pool.
 const backendMs = async () => {
   const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
   let ticks = 0;
@@ -77,7 +78,6 @@ let next = 0;
 const loops = (end) => Promise.all(Array.from({ length: Number(concurrency) }, async () => {
   while (next < end) await run(next++);
 }));
-// Warm up: the pool's connections opened, its statements prepared on each.
 await loops(WARM_UP);
 const b0 = await backendMs();
 const c0 = process.cpuUsage();
