@@ -35,18 +35,26 @@ export const poolConn = (pool: pg.Pool, nesting: NestingGuard): Conn => ({
  * round trip instead of two for the read that starts most transactions. Only a read: should `BEGIN` fail, a
  * statement sent behind it runs on its own, outside any transaction. For a read that is harmless (its rows
  * are thrown away, and it answers with `BEGIN`'s failure); a write would commit alone. So a write waits for
- * `BEGIN`'s answer, and fails with it.
+ * `BEGIN`'s answer, and fails with it. `sendBegin` lets `BEGIN` out of the socket's buffer (see `holdWrites`):
+ * together with the first read, in one system call, or at once before a first write.
  */
-const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>): Conn => {
+const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, sendBegin: () => void): Conn => {
   // A connection runs one statement at a time. Work may start several at once (independent reads combined
   // in parallel); they queue here, in call order, rather than in the driver (which, pipelining, would send
   // them all at once: a write behind a read that fails must not run).
   let tail: Promise<unknown> = Promise.resolve();
   return {
     query: (stmt, values, access) => {
+      // A write waits for BEGIN's answer, so BEGIN must be on its way first.
+      if (access !== 'read') sendBegin();
       const turn = access === 'read' ? tail : Promise.all([tail, begun]);
       // Checked again when its turn comes: the transaction may have ended while it waited.
-      const sent = turn.then(() => (scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended())));
+      const sent = turn.then(() => {
+        const q = scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended());
+        // The first read has joined BEGIN in the socket's buffer: both leave in one write.
+        sendBegin();
+        return q;
+      });
       // A read sent behind BEGIN answers only once BEGIN has: if BEGIN failed, so does the read.
       const next = access === 'read' ? sent.then((r) => begun.then(() => r)) : sent;
       tail = next.catch(() => undefined);
@@ -57,6 +65,24 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>):
 };
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
+
+/**
+ * Holds what is written to the client's socket in its buffer until `send` (idempotent) is called: the statements
+ * written meanwhile leave together, in one system call. A driver without a socket stream writes at once.
+ */
+const holdWrites = (client: pg.PoolClient): { send: () => void } => {
+  const stream = (client as unknown as pg.Client).connection?.stream as { cork?: () => void; uncork?: () => void } | undefined;
+  if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return { send: () => undefined };
+  stream.cork();
+  let held = true;
+  return {
+    send: () => {
+      if (!held) return;
+      held = false;
+      stream.uncork!();
+    },
+  };
+};
 
 /**
  * The UnitOfWork over a pool. Each transaction takes a client of its own: `BEGIN` (READ COMMITTED), `work`
@@ -89,6 +115,9 @@ export const createUnitOfWork = (
       // Set when the connection's state is unknown: the pool then closes it instead of lending it out.
       let discard = false;
       try {
+        // BEGIN waits in the socket's buffer (corked) until work's first statement joins it or another turn of
+        // the event loop comes, whichever is first: BEGIN and a first read then leave in one system call.
+        const begin = holdWrites(client);
         // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
         // ends with the transaction, so the pooled connection goes back with the server's own setting. Not
         // awaited here: work's first read goes out behind it (txConn), and its answer is awaited below.
@@ -99,12 +128,15 @@ export const createUnitOfWork = (
         begun.catch(() => undefined);
         const scope: TxScope = { active: true };
         const newJobs = createNewJobKinds();
-        const tx = noticingNewJobs(bind(txConn(client, scope, begun)), newJobs.note);
+        const tx = noticingNewJobs(bind(txConn(client, scope, begun, begin.send)), newJobs.note);
+        // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
+        setImmediate(begin.send);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
         )();
         scope.active = false;
+        begin.send();
         try {
           await begun;
         } catch (e) {

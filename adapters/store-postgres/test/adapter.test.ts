@@ -15,6 +15,7 @@ import {
   tagOf,
 } from '@esig/testkit';
 import * as E from 'fp-ts/lib/Either.js';
+import net from 'node:net';
 import pg from 'pg';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -54,6 +55,19 @@ const watchStatements = () => {
     return result;
   } as typeof original;
   return { seen, stop: () => void (pg.Client.prototype.query = original) };
+};
+
+/** How many times any socket hands bytes to the kernel (`_write` or `_writev`, once per flush) until `stop`. */
+const countSocketWrites = () => {
+  const proto = net.Socket.prototype as unknown as Record<'_write' | '_writev', (...a: unknown[]) => unknown>;
+  const originals = { _write: proto._write, _writev: proto._writev };
+  let n = 0;
+  for (const name of ['_write', '_writev'] as const)
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      n++;
+      return originals[name].apply(this, args);
+    };
+  return { count: () => n, stop: () => void Object.assign(proto, originals) };
 };
 
 describe.skipIf(!available)('postgres adapter', () => {
@@ -235,19 +249,23 @@ describe.skipIf(!available)('postgres adapter', () => {
       for (const d of docs) expect(await ok(s.stores.documents.findById(TENANT_A, d.id))).not.toBeNull();
     });
 
-    it("a transaction's first read goes out behind its BEGIN without waiting for BEGIN's answer; what follows waits its turn", async () => {
+    it("a transaction's first read goes out behind its BEGIN without waiting for BEGIN's answer, in one write to the socket; what follows waits its turn", async () => {
       await fresh();
       const doc = makeDocument(TENANT_A);
       const calls = watchStatements();
+      const flushes = countSocketWrites();
       try {
         await ok(s.uow.transaction((tx) => pipe(tx.documents.findById(TENANT_A, doc.id), TE.chain(() => tx.documents.insert(doc)))));
       } finally {
         calls.stop();
+        flushes.stop();
       }
       expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'WITH', 'INSERT', 'COMMIT']); // the by-id read is a WITH
       // Sent at once, not queued in the driver: BEGIN and the read were both on the wire, one round trip.
       expect(calls.seen.map((c) => c.queued)).toEqual([0, 0, 0, 0]);
       expect(calls.seen.map((c) => c.onWire)).toEqual([1, 2, 1, 1]);
+      // BEGIN and the read in one system call, then the insert, then COMMIT: three writes for four statements.
+      expect(flushes.count()).toBe(3);
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
     });
 
