@@ -106,7 +106,9 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
 
   it('a call recorded as a sweep removed its bucket does not break the next log of the bucket', async () => {
     // What that race leaves (the sweep's snapshot predates the call): hits without their bucket row.
-    const clock = createManualClock(START);
+    // A day after START: the test before this one leaves its limiters' own sweeps (fire-and-forget, cutoff
+    // START + 60 s) possibly still running, and one of them would take these hits away mid-test.
+    const clock = createManualClock(new Date(Date.parse(START) + 86_400_000).toISOString());
     const limiter = a.rateLimiter(60_000, clock);
     const bucket = { id: fresh('orphan'), limit: 3 };
     await a.pool.query('INSERT INTO rate_limit_hits (bucket, seq, at_ms) VALUES ($1, 0, $2), ($1, 1, $2)', [bucket.id, clock.now().getTime()]);
@@ -115,7 +117,8 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
   });
 
   it('buckets unused for a whole window are swept away', async () => {
-    const clock = createManualClock(START);
+    // Two days after START, out of reach of sweeps the tests before may have left running (see above).
+    const clock = createManualClock(new Date(Date.parse(START) + 2 * 86_400_000).toISOString());
     const limiter = a.rateLimiter(1_000, clock);
     const old = { id: fresh('old'), limit: 5 };
     await limiter.consume([old])();
