@@ -68,8 +68,9 @@ export interface PostgresStoreOptions {
   readonly poolSize?: number;
   /**
    * How long a statement waits for a row lock another transaction holds before it fails, as
-   * ConcurrentModification (default 5 s): a store signals a lost race rather than blocking for as long
-   * as a stuck transaction lives.
+   * ConcurrentModification (default 5 s, or just under `statementTimeoutMs` when that is shorter): a store
+   * signals a lost race rather than blocking for as long as a stuck transaction lives. Must be below
+   * `statementTimeoutMs`.
    */
   readonly lockTimeoutMs?: number;
   /**
@@ -105,6 +106,11 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
   // 0 would mean no limit to PostgreSQL; a limit is what this option is for.
   if (!Number.isSafeInteger(statementTimeoutMs) || statementTimeoutMs < 1 || statementTimeoutMs > 2_147_483_647)
     throw new RangeError(`statementTimeoutMs must be a whole number of milliseconds from 1 to 2147483647; got ${statementTimeoutMs}`);
+  // A lock wait must end as a lost race (ConcurrentModification, which callers retry), not as a statement
+  // cancelled for its time (a StoreFailure): the lock timeout stays below the statement timeout.
+  if (opts.lockTimeoutMs !== undefined && opts.lockTimeoutMs >= statementTimeoutMs)
+    throw new RangeError(`lockTimeoutMs (${opts.lockTimeoutMs}) must be below statementTimeoutMs (${statementTimeoutMs})`);
+  const lockTimeoutMs = opts.lockTimeoutMs ?? Math.max(1, Math.min(LOCK_TIMEOUT_MS, statementTimeoutMs - 1));
   const clientConfig = (applicationName: string): pg.ClientConfig => ({
     connectionString: opts.url,
     types: TYPES,
@@ -113,7 +119,7 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
   const pool = new pg.Pool({
     ...clientConfig('esig'),
     max: opts.poolSize ?? 10,
-    lock_timeout: opts.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
+    lock_timeout: lockTimeoutMs,
     statement_timeout: statementTimeoutMs,
     connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
     // Statements are sent without waiting for the answer to the one before: a transaction's first read goes

@@ -43,14 +43,18 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   // in parallel); they queue here, in call order, rather than in the driver (which, pipelining, would send
   // them all at once: a write behind a read that fails must not run).
   let tail: Promise<unknown> = Promise.resolve();
+  // Once BEGIN is known to have failed, nothing more is sent: only a read already on its way went out alone.
+  let beginFailed: { readonly error: unknown } | null = null;
+  begun.catch((error: unknown) => void (beginFailed = { error }));
   return {
     query: (stmt, values, access) => {
       // A write waits for BEGIN's answer, so BEGIN must be on its way first.
       if (access !== 'read') sendBegin();
       const turn = access === 'read' ? tail : Promise.all([tail, begun]);
-      // Checked again when its turn comes: the transaction may have ended while it waited.
+      // Checked again when its turn comes: the transaction may have ended, or BEGIN failed, while it waited.
       const sent = turn.then(() => {
-        const q = scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended());
+        const q =
+          beginFailed !== null ? Promise.reject(beginFailed.error) : scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended());
         // The first read has joined BEGIN in the socket's buffer: both leave in one write.
         sendBegin();
         return q;
@@ -114,6 +118,11 @@ export const createUnitOfWork = (
       }
       // Set when the connection's state is unknown: the pool then closes it instead of lending it out.
       let discard = false;
+      // The pool stops listening to a client's errors while it is lent out. A connection that dies meanwhile
+      // (its backend terminated: a restart, a failover) emits 'error' on the client, which with no listener
+      // would end the process. The statement waiting on it fails, and so does the transaction.
+      const onError = () => void (discard = true);
+      client.on('error', onError);
       try {
         // BEGIN waits in the socket's buffer (corked) until work's first statement joins it or another turn of
         // the event loop comes, whichever is first: BEGIN and a first read then leave in one system call.
@@ -170,6 +179,7 @@ export const createUnitOfWork = (
         }
         return result;
       } finally {
+        client.off('error', onError);
         client.release(discard);
       }
     },

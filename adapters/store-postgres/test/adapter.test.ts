@@ -280,6 +280,7 @@ describe.skipIf(!available)('postgres adapter', () => {
       } as typeof original;
       const writeFirst = makeDocument(TENANT_A);
       const readFirst = makeDocument(TENANT_A);
+      const calls = watchStatements();
       try {
         const a = await fails(s.uow.transaction((tx) => tx.documents.insert(writeFirst)));
         let readAnswer: unknown = 'not run';
@@ -297,14 +298,58 @@ describe.skipIf(!available)('postgres adapter', () => {
           expect(String((e as { cause: unknown }).cause)).toMatch(/division by zero/);
         }
         expect(tagOf(readAnswer)).toBe('StoreFailure');
+        // Reads and a write started together: the first read goes out behind the failing BEGIN; the write, and
+        // the reads queued behind it, are never sent.
+        const c = await fails(
+          s.uow.transaction((tx) =>
+            TE.sequenceArray([
+              tx.documents.findById(TENANT_A, readFirst.id),
+              pipe(tx.documents.insert(readFirst), TE.map(() => null)),
+              tx.documents.findById(TENANT_A, readFirst.id),
+              tx.documents.findById(TENANT_A, readFirst.id),
+            ]),
+          ),
+        );
+        expect(String((c as { cause: unknown }).cause)).toMatch(/division by zero/);
       } finally {
+        calls.stop();
         pg.Client.prototype.query = original;
       }
       expect(await ok(s.stores.documents.findById(TENANT_A, writeFirst.id))).toBeNull();
       expect(await ok(s.stores.documents.findById(TENANT_A, readFirst.id))).toBeNull();
+      // Each transaction's BEGIN, and the first read of the two that start with one: no write, no later read.
+      expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'BEGIN', 'WITH', 'BEGIN', 'WITH']);
       // The connections were closed, not lent out again: the next transaction works.
       await ok(s.uow.transaction((tx) => tx.documents.insert(writeFirst)));
       expect(await ok(s.stores.documents.findById(TENANT_A, writeFirst.id))).toEqual(writeFirst);
+    });
+
+    it('a connection that dies while a transaction holds it fails that transaction, and does not take the process down', async () => {
+      await fresh();
+      const doc = makeDocument(TENANT_A);
+      // Between two of the transaction's statements, its backend is terminated (a restart, a failover, an
+      // operator): the driver reports it as an 'error' event on the checked-out client.
+      const r = await fails(
+        s.uow.transaction((tx) =>
+          pipe(
+            tx.documents.findById(TENANT_A, doc.id),
+            TE.chainFirst(() =>
+              TE.fromTask(async () => {
+                await db.raw((c) =>
+                  c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'esig' AND state = 'idle in transaction'"),
+                );
+                await pause(100);
+              }),
+            ),
+            TE.chain(() => tx.documents.insert(doc)),
+          ),
+        ),
+      );
+      expect(tagOf(r)).toBe('StoreFailure');
+      // Nothing committed, and the store goes on with a fresh connection.
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
+      await ok(s.uow.transaction((tx) => tx.documents.insert(doc)));
+      expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
     });
 
     it('work that ignores a failed statement and returns Right commits nothing and fails', async () => {
@@ -453,28 +498,33 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect((await ok(s.stores.signatureRequests.findById(TENANT_A, req.id)))?.title).toBe('first');
     });
 
-    it('a statement that runs longer than statementTimeoutMs is cancelled, as a StoreFailure, and its connection serves again', async () => {
-      await fresh({ statementTimeoutMs: 300, lockTimeoutMs: 60_000, poolSize: 1 });
+    it('a statement that runs longer than statementTimeoutMs is cancelled, and its connection serves again', async () => {
+      await fresh({ statementTimeoutMs: 300, poolSize: 1 });
+      // A wait no lock timeout covers: the pool's sessions carry the limit.
+      await expect(s.pool.query('SELECT pg_sleep(60)')).rejects.toMatchObject({ code: '57014' });
+      // The one pooled connection was not left waiting: a store statement answers.
+      expect(await ok(s.stores.documents.findById(TENANT_A, 'doc_none'))).toBeNull();
+    });
+
+    it('a lock wait still ends as ConcurrentModification under a short statement timeout: the lock timeout stays below it', async () => {
+      await fresh({ statementTimeoutMs: 300 });
       const e = makeWebhookEndpoint(TENANT_A);
       await ok(s.stores.webhookEndpoints.insert(e));
-      // A wait no lock timeout ends here (60 s): another session holds the row.
       await db.raw(async (c) => {
         await c.query('BEGIN');
         await c.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [e.id]);
         try {
           const r = await fails(s.uow.transaction((tx) => tx.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id)));
-          expect(tagOf(r)).toBe('StoreFailure');
-          expect(String((r as { cause: unknown }).cause)).toMatch(/statement timeout/);
+          expect(tagOf(r)).toBe('ConcurrentModification');
         } finally {
           await c.query('ROLLBACK');
         }
       });
-      // The one pooled connection was not left waiting: the same statement now answers.
-      expect(await ok(s.uow.transaction((tx) => tx.webhookEndpoints.findByIdForUpdate(TENANT_A, e.id)))).toEqual(e);
     });
 
-    it('refuses a statementTimeoutMs PostgreSQL would not take as a limit', async () => {
+    it('refuses a statementTimeoutMs PostgreSQL would not take as a limit, and a lock timeout not below it', async () => {
       for (const bad of [0, -1, 2.5, 2 ** 31]) await expect(openPostgresStore({ url: db.url, migrate: false, statementTimeoutMs: bad })).rejects.toThrow(RangeError);
+      await expect(openPostgresStore({ url: db.url, migrate: false, statementTimeoutMs: 1_000, lockTimeoutMs: 1_000 })).rejects.toThrow(/below statementTimeoutMs/);
     });
 
     it('close waits for nothing and leaves no connection behind', async () => {

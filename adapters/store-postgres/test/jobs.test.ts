@@ -140,7 +140,7 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
 
   it('a transaction with a lock timeout gives up on a held row at once, and leaves the connection with its own setting', async () => {
     // One connection, which would wait a minute for a lock by itself.
-    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 1, lockTimeoutMs: 60_000 });
+    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 1, lockTimeoutMs: 60_000, statementTimeoutMs: 120_000 });
     const holder = await pools[0]!.pool.connect();
     try {
       const job = makeJob(TENANT_A, { kind: 'expire' });
@@ -162,7 +162,7 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
 
   it('a group does not wait long for a lock: it gives up, and its members run alone, waiting as usual', async () => {
     // A store that lets a statement wait a minute: only the group's own timeout ends its wait.
-    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 4, lockTimeoutMs: 60_000 });
+    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 4, lockTimeoutMs: 60_000, statementTimeoutMs: 120_000 });
     pools.push(store);
     const jobs = Array.from({ length: 2 }, () => makeJob(TENANT_A, { kind: 'expire' }));
     for (const j of jobs) await ok(store.stores.jobs.enqueue(j));
