@@ -123,10 +123,12 @@ export const createUnitOfWork = (
       // would end the process. The statement waiting on it fails, and so does the transaction.
       const onError = () => void (discard = true);
       client.on('error', onError);
+      // BEGIN waits in the socket's buffer (corked) until work's first statement joins it or another turn of
+      // the event loop comes, whichever is first: BEGIN and a first read then leave in one system call.
+      const begin = holdWrites(client);
+      // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
+      setImmediate(begin.send);
       try {
-        // BEGIN waits in the socket's buffer (corked) until work's first statement joins it or another turn of
-        // the event loop comes, whichever is first: BEGIN and a first read then leave in one system call.
-        const begin = holdWrites(client);
         // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
         // ends with the transaction, so the pooled connection goes back with the server's own setting. Not
         // awaited here: work's first read goes out behind it (txConn), and its answer is awaited below.
@@ -138,8 +140,6 @@ export const createUnitOfWork = (
         const scope: TxScope = { active: true };
         const newJobs = createNewJobKinds();
         const tx = noticingNewJobs(bind(txConn(client, scope, begun, begin.send)), newJobs.note);
-        // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
-        setImmediate(begin.send);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
@@ -179,6 +179,8 @@ export const createUnitOfWork = (
         }
         return result;
       } finally {
+        // Never lent out corked, whatever ended the transaction.
+        begin.send();
         client.off('error', onError);
         client.release(discard);
       }
