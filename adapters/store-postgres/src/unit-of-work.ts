@@ -45,7 +45,11 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   let tail: Promise<unknown> = Promise.resolve();
   // Once BEGIN is known to have failed, nothing more is sent: only a read already on its way went out alone.
   let beginFailed: { readonly error: unknown } | null = null;
-  begun.catch((error: unknown) => void (beginFailed = { error }));
+  let beginAnswered = false;
+  begun.then(
+    () => void (beginAnswered = true),
+    (error: unknown) => void ((beginAnswered = true), (beginFailed = { error })),
+  );
   return {
     query: (stmt, values, access) => {
       // A write waits for BEGIN's answer, so BEGIN must be on its way first.
@@ -59,8 +63,9 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
         sendBegin();
         return q;
       });
-      // A read sent behind BEGIN answers only once BEGIN has: if BEGIN failed, so does the read.
-      const next = access === 'read' ? sent.then((r) => begun.then(() => r)) : sent;
+      // A read that may go out behind BEGIN answers only once BEGIN has: if BEGIN failed, so does the read.
+      // Once BEGIN has answered, reads need no such wait (the usual case, on the per-statement path).
+      const next = access === 'read' && !beginAnswered ? sent.then((r) => begun.then(() => r)) : sent;
       tail = next.catch(() => undefined);
       return next;
     },

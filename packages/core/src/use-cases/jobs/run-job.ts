@@ -62,6 +62,17 @@ export const performClaimedJob =
   };
 
 /**
+ * In `tx`: the handler's change, then the job's completion, which checks that `worker` still holds the lease.
+ * Our lease ran out and another worker owns the job now: record nothing (Left), let it finish.
+ */
+const recordAndComplete = (tx: Stores, job: Job, worker: string, record: (tx: Stores) => TE.TaskEither<DomainError, void>) =>
+  pipe(
+    record(tx),
+    TE.chainW(() => tx.jobs.complete(job.id, worker)),
+    TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
+  );
+
+/**
  * The second half: records what `performClaimedJob` did — the handler's change and the job's completion in
  * one transaction, which checks that `worker` still holds the lease — or schedules a retry, or buries the job.
  * `lost` is asked first: a worker that knows it lost the lease meanwhile (its heartbeat said so) records
@@ -73,16 +84,7 @@ export const settleClaimedJob =
   (job: Job, worker: string, done: PerformedJob, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
   async () => {
     if (lost()) return { _tag: 'LeaseLost' };
-    const outcome = E.isLeft(done)
-      ? done
-      : await deps.uow.transaction((tx) =>
-          pipe(
-            done.right(tx),
-            TE.chainW(() => tx.jobs.complete(job.id, worker)),
-            // Our lease ran out and another worker owns the job now: record nothing, let it finish.
-            TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
-          ),
-        )();
+    const outcome = E.isLeft(done) ? done : await deps.uow.transaction((tx) => recordAndComplete(tx, job, worker, done.right))();
     if (E.isRight(outcome)) return { _tag: 'Done' };
     const e = outcome.left;
     if (e._tag === 'ConcurrentModification' && e.resource === 'job') return { _tag: 'LeaseLost' };
@@ -163,13 +165,7 @@ export const settleClaimedJobs =
         (tx) =>
           pipe(
             group,
-            TE.traverseSeqArray(({ j, record }) =>
-              pipe(
-                record(tx),
-                TE.chainW(() => tx.jobs.complete(j.job.id, worker)),
-                TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', j.job.id)))),
-              ),
-            ),
+            TE.traverseSeqArray(({ j, record }) => recordAndComplete(tx, j.job, worker, record)),
           ),
         { lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS },
       )();
