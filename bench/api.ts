@@ -23,7 +23,8 @@ import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node
 import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
-import { measure, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
+import type { RequestSpec } from './lib.js';
+import { measure, measureAtRate, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -140,29 +141,27 @@ const backendsOf = async (url: string | null): Promise<number[]> => {
 };
 
 let runs = 0;
-const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
-  let next = 0;
+/** Request i of a run: a create-request over its own document, with an Idempotency-Key unique to the run. */
+const createRequestSpecs = (key: string, docs: readonly string[], idempotent: boolean): ((i: number) => RequestSpec) => {
   // Keys unique to this run: a key reused with another body is (rightly) refused.
   const run = ++runs;
+  return (i) => ({
+    method: 'POST',
+    path: '/api/v1/signature-requests',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idempotent ? { 'idempotency-key': `bench-${run}-${i}` } : {}) },
+    body: JSON.stringify({ title: `Bench ${i}`, documentIds: [docs[i % docs.length]] }),
+  });
+};
+
+const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
+  let next = 0;
+  const spec = createRequestSpecs(key, docs, idempotent);
   return {
     url,
     connections,
     // Duration only: autocannon's `amount` would override it and run until every seeded document is used.
     duration,
-    requests: [
-      {
-        method: 'POST' as const,
-        path: '/api/v1/signature-requests',
-        setupRequest: (req: any) => {
-          const i = next++;
-          return {
-            ...req,
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idempotent ? { 'idempotency-key': `bench-${run}-${i}` } : {}) },
-            body: JSON.stringify({ title: `Bench ${i}`, documentIds: [docs[i % docs.length]] }),
-          };
-        },
-      },
-    ],
+    requests: [{ method: 'POST' as const, path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }],
   };
 };
 
@@ -220,8 +219,8 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
       // measured at the same rate.
       const rate = Math.max(1, Math.round(successRate(f) / 2));
       const halfDocs = await seedDocuments(config, principal, Math.ceil(rate * duration * 1.2));
-      const halfBase = await measureBare(`  baseline at the same rate`, rate);
-      const half = await measure(`${f.name} at half load, ${rate} req/s`, { ...createRequests(url, issued.secret, halfDocs, idempotent), overallRate: rate });
+      const halfBase = await measureBareAtRate(`  baseline at the same rate`, rate);
+      const half = await measureAtRate(`${f.name} at half load, ${rate} req/s`, { url, rate, duration, connections, request: createRequestSpecs(issued.secret, halfDocs, idempotent) });
       halfLoad.push(half, halfBase);
     }
     return paired;
@@ -233,11 +232,13 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
 const masterKey = randomBytes(32).toString('hex');
 const cpu: string[] = [];
 const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
-const measureBare = (name: string, overallRate?: number) =>
-  measure(name, {
-    url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST',
-    headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] }),
-    ...(overallRate === undefined ? {} : { overallRate }),
+const bareBody = JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] });
+const measureBare = (name: string) =>
+  measure(name, { url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST', headers: { 'content-type': 'application/json' }, body: bareBody });
+const measureBareAtRate = (name: string, rate: number) =>
+  measureAtRate(name, {
+    url: `http://127.0.0.1:${bare.match[1]}`, rate, duration, connections,
+    request: () => ({ method: 'POST', path: '/bare', headers: { 'content-type': 'application/json' }, body: bareBody }),
   });
 const halfLoad: Figures[] = [];
 let dropDatabase = async () => undefined as void;
