@@ -4,8 +4,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, executeIdempotently, fingerprintSource, invalidState, storeFailure } from '@esig/core';
+import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
 import type { Harness } from './support.js';
@@ -396,5 +396,43 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
       expect(await docCount(tenant)).toBe(1);
     }
     expect(probe.runs).toBe(3);
+  });
+});
+
+describe('the transactions a command runs in', () => {
+  /** The harness's unit of work, noting the options each transaction is asked with. */
+  const noting = (h: Harness, serial: boolean) => {
+    const asked: Array<TransactionOptions | undefined> = [];
+    const uow: UnitOfWork = {
+      // Noted when the transaction runs, not when it is built (a use case may build one it never runs).
+      transaction: ((work, options) => () => {
+        asked.push(options);
+        return h.uow.transaction(work, options)();
+      }) as UnitOfWork['transaction'],
+      serial,
+    };
+    return { uow, asked };
+  };
+
+  it('execute runs a command with deferWrites: it stops at a failed write, so the store need not wait for each answer', async () => {
+    const h = harness();
+    const { uow, asked } = noting(h, false);
+    await right(execute({ uow })(writeDoc(h, { runs: 0, failNext: null }, TENANT, 1)));
+    expect(asked).toEqual([{ deferWrites: true }]);
+  });
+
+  it('executeIdempotently runs the command with deferWrites, and its own bookkeeping around it (a failure stored) without', async () => {
+    const h = harness();
+    const { uow, asked } = noting(h, false);
+    const probe: Probe = { runs: 0, failNext: invalidState('no') };
+    const exec = executeIdempotently({ uow, clock: h.clock, secrets, stores: h.stores });
+    await right(exec({ tenant: TENANT, key: 'k', fingerprint: 'fp' }, writeDoc(h, probe, TENANT, 1), render));
+    // The claim went through the top-level stores; then the command, then the stored failure.
+    expect(asked).toEqual([{ deferWrites: true }, undefined]);
+    const serial = noting(h, true);
+    const together = executeIdempotently({ uow: serial.uow, clock: h.clock, secrets });
+    await right(together({ tenant: TENANT, key: 'k2', fingerprint: 'fp' }, writeDoc(h, { runs: 0, failNext: null }, TENANT, 1), render));
+    // Claim, command and response in one transaction (transactions one at a time), which a command's rule covers.
+    expect(serial.asked).toEqual([{ deferWrites: true }]);
   });
 });

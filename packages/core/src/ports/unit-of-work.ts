@@ -12,6 +12,16 @@ export interface TransactionOptions {
    * time (`serial`) never waits for a lock inside one, and may ignore it.
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * Promises that `work` stops at the first store write that fails: it never recovers from a write's error
+   * and carries on (nothing of esig's commands does). The store may then report a write's failure later than
+   * the write itself: at the transaction's next statement, or as the whole transaction's failure, with the
+   * write's own error, instead of waiting for each write's answer before the next statement goes out. Nothing
+   * is committed either way. On PostgreSQL this saves a round trip per write; a store whose writes answer at
+   * once (SQLite) ignores it. Leave it unset for work that tolerates a write's failure (an insert whose
+   * ConcurrentModification it treats as "already there", say): there every write answers before work goes on.
+   */
+  readonly deferWrites?: boolean;
 }
 
 /**

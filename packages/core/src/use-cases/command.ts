@@ -9,7 +9,7 @@ import type { Clock } from '../ports/clock.js';
 import type { StoredResponse } from '../ports/idempotency-store.js';
 import type { SecretBox } from '../ports/secret-box.js';
 import type { Stores } from '../ports/stores.js';
-import type { UnitOfWork } from '../ports/unit-of-work.js';
+import type { TransactionOptions, UnitOfWork } from '../ports/unit-of-work.js';
 
 /**
  * A write use case, ready to run: a function of the transaction's stores. Keeping writes in this shape
@@ -19,7 +19,14 @@ import type { UnitOfWork } from '../ports/unit-of-work.js';
 export type Command<A> = (tx: Stores) => TE.TaskEither<DomainError, A>;
 
 /**
- * Runs a command in its own transaction.
+ * How commands run: they stop at the first failed write (a Left ends the chain), so the store may report a
+ * write's failure at the next statement or at the commit rather than wait for each write's answer.
+ */
+const COMMAND: TransactionOptions = { deferWrites: true };
+
+/**
+ * Runs a command in its own transaction. A command, like every one of esig's, must not carry on past a
+ * failed store write (see `TransactionOptions.deferWrites`).
  *
  * @example
  * const r = await execute(deps)(createSignatureRequest(deps)(me, { title: 'NDA', documentIds: [documentId] }))();
@@ -28,7 +35,7 @@ export type Command<A> = (tx: Stores) => TE.TaskEither<DomainError, A>;
 export const execute =
   (deps: { readonly uow: UnitOfWork }) =>
   <A>(command: Command<A>): TE.TaskEither<DomainError, A> =>
-    deps.uow.transaction(command);
+    deps.uow.transaction(command, COMMAND);
 
 export interface IdempotencyContext {
   readonly tenant: Tenant;
@@ -136,16 +143,18 @@ export const executeIdempotently =
       TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> => (inserted ? TE.right(null) : decide)),
     );
 
-    const run = deps.uow.transaction((tx) =>
-      pipe(
-        command(tx),
-        TE.map((a) => render(E.right(a))),
-        TE.chainW((response) =>
-          response === null
-            ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
-            : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
+    const run = deps.uow.transaction(
+      (tx) =>
+        pipe(
+          command(tx),
+          TE.map((a) => render(E.right(a))),
+          TE.chainW((response) =>
+            response === null
+              ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
+              : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
+          ),
         ),
-      ),
+      COMMAND,
     );
 
     const settleFailure = (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
@@ -195,6 +204,7 @@ export const executeIdempotently =
               ),
         ),
       ),
+      COMMAND,
     );
     // The command failed and everything, the claim too, was rolled back. An outcome the caller must see
     // again on a retry is stored now, as a completed record of its own; anything else leaves no record.
