@@ -56,6 +56,7 @@ if (root === 'raw') {
 } else {
   // esig's unit of work over its PostgreSQL store, built at `root`: a transaction that reads a document by id,
   // inserts it, and updates the documents of a request (none), as a create-request reads, then writes twice.
+  // Run as a command is (`deferWrites`); a build from before the option ignores it.
   const { openPostgresStore } = await import(`${root}/adapters/store-postgres/dist/index.js`);
   const { makeDocument, TENANT_A } = await import(`${root}/packages/testkit/dist/index.js`);
   const store = await openPostgresStore({ url });
@@ -68,7 +69,8 @@ if (root === 'raw') {
       const inserted = await tx.documents.insert(d)();
       if (inserted._tag === 'Left') return inserted;
       return tx.documents.setStatusForRequest(TENANT_A, 'sr_bench', 'UPLOADED')();
-    })();
+      // As esig's commands run (execute): work that stops at a failed write lets the writes go out unanswered.
+    }, { deferWrites: true })();
     if (r._tag === 'Left') throw new Error(`transaction failed: ${JSON.stringify(r.left)}`);
   };
   close = () => store.close();

@@ -48,6 +48,28 @@ export interface Conn {
   query(stmt: string | Prepared, values: readonly unknown[], access: Access): Promise<pg.QueryResult>;
   /** Why a statement of this kind must not run on this handle now, or `null` when it may. */
   unusable(access: Access): Error | null;
+  /**
+   * Sends a write without waiting for its answer, where the handle can (a transaction run with `deferWrites`),
+   * and says whether it did. The write must fail, if it fails, with an error from PostgreSQL (see `write`'s
+   * `raising`); a driver error is turned into a StoreError by `toStoreError` with `onConflict`, and fails the
+   * transaction, which commits nothing. The pool cannot: each of its statements commits on its own, so it
+   * answers `false` and the caller runs the write as usual.
+   */
+  deferWrite?(stmt: string | Prepared, values: readonly unknown[], onConflict?: () => StoreError): boolean;
+}
+
+/** What a write's answer means: `null` when it did what it should, else the error the write fails with. */
+export type WriteCheck = (result: pg.QueryResult) => StoreError | null;
+
+/**
+ * A statement that failed because a write before it in the same transaction had (PostgreSQL refuses every
+ * statement after a failed one until the transaction ends): it fails with that write's own error, as it would
+ * have had the write been waited for.
+ */
+export class EarlierWriteFailed extends Error {
+  constructor(readonly storeError: StoreError) {
+    super('an earlier write in this transaction failed');
+  }
 }
 
 const TIMESTAMPTZ_OID = 1184;
@@ -70,10 +92,11 @@ export const sqlState = (e: unknown): string | undefined =>
 
 /**
  * SQLSTATEs that mean "another transaction got there first" rather than a fault: a unique violation,
- * a serialization failure, a deadlock the server broke by aborting this side, and a lock not obtained
- * within `lock_timeout`. The caller may retry the whole command, which is what ConcurrentModification says.
+ * a serialization failure, a deadlock the server broke by aborting this side, a lock not obtained
+ * within `lock_timeout`, and a write that did not change the rows it should have (`esig_expect_rows`,
+ * migration 0009: a stale version, a row another transaction took). The caller may retry the whole command, which is what ConcurrentModification says.
  */
-const LOST_RACE = new Set(['23505', '40001', '40P01', '55P03']);
+const LOST_RACE = new Set(['23505', '40001', '40P01', '55P03', 'EW001']);
 
 /** True for a driver error that means a lost race (see LOST_RACE), not a fault. */
 export const isLostRace = (e: unknown): boolean => {
@@ -101,9 +124,58 @@ export const run =
     try {
       return E.right(await conn.query(text, values, access));
     } catch (e) {
-      return E.left(toStoreError(e, onConflict));
+      return E.left(e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
     }
   };
+
+/**
+ * A write whose answer the caller needs only as success or failure (`outcome` says which). In a transaction
+ * run with `deferWrites` it is sent as `raising`, without waiting for its answer (see `Conn.deferWrite`): what
+ * follows, the next statement or the `COMMIT`, goes out behind it at once instead of a round trip later, and
+ * its failure fails the transaction. Anywhere else it runs as `text`, and its failure is known at once.
+ *
+ * `raising` is the same write made to fail with an error from PostgreSQL (which then refuses the rest of the
+ * transaction, and rolls it back at the `COMMIT`) wherever `outcome` would fail it: an insert without
+ * `ON CONFLICT DO NOTHING`, an update checked by `esig_expect_rows` (see `expectRows`). It takes the same
+ * values. (`text` keeps such a failure from aborting the transaction, for work that tolerates it.) Without
+ * `raising`, the write is always waited for.
+ */
+export const write =
+  (
+    conn: Conn,
+    text: string | Prepared,
+    values: readonly unknown[],
+    outcome: WriteCheck,
+    onConflict?: () => StoreError,
+    raising?: string | Prepared,
+  ): StoreResult<void> =>
+  async () => {
+    const blocked = conn.unusable('write');
+    if (blocked !== null) return E.left(storeFailure(blocked));
+    if (raising !== undefined && conn.deferWrite?.(raising, values, onConflict) === true) return E.right(undefined);
+    try {
+      const failed = outcome(await conn.query(text, values, 'write'));
+      return failed === null ? E.right(undefined) : E.left(failed);
+    } catch (e) {
+      return E.left(e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
+    }
+  };
+
+/** The check of a write that must change exactly one row, and otherwise fails with `otherwise()`. */
+export const oneRow =
+  (otherwise: () => StoreError): WriteCheck =>
+  (r) =>
+    r.rowCount === 1 ? null : otherwise();
+
+/** The check of a write that may change any number of rows. */
+export const anyRows: WriteCheck = () => null;
+
+/**
+ * An update (`UPDATE … WHERE …`, without `RETURNING`) that fails with EW001, read as a lost race, unless it
+ * changes exactly `expected` rows (a number, or a parameter such as `$5`): the `raising` form of a `write`.
+ */
+export const expectRows = (update: string, expected: number | string): string =>
+  `WITH changed AS (${update} RETURNING 1) SELECT esig_expect_rows((SELECT count(*) FROM changed), ${expected})`;
 
 /** A pg identifier in double quotes (channel names for LISTEN). */
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

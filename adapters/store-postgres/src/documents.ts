@@ -7,7 +7,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
-import { prepared, run } from './connection.js';
+import { anyRows, oneRow, prepared, run, write } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -59,7 +59,7 @@ export const FIND_BY_IDS_SQL = `
  * tenant beside the ids there would give the planner back the range scan.
  * Parameters: org, mode, ids, request id, number of distinct ids.
  */
-export const ATTACH_SQL = `
+const ATTACHABLE = `
   WITH listed AS MATERIALIZED (
     SELECT id, org_id, mode FROM documents WHERE id = ANY($3::text[])
   ), attachable AS MATERIALIZED (
@@ -67,14 +67,20 @@ export const ATTACH_SQL = `
     WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM listed WHERE org_id = $1 AND mode = $2)
       AND (signature_request_id IS NULL OR signature_request_id = $4)
     FOR UPDATE OF documents
-  )
+  )`;
+const LINK = `
   UPDATE documents SET signature_request_id = $4
   WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM attachable)
     AND (SELECT COUNT(*) FROM attachable) = $5`;
+export const ATTACH_SQL = `${ATTACHABLE}${LINK}`;
+/** ATTACH_SQL sent unanswered (see `write`): linking fewer than all the documents raises (EW001). */
+export const ATTACH_RAISING_SQL = `${ATTACHABLE}, changed AS (${LINK} RETURNING 1)
+  SELECT esig_expect_rows((SELECT count(*) FROM changed), $5)`;
 
 // Prepared: by primary key behind the fence, their generic plans are the right ones too.
 const FIND_BY_IDS = prepared('documents_find_by_ids', FIND_BY_IDS_SQL);
 const ATTACH = prepared('documents_attach', ATTACH_SQL);
+const ATTACH_RAISING = prepared('documents_attach_raising', ATTACH_RAISING_SQL);
 const FIND_BY_ID = prepared('documents_find_by_id', byIdSql('documents', COLUMNS));
 
 /** The DocumentStore over the pool or one transaction's client. */
@@ -83,6 +89,8 @@ const FIND_BY_ID = prepared('documents_find_by_id', byIdSql('documents', COLUMNS
 export const SET_STATUS_FOR_REQUEST_SQL =
   'UPDATE documents SET status = $1 WHERE org_id = (SELECT $2::text) AND mode = (SELECT $3::text) AND signature_request_id = $4';
 
+const INSERT = `INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+
 export const pgDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
     const taken = () => concurrentModification('document', doc.id);
@@ -90,15 +98,16 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
       // Validate on the way in as on the way out: whatever is written can be read back.
       TE.fromEither(decode(NewDocument, `new documents row ${doc.id}`)(doc)),
       TE.chain(() =>
-        run(
+        write(
           conn,
-          'write',
-          `INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+          `${INSERT} ON CONFLICT DO NOTHING`,
           [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.pageSizes === null ? null : JSON.stringify(doc.pageSizes), doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
+          oneRow(taken),
           taken,
+          // Sent unanswered: a taken id raises a unique violation instead of inserting nothing.
+          INSERT,
         ),
       ),
-      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
     );
   },
 
@@ -127,10 +136,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     if (unique.length === 0) return TE.right(undefined);
     // Some document is linked to another request, or is not in this tenant at all.
     const conflict = () => concurrentModification('document', unique.join(','));
-    return pipe(
-      run(conn, 'write', ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], conflict),
-      TE.chain((r) => (r.rowCount === unique.length ? TE.right(undefined) : TE.left(conflict()))),
-    );
+    return write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], (r) => (r.rowCount === unique.length ? null : conflict()), conflict, ATTACH_RAISING);
   },
 
   setStatusForRequest: (tenant, requestId, status) =>
@@ -141,13 +147,8 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
         // statistics from before the tenant grew, the tenant's equality estimates about no rows, every
         // (org_id, mode, …) index ties, and the planner took documents_page and checked the request id
         // on each of the tenant's rows. Seen at an average size, documents_by_request is the cheaper.
-        run(conn, 'write', SET_STATUS_FOR_REQUEST_SQL, [
-          status,
-          tenant.orgId,
-          tenant.mode,
-          requestId,
-        ]),
+        // Any number of rows is right: it fails only with an error, so it raises as it is.
+        write(conn, SET_STATUS_FOR_REQUEST_SQL, [status, tenant.orgId, tenant.mode, requestId], anyRows, undefined, SET_STATUS_FOR_REQUEST_SQL),
       ),
-      TE.map(() => undefined),
     ),
 });

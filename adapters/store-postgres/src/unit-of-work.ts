@@ -5,7 +5,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type pg from 'pg';
 import type { Conn } from './connection.js';
-import { queryConfig, toStoreError } from './connection.js';
+import { EarlierWriteFailed, queryConfig, toStoreError } from './connection.js';
 
 interface TxScope {
   active: boolean;
@@ -26,6 +26,16 @@ export const poolConn = (pool: pg.Pool, nesting: NestingGuard): Conn => ({
       : null,
 });
 
+/** A transaction's client, as the stores and the unit of work see it. */
+interface TxConn extends Conn {
+  /** Resolves once every statement asked for so far is in the driver's hands (deferred writes unanswered). */
+  handedOver(): Promise<void>;
+  /** Once the deferred writes sent so far have answered: the first one's failure, or `null` when none failed. */
+  deferredFailure(): Promise<StoreError | null>;
+  /** Lets out of the socket's buffer the deferred writes held there (see `deferWrite`). */
+  flush(): void;
+}
+
 /**
  * A transaction's client. Once the transaction has ended the client is back in the pool, serving someone
  * else: stores that escaped `work` (kept in a closure, used by a timer) fail instead of writing there.
@@ -37,11 +47,20 @@ export const poolConn = (pool: pg.Pool, nesting: NestingGuard): Conn => ({
  * are thrown away, and it answers with `BEGIN`'s failure); a write would commit alone. So a write waits for
  * `BEGIN`'s answer, and fails with it. `sendBegin` lets `BEGIN` out of the socket's buffer (see `holdWrites`):
  * together with the first read, in one system call, or at once before a first write.
+ *
+ * In a transaction run with `deferWrites`, a deferred write (`deferWrite`, the stores' `write`) goes out like a
+ * write but nobody waits for its answer: whatever comes next, a statement or the `COMMIT`, follows it on the
+ * wire at once, so consecutive writes and the `COMMIT` after them share one round trip. A deferred write fails,
+ * if it fails, with an error from PostgreSQL, and PostgreSQL runs a connection's statements in order and
+ * refuses every statement after a failed one until the transaction ends: nothing after it takes effect, and
+ * the `COMMIT` rolls back. The transaction then fails with the write's own error, and so does a statement
+ * refused after it (`EarlierWriteFailed`), as they would had the write been waited for.
  */
-const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, sendBegin: () => void): Conn => {
+const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, sendBegin: () => void, deferring: boolean): TxConn => {
   // A connection runs one statement at a time. Work may start several at once (independent reads combined
   // in parallel); they queue here, in call order, rather than in the driver (which, pipelining, would send
-  // them all at once: a write behind a read that fails must not run).
+  // them all at once: a write behind a read that fails must not run). A deferred write holds the queue only
+  // until it is in the driver's hands.
   let tail: Promise<unknown> = Promise.resolve();
   // Once BEGIN is known to have failed, nothing more is sent: only a read already on its way went out alone.
   let beginFailed: { readonly error: unknown } | null = null;
@@ -50,26 +69,88 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     () => void (beginAnswered = true),
     (error: unknown) => void ((beginAnswered = true), (beginFailed = { error })),
   );
+  // What each deferred write came to, in the order they were sent (never rejected).
+  const deferred: Array<Promise<StoreError | null>> = [];
+  let held: { send: () => void } | null = null;
+  const flush = () => {
+    const h = held;
+    held = null;
+    h?.send();
+  };
+  /** The first failure among the first `count` deferred writes, once they have answered. */
+  const failureAmong = async (count: number): Promise<StoreError | null> => {
+    for (const outcome of deferred.slice(0, count)) {
+      const failed = await outcome;
+      if (failed !== null) return failed;
+    }
+    return null;
+  };
+  /** A statement sent after `count` deferred writes fails with the first of their failures, if one failed. */
+  const blame = (count: number) => async (e: unknown) => {
+    const earlier = await failureAmong(count);
+    throw earlier !== null ? new EarlierWriteFailed(earlier) : e;
+  };
   return {
     query: (stmt, values, access) => {
       // A write waits for BEGIN's answer, so BEGIN must be on its way first.
       if (access !== 'read') sendBegin();
+      const after = deferred.length;
       const turn = access === 'read' ? tail : Promise.all([tail, begun]);
       // Checked again when its turn comes: the transaction may have ended, or BEGIN failed, while it waited.
       const sent = turn.then(() => {
         const q =
           beginFailed !== null ? Promise.reject(beginFailed.error) : scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended());
-        // The first read has joined BEGIN in the socket's buffer: both leave in one write.
+        // The first read has joined BEGIN in the socket's buffer, deferred writes may wait there too: all
+        // leave in one write.
         sendBegin();
+        flush();
         return q;
       });
       // A read that may go out behind BEGIN answers only once BEGIN has: if BEGIN failed, so does the read.
       // Once BEGIN has answered, reads need no such wait (the usual case, on the per-statement path).
-      const next = access === 'read' && !beginAnswered ? sent.then((r) => begun.then(() => r)) : sent;
+      const answered = access === 'read' && !beginAnswered ? sent.then((r) => begun.then(() => r)) : sent;
+      const next = after === 0 ? answered : answered.catch(blame(after));
       tail = next.catch(() => undefined);
       return next;
     },
     unusable: () => (scope.active ? null : ended()),
+    deferWrite: (stmt, values, onConflict) => {
+      // Only for work that stops at a failed write (`deferWrites`): other work may go on past one, and must
+      // hear of it before it does.
+      if (!deferring) return false;
+      sendBegin();
+      const after = deferred.length;
+      // Handed to the driver once its turn comes, after BEGIN has answered; wrapped, so that `handed`
+      // resolves then rather than with the answer. It was accepted while the transaction ran: the unit of work
+      // waits for it to be handed over before it ends the transaction.
+      const handed = Promise.all([tail, begun]).then(() => {
+        // Held in the socket's buffer until the next statement, the COMMIT or the next turn of the event loop.
+        if (held === null) {
+          held = holdWrites(client);
+          setImmediate(flush);
+        }
+        return { answer: client.query(queryConfig(stmt, values)) };
+      });
+      tail = handed.catch(() => undefined);
+      deferred.push(
+        handed
+          .then(({ answer }) => answer)
+          .then(
+            () => null,
+            async (e: unknown) => (await failureAmong(after)) ?? toStoreError(e, onConflict),
+          ),
+      );
+      return true;
+    },
+    handedOver: async () => {
+      // Statements asked for while this waited are waited for too.
+      for (let t = tail; ; t = tail) {
+        await t;
+        if (t === tail) return;
+      }
+    },
+    deferredFailure: () => failureAmong(deferred.length),
+    flush,
   };
 };
 
@@ -133,6 +214,7 @@ export const createUnitOfWork = (
       const begin = holdWrites(client);
       // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
       setImmediate(begin.send);
+      let conn: TxConn | undefined;
       try {
         // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
         // ends with the transaction, so the pooled connection goes back with the server's own setting. Not
@@ -144,13 +226,16 @@ export const createUnitOfWork = (
         begun.catch(() => undefined);
         const scope: TxScope = { active: true };
         const newJobs = createNewJobKinds();
-        const tx = noticingNewJobs(bind(txConn(client, scope, begun, begin.send)), newJobs.note);
+        conn = txConn(client, scope, begun, begin.send, options?.deferWrites === true);
+        const tx = noticingNewJobs(bind(conn), newJobs.note);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
         )();
         scope.active = false;
         begin.send();
+        // Deferred writes still on their way to the driver go before the COMMIT or ROLLBACK, never after it.
+        await conn.handedOver();
         try {
           await begun;
         } catch (e) {
@@ -160,31 +245,47 @@ export const createUnitOfWork = (
         }
         const result: E.Either<Err | StoreError, A> = E.flattenW(outcome);
         if (E.isRight(result)) {
-          try {
-            const done = await client.query('COMMIT');
-            // After a failed statement PostgreSQL has aborted the transaction, and COMMIT rolls it back
-            // (reporting ROLLBACK, not an error): work that ignored that failure must not look committed.
-            if (done.command !== 'COMMIT')
-              return E.left(storeFailure(new Error('A statement in this transaction failed, so PostgreSQL rolled it back; nothing was committed.')));
-            // This process's workers at once; other processes hear the NOTIFY the enqueue sent with the commit.
-            const made = newJobs.taken();
-            if (made !== null) onNewJobs(made);
-            return result;
-          } catch (e) {
+          // Behind the deferred writes, unanswered: they fail, if they fail, with an error of PostgreSQL's,
+          // which then refuses the rest, and the COMMIT rolls back. The writes and the COMMIT leave in one
+          // system call, one round trip.
+          const committing = client.query('COMMIT');
+          conn.flush();
+          const [failed, done] = await Promise.allSettled([conn.deferredFailure(), committing]);
+          const writeFailed = failed.status === 'fulfilled' ? failed.value : storeFailure(failed.reason);
+          if (done.status === 'rejected') {
             discard = true;
-            return E.left(toStoreError(e));
+            return E.left(writeFailed ?? toStoreError(done.reason));
           }
+          const committed = done.value.command === 'COMMIT';
+          // A write that failed aborted the transaction, and the COMMIT rolled it back. (Had it committed, a
+          // store's `raising` form would not have raised where it failed: a fault, reported as one.)
+          if (writeFailed !== null)
+            return E.left(committed ? storeFailure(new Error(`A deferred write failed (${writeFailed._tag}), yet its transaction committed.`)) : writeFailed);
+          // After a failed statement PostgreSQL has aborted the transaction, and COMMIT rolls it back
+          // (reporting ROLLBACK, not an error): work that ignored that failure must not look committed.
+          if (!committed)
+            return E.left(storeFailure(new Error('A statement in this transaction failed, so PostgreSQL rolled it back; nothing was committed.')));
+          // This process's workers at once; other processes hear the NOTIFY the enqueue sent with the commit.
+          const made = newJobs.taken();
+          if (made !== null) onNewJobs(made);
+          return result;
         }
-        try {
-          await client.query('ROLLBACK');
-        } catch (e) {
+        const rollingBack = client.query('ROLLBACK');
+        conn.flush();
+        // Both observed at once: a ROLLBACK that fails while the writes' answers are awaited is not left unheard.
+        const [failed, rolledBack] = await Promise.allSettled([conn.deferredFailure(), rollingBack]);
+        if (rolledBack.status === 'rejected') {
           // A failed ROLLBACK leaves the connection unusable; that is the fault worth reporting.
           discard = true;
-          return E.left(storeFailure(e));
+          return E.left(storeFailure(rolledBack.reason));
         }
-        return result;
+        // A deferred write that failed came before whatever failed work: its error is the one work would have
+        // stopped at, had it waited for the answer.
+        const writeFailed = failed.status === 'fulfilled' ? failed.value : storeFailure(failed.reason);
+        return writeFailed !== null ? E.left(writeFailed) : result;
       } finally {
         // Never lent out corked, whatever ended the transaction.
+        conn?.flush();
         begin.send();
         client.off('error', onError);
         client.release(discard);

@@ -179,6 +179,28 @@ describe.skipIf(!available)('postgres adapter', () => {
       return s;
     };
 
+    /**
+     * A transaction that updates `req` (version 1) to version 2, titled 'first', and holds its row lock until
+     * `release`; resolves once the lock is held. `holder` is that transaction's outcome.
+     */
+    const holdRowLock = async (req: SignatureRequest) => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = s.uow.transaction((tx) =>
+        pipe(
+          tx.signatureRequests.update({ ...req, title: 'first', version: 2 }),
+          TE.chainFirstTaskK(() => () => {
+            locked();
+            return held;
+          }),
+        ),
+      )();
+      await isLocked;
+      return { release, holder };
+    };
+
     it('with checkNesting, a nested transaction, or a top-level write inside a transaction, fails at once; top-level reads work', async () => {
       await fresh({ checkNesting: true });
       const doc = makeDocument(TENANT_A);
@@ -412,6 +434,147 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await ok(s.stores.orgs.findByName(org.name))).toEqual(org);
     });
 
+    describe('with deferWrites (how commands run)', () => {
+      // A read, an insert and an update, as a create-request: the writes' answers are not waited for.
+      const readInsertUpdate = (doc: ReturnType<typeof makeDocument>) => (tx: Stores) =>
+        pipe(
+          tx.documents.findById(TENANT_A, doc.id),
+          TE.chain(() => tx.documents.insert(doc)),
+          TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, 'req_none', 'UPLOADED')),
+        );
+
+      it('consecutive writes and the COMMIT after them go out together without waiting for each other: one round trip', async () => {
+        await fresh();
+        const run = async (deferWrites: boolean) => {
+          const doc = makeDocument(TENANT_A);
+          const calls = watchStatements();
+          const flushes = countSocketWrites();
+          try {
+            await ok(s.uow.transaction(readInsertUpdate(doc), { deferWrites }));
+          } finally {
+            calls.stop();
+            flushes.stop();
+          }
+          expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
+          return { texts: calls.seen.map((c) => c.text.split(/\s/)[0]), onWire: calls.seen.map((c) => c.onWire), queued: calls.seen.map((c) => c.queued), flushes: flushes.count() };
+        };
+        const waited = await run(false);
+        const deferred = await run(true);
+        expect(waited.texts).toEqual(['BEGIN', 'WITH', 'INSERT', 'UPDATE', 'COMMIT']);
+        expect(deferred.texts).toEqual(waited.texts);
+        // Each write alone on the wire when it is waited for; the update joins the insert, and the COMMIT both,
+        // when they are not.
+        expect(waited.onWire).toEqual([1, 2, 1, 1, 1]);
+        expect(deferred.onWire).toEqual([1, 2, 1, 2, 3]);
+        expect(deferred.queued).toEqual([0, 0, 0, 0, 0]);
+        // BEGIN with the read, then the two writes and the COMMIT in one system call: two writes to the socket.
+        expect(waited.flushes).toBe(4);
+        expect(deferred.flushes).toBe(2);
+      });
+
+      it('a write that fails (a stale version) fails the transaction with its own error, though work went on; nothing commits', async () => {
+        await fresh();
+        const req = makeSignatureRequest(TENANT_A, { version: 1 });
+        await ok(s.stores.signatureRequests.insert(req));
+        const after = makeDocument(TENANT_A);
+        let wentOn = false;
+        const e = await fails(
+          s.uow.transaction(
+            (tx) =>
+              pipe(
+                // Version 3 over version 1: no row changes, which fails the statement (EW001), and PostgreSQL
+                // refuses the insert behind it.
+                tx.signatureRequests.update({ ...req, title: 'stale', version: 3 }),
+                TE.chain(() => tx.documents.insert(after)),
+                TE.map(() => void (wentOn = true)),
+              ),
+            { deferWrites: true },
+          ),
+        );
+        expect(wentOn).toBe(true);
+        expect(e).toMatchObject({ _tag: 'ConcurrentModification', resource: 'signature_request', id: req.id });
+        expect(await ok(s.stores.documents.findById(TENANT_A, after.id))).toBeNull();
+        expect((await ok(s.stores.signatureRequests.findById(TENANT_A, req.id)))?.title).toBe(req.title);
+      });
+
+      it('every write sent unanswered fails, where it should, with its own error, and nothing after it commits', async () => {
+        await fresh();
+        const req = makeSignatureRequest(TENANT_A, { version: 1 });
+        const doc = makeDocument(TENANT_A);
+        const taken = makeDocument(TENANT_A, { signatureRequestId: 'req_1' });
+        const event = makeEvent(TENANT_A);
+        await ok(s.stores.signatureRequests.insert(req));
+        await ok(s.stores.documents.insert(doc));
+        await ok(s.stores.documents.insert(taken));
+        await ok(s.stores.events.append(event));
+        const cases: Array<[string, (tx: Stores) => TE.TaskEither<StoreError, void>, string]> = [
+          ['a request id taken', (tx) => tx.signatureRequests.insert(req), 'signature_request'],
+          ['a stale request', (tx) => tx.signatureRequests.update({ ...req, version: 3 }), 'signature_request'],
+          ['a document id taken', (tx) => tx.documents.insert(doc), 'document'],
+          ['a document linked elsewhere', (tx) => tx.documents.attachToRequest(TENANT_A, [doc.id, taken.id], 'req_2'), 'document'],
+          ['an event id taken', (tx) => tx.events.append(event), 'event'],
+          ['an idempotency record gone', (tx) => tx.idempotency.complete(TENANT_A, 'never-claimed', { status: 200, body: '{}', headers: {} }), 'idempotency_key'],
+        ];
+        for (const [what, failing, resource] of cases) {
+          const after = makeDocument(TENANT_A);
+          const e = await fails(s.uow.transaction((tx) => pipe(failing(tx), TE.chain(() => tx.documents.insert(after))), { deferWrites: true }));
+          expect(e, what).toMatchObject({ _tag: 'ConcurrentModification', resource });
+          expect(await ok(s.stores.documents.findById(TENANT_A, after.id)), what).toBeNull();
+        }
+        // The document linked elsewhere kept its request, and the other one stayed free: all or none.
+        expect((await ok(s.stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBeNull();
+      });
+
+      it("a statement after a write PostgreSQL refused fails with that write's error, not with 'transaction aborted'", async () => {
+        await fresh();
+        const req = makeSignatureRequest(TENANT_A, { version: 1 });
+        await ok(s.stores.signatureRequests.insert(req));
+        const { release, holder } = await holdRowLock(req);
+        let readFailedWith: StoreError | null = null;
+        const e = await fails(
+          s.uow.transaction(
+            (tx) =>
+              pipe(
+                // Waits for the holder's row lock past the lock timeout: PostgreSQL fails it (55P03) and
+                // refuses the read sent behind it (25P02).
+                tx.signatureRequests.update({ ...req, title: 'second', version: 2 }),
+                TE.chain(() => tx.documents.findById(TENANT_A, 'doc_none')),
+                TE.mapLeft((err) => (readFailedWith = err)),
+              ),
+            { deferWrites: true, lockTimeoutMs: 200 },
+          ),
+        );
+        release();
+        expect(E.isRight(await holder)).toBe(true);
+        expect(readFailedWith).toMatchObject({ _tag: 'ConcurrentModification', resource: 'signature_request', id: req.id });
+        expect(e).toMatchObject({ _tag: 'ConcurrentModification', resource: 'signature_request', id: req.id });
+        expect((await ok(s.stores.signatureRequests.findById(TENANT_A, req.id)))?.title).toBe('first');
+      });
+
+      it('work that tolerates a write failure must not ask for it: without deferWrites the failure is seen at the write, and what follows commits', async () => {
+        await fresh();
+        const taken = makeDocument(TENANT_A, { signatureRequestId: 'req_1' });
+        const after = makeDocument(TENANT_A);
+        await ok(s.stores.documents.insert(taken));
+        const attach = (deferWrites: boolean) =>
+          s.uow.transaction(
+            (tx) =>
+              pipe(
+                tx.documents.attachToRequest(TENANT_A, [taken.id], 'req_2'),
+                TE.map(() => 'attached'),
+                TE.orElse((err) => TE.right(tagOf(err))),
+                TE.chainFirst(() => tx.documents.insert(deferWrites ? makeDocument(TENANT_A) : after)),
+              ),
+            { deferWrites },
+          )();
+        expect(await attach(false)).toEqual(E.right('ConcurrentModification'));
+        expect(await ok(s.stores.documents.findById(TENANT_A, after.id))).toEqual(after);
+        // Deferred, the attach answers at once and its failure ends the transaction: the promise it breaks.
+        const e = await attach(true);
+        expect(E.isLeft(e) && tagOf(e.left)).toBe('ConcurrentModification');
+      });
+    });
+
     it('a unique violation that is not tolerated (a reused job id) is ConcurrentModification', async () => {
       await fresh();
       const job = makeJob(TENANT_A);
@@ -475,20 +638,7 @@ describe.skipIf(!available)('postgres adapter', () => {
       await fresh({ lockTimeoutMs: 200 });
       const req = makeSignatureRequest(TENANT_A, { version: 1 });
       await ok(s.stores.signatureRequests.insert(req));
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const holder = s.uow.transaction((tx) =>
-        pipe(
-          tx.signatureRequests.update({ ...req, title: 'first', version: 2 }),
-          TE.chainFirstTaskK(() => () => {
-            locked();
-            return held;
-          }),
-        ),
-      )();
-      await isLocked;
+      const { release, holder } = await holdRowLock(req);
       const started = Date.now();
       const e = await fails(s.stores.signatureRequests.update({ ...req, title: 'second', version: 2 }));
       expect(tagOf(e)).toBe('ConcurrentModification');

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
-import { ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
+import { ATTACH_RAISING_SQL, ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
@@ -71,6 +71,8 @@ describe.skipIf(!available)('create-request statements on a table grown without 
         ['findByIds', FIND_BY_IDS_SQL, ['org_big', 'test', [id]]],
         ['findByIds, several', FIND_BY_IDS_SQL, ['org_big', 'test', [id, `doc_${String(size - 2).padStart(26, '0')}`]]],
         ['attachToRequest', ATTACH_SQL, ['org_big', 'test', [id], 'req_new', 1]],
+        // The form a command sends without waiting for its answer, which raises when it links too few.
+        ['attachToRequest, sent unanswered', ATTACH_RAISING_SQL, ['org_big', 'test', [id], 'req_new', 1]],
       ] as const) {
         const used = reads(await explain(sql, params));
         const where = `${name} at ${size} rows: ${JSON.stringify(used)}`;
