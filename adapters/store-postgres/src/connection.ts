@@ -49,11 +49,11 @@ export interface Conn {
   /** Why a statement of this kind must not run on this handle now, or `null` when it may. */
   unusable(access: Access): Error | null;
   /**
-   * Sends a write without waiting for its answer, where the handle can (a transaction run with `deferWrites`),
-   * and says whether it did. The write must fail, if it fails, with an error from PostgreSQL (see `write`'s
-   * `raising`); a driver error is turned into a StoreError by `toStoreError` with `onConflict`, and fails the
-   * transaction, which commits nothing. The pool cannot: each of its statements commits on its own, so it
-   * answers `false` and the caller runs the write as usual.
+   * Sends a write without waiting for its answer, where the handle can (a transaction run with `deferWrites`,
+   * values the driver cannot fail to encode), and says whether it did. The write must fail, if it fails, with
+   * an error from PostgreSQL (see `write`'s `raising`), which `toStoreError` turns into a StoreError with
+   * `onConflict`; the transaction then fails with it and commits nothing. The pool cannot: each of its
+   * statements commits on its own, so it answers `false` and the caller runs the write as usual.
    */
   deferWrite?(stmt: string | Prepared, values: readonly unknown[], onConflict?: () => StoreError): boolean;
 }

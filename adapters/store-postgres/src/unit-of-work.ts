@@ -5,7 +5,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type pg from 'pg';
 import type { Conn } from './connection.js';
-import { EarlierWriteFailed, queryConfig, toStoreError } from './connection.js';
+import { EarlierWriteFailed, queryConfig, sqlState, toStoreError } from './connection.js';
 
 interface TxScope {
   active: boolean;
@@ -116,8 +116,9 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     unusable: () => (scope.active ? null : ended()),
     deferWrite: (stmt, values, onConflict) => {
       // Only for work that stops at a failed write (`deferWrites`): other work may go on past one, and must
-      // hear of it before it does.
-      if (!deferring) return false;
+      // hear of it before it does. And only values the driver cannot fail to encode: a value it refuses never
+      // reaches the server, which would not abort the transaction, and the COMMIT behind it would commit.
+      if (!deferring || !values.every(encodable)) return false;
       sendBegin();
       const after = deferred.length;
       // Handed to the driver once its turn comes, after BEGIN has answered; wrapped, so that `handed`
@@ -137,7 +138,9 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
           .then(({ answer }) => answer)
           .then(
             () => null,
-            async (e: unknown) => (await failureAmong(after)) ?? toStoreError(e, onConflict),
+            // Refused (25P02) because a statement before it failed: that statement's failure is the one to
+            // report (an earlier deferred write's, or one work has seen itself), not this refusal.
+            async (e: unknown) => (await failureAmong(after)) ?? (sqlState(e) === IN_FAILED_TRANSACTION ? null : toStoreError(e, onConflict)),
           ),
       );
       return true;
@@ -155,6 +158,14 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
 };
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
+
+/** PostgreSQL's refusal of a statement after a failed one, until the transaction ends. */
+const IN_FAILED_TRANSACTION = '25P02';
+
+const scalar = (v: unknown) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+
+/** A statement value node-postgres encodes without fail: a scalar, or an array of them. */
+const encodable = (v: unknown): boolean => scalar(v) || (Array.isArray(v) && v.every(scalar));
 
 /**
  * Holds what is written to the client's socket in its buffer until `send` (idempotent) is called: the statements

@@ -3,7 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { JobKind } from './model/job.js';
 import type { Stores } from './ports/stores.js';
-import type { UnitOfWork } from './ports/unit-of-work.js';
+import type { TransactionOptions, UnitOfWork } from './ports/unit-of-work.js';
 
 /** Replacements for some store ports, each made from the stores it joins (a transaction's, or the plain ones). */
 export type PortOverrides = { readonly [K in keyof Stores]?: (base: Stores) => Stores[K] };
@@ -31,9 +31,21 @@ export const overridePorts = (base: { readonly stores: Stores; readonly uow: Uni
   };
   return {
     stores: apply(base.stores),
-    // `serial` too: it is what lets use cases do in one transaction what would otherwise take two.
-    uow: { transaction: (work, options) => base.uow.transaction((tx) => work(apply(tx)), options), ...(base.uow.serial === undefined ? {} : { serial: base.uow.serial }) },
+    // Without `deferWrites`: a deferred write answers before it has run, and an override in another system
+    // would act on that answer (store the bytes of a document whose row will be refused, over the bytes of the
+    // document that holds the id). `serial` is kept: it is what lets use cases do in one transaction what would
+    // otherwise take two.
+    uow: {
+      transaction: (work, options) => base.uow.transaction((tx) => work(apply(tx)), withoutDeferredWrites(options)),
+      ...(base.uow.serial === undefined ? {} : { serial: base.uow.serial }),
+    },
   };
+};
+
+const withoutDeferredWrites = (options: TransactionOptions | undefined): TransactionOptions | undefined => {
+  if (options?.deferWrites === undefined) return options;
+  const { deferWrites: _, ...rest } = options;
+  return rest;
 };
 
 /**

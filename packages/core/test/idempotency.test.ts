@@ -5,7 +5,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, storeFailure } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
 import type { Harness } from './support.js';
@@ -434,5 +434,16 @@ describe('the transactions a command runs in', () => {
     await right(together({ tenant: TENANT, key: 'k2', fingerprint: 'fp' }, writeDoc(h, { runs: 0, failNext: null }, TENANT, 1), render));
     // Claim, command and response in one transaction (transactions one at a time), which a command's rule covers.
     expect(serial.asked).toEqual([{ deferWrites: true }]);
+  });
+
+  it('overridePorts passes a transaction on without deferWrites: a port in another system must not act on a write that has not answered', async () => {
+    const h = harness();
+    const { uow, asked } = noting(h, false);
+    const joined = overridePorts({ stores: h.stores, uow }, { documentContents: (base) => base.documentContents });
+    const command = writeDoc(h, { runs: 0, failNext: null }, TENANT, 1);
+    await right(joined.uow.transaction(command, { deferWrites: true, lockTimeoutMs: 100 }));
+    await right(execute(joined)(command));
+    await right(joined.uow.transaction(command));
+    expect(asked).toEqual([{ lockTimeoutMs: 100 }, {}, undefined]);
   });
 });
