@@ -18,7 +18,8 @@ export type PortOverrides = { readonly [K in keyof Stores]?: (base: Stores) => S
  * when the transaction rolls back, and is visible before it commits. Ports whose writes are keyed puts (the
  * `DocumentContentStore`) tolerate that: a rollback leaves an unreferenced blob, never a row without bytes,
  * and a repeated put of the same key replaces it. Do not move a port whose writes must commit with others
- * (the job queue, the outbox, idempotency records) out of the database.
+ * (the job queue, the outbox, idempotency records) out of the database. Its transactions never defer writes
+ * (`TransactionOptions.deferWrites` is dropped): an override would otherwise act on a write not yet answered.
  *
  * @example
  * const { stores, uow } = overridePorts(openSqliteStore({ path }), { documentContents: () => myS3Contents });
