@@ -94,7 +94,8 @@ export const sqlState = (e: unknown): string | undefined =>
  * SQLSTATEs that mean "another transaction got there first" rather than a fault: a unique violation,
  * a serialization failure, a deadlock the server broke by aborting this side, a lock not obtained
  * within `lock_timeout`, and a write that did not change the rows it should have (`esig_expect_rows`,
- * migration 0009: a stale version, a row another transaction took). The caller may retry the whole command, which is what ConcurrentModification says.
+ * migration 0009: a stale version, a row another transaction took). The caller may retry the whole
+ * command, which is what ConcurrentModification says.
  */
 const LOST_RACE = new Set(['23505', '40001', '40P01', '55P03', 'EW001']);
 
@@ -124,9 +125,12 @@ export const run =
     try {
       return E.right(await conn.query(text, values, access));
     } catch (e) {
-      return E.left(e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
+      return E.left(failureOf(e, onConflict));
     }
   };
+
+/** The StoreError a statement failed with: an earlier write's own (see EarlierWriteFailed), or its driver error's. */
+const failureOf = (e: unknown, onConflict?: () => StoreError): StoreError => (e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
 
 /**
  * A write whose answer the caller needs only as success or failure (`outcome` says which). In a transaction
@@ -157,7 +161,7 @@ export const write =
       const failed = outcome(await conn.query(text, values, 'write'));
       return failed === null ? E.right(undefined) : E.left(failed);
     } catch (e) {
-      return E.left(e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
+      return E.left(failureOf(e, onConflict));
     }
   };
 
