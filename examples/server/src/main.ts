@@ -99,9 +99,16 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
       out('');
     }
   }
+  // Express 5 calls the listen callback on a failed listen too, with the error (the port taken, say): a
+  // callback that ignored it reported "listening" for a server that was not.
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once('error', reject);
+    const s = app.listen(config.port, config.host, (error?: Error) => (error === undefined ? resolve(s) : reject(error)));
+  }).catch(async (e: unknown) => {
+    // Nothing left open that would keep the process alive after it reports the failure.
+    await closeApp();
+    await c.resolve(T.PdfPool).close();
+    await db.close();
+    throw e;
   });
   const worker = config.workers === 'in-process' ? await startWorkers(c, config) : null;
   // Keep-alive longer than common load-balancer idle timeouts, so they close first and no request is lost.
