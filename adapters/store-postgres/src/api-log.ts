@@ -4,7 +4,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { anyRows, write } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -51,9 +51,8 @@ export const pgApiLog = (conn: Conn): ApiLogStore => ({
           ? TE.right(undefined)
           : pipe(
               // A taken id becomes ConcurrentModification naming the table and its key, not which entry it was.
-              run(
+              write(
                 conn,
-                'write',
                 APPEND_SQL,
                 [
                   es.map((e) => e.id),
@@ -69,8 +68,11 @@ export const pgApiLog = (conn: Conn): ApiLogStore => ({
                   es.map((e) => e.oauthClientId),
                   es.map((e) => e.createdAt),
                 ],
+                anyRows,
+                undefined,
+                // A taken id raises (23505) in either form: the statement is its own raising form.
+                APPEND_SQL,
               ),
-              TE.map(() => undefined),
             ),
       ),
     ),

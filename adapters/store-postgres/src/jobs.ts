@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { expectRows, oneRow, run, write } from './connection.js';
 import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 
 /** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
@@ -49,6 +49,10 @@ export const CLAIM_SQL = `SELECT ${COLUMNS} FROM esig_jobs_claim($1::text[], $2:
 export const NEXT_RUN_AT_SQL = 'SELECT esig_jobs_next_run_at($1::text[]) AS next';
 
 const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** A job done: gone, while `worker` ($2) still holds its lease. The raising form fails otherwise (EW001). */
+const COMPLETE = 'DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead';
+const COMPLETE_RAISING = expectRows(COMPLETE, 1);
 
 /**
  * The JobQueue. A lease is (locked_by, locked_until); a job whose locked_until is at or before `now` is free
@@ -95,11 +99,10 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     );
   },
 
-  complete: (id, worker) =>
-    pipe(
-      run(conn, 'write', 'DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead', [id, worker]),
-      TE.map((r) => r.rowCount === 1),
-    ),
+  complete: (id, worker) => {
+    const lost = () => concurrentModification('job', id);
+    return write(conn, COMPLETE, [id, worker], oneRow(lost), lost, COMPLETE_RAISING);
+  },
 
   extendLease: (id, worker, leaseUntil) =>
     pipe(

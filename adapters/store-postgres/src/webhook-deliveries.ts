@@ -6,7 +6,7 @@ import { flow, pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { run } from './connection.js';
+import { expectRows, oneRow, run, write } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeysetBy } from './keyset.js';
@@ -37,6 +37,7 @@ const DELIVERY_COLUMNS =
 const decodeDelivery = rowDecoder(DeliveryRow, 'webhook_deliveries', toDelivery);
 
 /** A delivery and its endpoint of the same tenant: one round trip, where findById on each would be two. */
+
 export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMNS, 'd')}, ${prefixedColumns(ENDPOINT_COLUMNS, 'e')}
   FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.org_id = d.org_id AND e.mode = d.mode
   WHERE d.id = $1 AND d.org_id = $2 AND d.mode = $3`;
@@ -78,6 +79,14 @@ const decodeAttempt = rowDecoder(AttemptRow, 'webhook_attempts', toAttempt);
 export const CANCEL_PENDING_SQL = `UPDATE webhook_deliveries
   SET status = 'cancelled', next_attempt_at = NULL, last_attempt_at = COALESCE(last_attempt_at, $1::timestamptz), version = version + 1
   WHERE org_id = $2 AND mode = $3 AND endpoint_id = $4 AND status = 'pending'`;
+
+/** A delivery's new state, if it is still at the version before it (see `update`); `expectRows` raises otherwise. */
+const UPDATE_DELIVERY = `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
+   WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1`;
+const UPDATE_DELIVERY_RAISING = expectRows(UPDATE_DELIVERY, 1);
+
+/** An attempt's log entry; a taken id raises 23505 (the raising form), or inserts nothing with `ON CONFLICT DO NOTHING`. */
+const INSERT_ATTEMPT = `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
 
 /**
  * The WebhookDeliveryStore. A delivery's update writes its state only: what was fixed at creation (the
@@ -133,16 +142,15 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     return pipe(
       TE.fromEither(decode(NewDelivery, `new webhook_deliveries row ${next.id}`)(next)),
       TE.chain((d) =>
-        run(
+        write(
           conn,
-          'write',
-          `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
-           WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1`,
+          UPDATE_DELIVERY,
           [d.status, d.attempts, d.nextAttemptAt, d.lastAttemptAt, d.lastOutcome, d.version, d.id, d.orgId, d.mode],
+          oneRow(stale),
           stale,
+          UPDATE_DELIVERY_RAISING,
         ),
       ),
-      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(stale()))),
     );
   },
 
@@ -158,15 +166,15 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     return pipe(
       TE.fromEither(decode(NewAttempt, `new webhook_attempts row ${attempt.id}`)(attempt)),
       TE.chain((a) =>
-        run(
+        write(
           conn,
-          'write',
-          `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
+          `${INSERT_ATTEMPT} ON CONFLICT DO NOTHING`,
           [a.id, a.orgId, a.mode, a.deliveryId, a.endpointId, a.eventId, a.eventType, a.attempt, a.outcome, a.succeeded, a.durationMs, a.responseBody, a.createdAt],
+          oneRow(taken),
           taken,
+          INSERT_ATTEMPT,
         ),
       ),
-      TE.chain((r) => (r.rowCount === 1 ? TE.right(undefined) : TE.left(taken()))),
     );
   },
 

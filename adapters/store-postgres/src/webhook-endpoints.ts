@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Access, Conn } from './connection.js';
-import { run } from './connection.js';
+import { anyRows, run, write } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -48,6 +48,10 @@ const secretsJson = (e: WebhookEndpoint) => JSON.stringify(e.secrets.map(ownSecr
 export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
   WHERE org_id = $1 AND mode = $2 AND enabled AND events ? $3
   ORDER BY created_at, id`;
+
+/** Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). */
+const CLEAR_FAILURES = `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
+  WHERE id = $2 AND org_id = $3 AND mode = $4 AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL)`;
 
 /**
  * The WebhookEndpointStore. `findByIdForUpdate` is SELECT … FOR UPDATE: inside a transaction it holds
@@ -147,16 +151,8 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
     clearFailures: (tenant, id, at) =>
       pipe(
         TE.fromEither(decode(Timestamp, 'the time failures are cleared')(at)),
-        TE.chain(() =>
-          run(
-            conn,
-            'write',
-            `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
-             WHERE id = $2 AND org_id = $3 AND mode = $4 AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL)`,
-            [at, id, tenant.orgId, tenant.mode],
-          ),
-        ),
-        TE.map((r) => r.rowCount === 1),
+        // Fails only with an error of PostgreSQL's: the statement is its own raising form.
+        TE.chain(() => write(conn, CLEAR_FAILURES, [at, id, tenant.orgId, tenant.mode], anyRows, undefined, CLEAR_FAILURES)),
       ),
 
     delete: (tenant, id) =>

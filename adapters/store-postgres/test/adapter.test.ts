@@ -5,9 +5,11 @@ import {
   fails,
   makeDocument,
   makeEvent,
+  makeAttempt,
   makeIdempotencyRecord,
   makeDelivery,
   makeJob,
+  makeLogEntry,
   makeOrg,
   makeSignatureRequest,
   makeWebhookEndpoint,
@@ -515,6 +517,24 @@ describe.skipIf(!available)('postgres adapter', () => {
           ['an event id taken', (tx) => tx.events.append(event), 'event'],
           ['an idempotency record gone', (tx) => tx.idempotency.complete(TENANT_A, 'never-claimed', { status: 200, body: '{}', headers: {} }), 'idempotency_key'],
         ];
+        // A delivery's record and its job's completion, as a worker settles them.
+        const endpoint = makeWebhookEndpoint(TENANT_A);
+        const delivery = makeDelivery(TENANT_A, { endpointId: endpoint.id });
+        const attempt = makeAttempt(TENANT_A, { deliveryId: delivery.id, endpointId: endpoint.id, eventId: delivery.eventId });
+        const entry = makeLogEntry(TENANT_A);
+        const job = makeJob(TENANT_A);
+        await ok(s.stores.webhookEndpoints.insert(endpoint));
+        await ok(s.stores.webhookDeliveries.insert(delivery));
+        await ok(s.stores.webhookDeliveries.appendAttempt(attempt));
+        await ok(s.stores.apiLog.append([entry]));
+        await ok(s.stores.jobs.enqueue(job));
+        expect(await ok(s.stores.jobs.claim([job.kind], 'holder', at(0), at(60), 1))).toHaveLength(1);
+        cases.push(
+          ['an attempt id taken', (tx) => tx.webhookDeliveries.appendAttempt(attempt), 'webhook_attempt'],
+          ['a stale delivery', (tx) => tx.webhookDeliveries.update({ ...delivery, attempts: 1, version: 3 }), 'webhook_delivery'],
+          ['an API log id taken', (tx) => tx.apiLog.append([entry]), 'api_log'],
+          ['a job whose lease another worker holds', (tx) => tx.jobs.complete(job.id, 'not-the-holder'), 'job'],
+        );
         for (const [what, failing, resource] of cases) {
           const after = makeDocument(TENANT_A);
           const e = await fails(s.uow.transaction((tx) => pipe(failing(tx), TE.chain(() => tx.documents.insert(after))), { deferWrites: true }));
@@ -523,6 +543,44 @@ describe.skipIf(!available)('postgres adapter', () => {
         }
         // The document linked elsewhere kept its request, and the other one stayed free: all or none.
         expect((await ok(s.stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBeNull();
+      });
+
+      it("a delivery's record and its job's completion go out with the COMMIT, in one write to the socket", async () => {
+        await fresh();
+        const endpoint = makeWebhookEndpoint(TENANT_A, { consecutiveFinalFailures: 1, version: 2 });
+        await ok(s.stores.webhookEndpoints.insert(endpoint));
+        const settle = async (deferWrites: boolean) => {
+          const delivery = makeDelivery(TENANT_A, { endpointId: endpoint.id });
+          const job = makeJob(TENANT_A);
+          await ok(s.stores.webhookDeliveries.insert(delivery));
+          await ok(s.stores.jobs.enqueue(job));
+          expect(await ok(s.stores.jobs.claim([job.kind], 'w1', at(0), at(60), 1))).toHaveLength(1);
+          const flushes = countSocketWrites();
+          try {
+            await ok(
+              s.uow.transaction(
+                (tx) =>
+                  pipe(
+                    tx.webhookDeliveries.appendAttempt(makeAttempt(TENANT_A, { deliveryId: delivery.id, endpointId: endpoint.id, eventId: delivery.eventId })),
+                    TE.chain(() => tx.apiLog.append([makeLogEntry(TENANT_A)])),
+                    TE.chain(() => tx.webhookDeliveries.update({ ...delivery, status: 'succeeded', attempts: 1, version: 2 })),
+                    TE.chain(() => tx.webhookEndpoints.clearFailures(TENANT_A, endpoint.id, at(5))),
+                    TE.chain(() => tx.jobs.complete(job.id, 'w1')),
+                  ),
+                { deferWrites },
+              ),
+            );
+          } finally {
+            flushes.stop();
+          }
+          expect((await ok(s.stores.webhookDeliveries.findById(TENANT_A, delivery.id)))?.status).toBe('succeeded');
+          expect(await ok(s.stores.jobs.list({ ids: [job.id], limit: 1 }))).toEqual([]);
+          return flushes.count();
+        };
+        // BEGIN, each of the five writes, the COMMIT; deferred: BEGIN, then the writes and the COMMIT together.
+        expect(await settle(false)).toBe(7);
+        expect(await settle(true)).toBe(2);
+        expect((await ok(s.stores.webhookEndpoints.findById(TENANT_A, endpoint.id)))?.consecutiveFinalFailures).toBe(0);
       });
 
       it("a statement after a write PostgreSQL refused fails with that write's error, not with 'transaction aborted'", async () => {

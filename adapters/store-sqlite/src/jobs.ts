@@ -138,7 +138,7 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
   complete: (id, worker) =>
     pipe(
       attempt(conn, (c) => c.prepare('DELETE FROM jobs WHERE id = ? AND locked_by = ?').run(id, worker)),
-      TE.map(changed),
+      TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('job', id)))),
     ),
 
   extendLease: (id, worker, leaseUntil) =>

@@ -124,7 +124,7 @@ export const sqliteWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
               .run(at, id, tenant.orgId, tenant.mode),
           ),
         ),
-        TE.map((r) => r.changes === 1),
+        TE.map(() => undefined),
       ),
 
     delete: (tenant, id) =>

@@ -23,7 +23,6 @@ import type {
 import {
   addField,
   addRecipient,
-  concurrentModification,
   createSignatureRequest,
   execute,
   inspectUpload,
@@ -200,7 +199,6 @@ export const runJob = <K extends JobKind>(w: World, handler: JobHandler<K>, job:
         pipe(
           command(tx),
           TE.chainW(() => tx.jobs.complete(job.id, WORKER)),
-          TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
         ),
       ),
     ),

@@ -439,9 +439,9 @@ const makeStores = (v: View): Stores => ({
     complete: (id, worker) =>
       op(v, () => {
         const j = v.get('jobs', id);
-        if (!j || j.lockedBy !== worker) return ok(false);
+        if (!j || j.lockedBy !== worker) return E.left(concurrentModification('job', id));
         v.remove('jobs', id);
-        return ok(true);
+        return ok(undefined);
       }),
     extendLease: (id, worker, leaseUntil) =>
       op(v, () => {
@@ -580,9 +580,9 @@ const makeStores = (v: View): Stores => ({
     clearFailures: (t, id, at) =>
       op(v, () => {
         const cur = v.get('webhookEndpoints', id);
-        if (!cur || !inTenant(cur, t) || (cur.consecutiveFinalFailures === 0 && cur.failingSince === null)) return ok(false);
+        if (!cur || !inTenant(cur, t) || (cur.consecutiveFinalFailures === 0 && cur.failingSince === null)) return ok(undefined);
         v.put('webhookEndpoints', id, { ...copy(cur), consecutiveFinalFailures: 0, failingSince: null, updatedAt: at, version: cur.version + 1 });
-        return ok(true);
+        return ok(undefined);
       }),
     update: (next) =>
       op(v, () => {

@@ -33,10 +33,12 @@ export interface JobQueue {
   claim(kinds: readonly JobKind[], worker: string, now: string, leaseUntil: string, limit: number): StoreResult<readonly Job[]>;
   /**
    * Removes a finished job, only if `worker` still holds its lease (a lease that ran out still counts until
-   * another worker claims the job). `false` means the lease was lost (another worker has the job now, or it
-   * is gone): the caller's transaction must then not commit its effects.
+   * another worker claims the job). Otherwise it fails with ConcurrentModification (resource `job`, the job's
+   * id): the lease was lost (another worker has the job now, or it is gone), and the caller's transaction must
+   * not commit its effects. A failure like any other write's, so a transaction run with `deferWrites` may hear
+   * of it only at its end (see `TransactionOptions`).
    */
-  complete(id: string, worker: string): StoreResult<boolean>;
+  complete(id: string, worker: string): StoreResult<void>;
   /**
    * Sets the end of the lease `worker` holds on a job to `leaseUntil`: the heartbeat of a worker whose
    * handler is still running, so a slow job is not handed to a second worker (or, with `leaseUntil` now, a

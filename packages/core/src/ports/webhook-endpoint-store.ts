@@ -20,10 +20,10 @@ export interface WebhookEndpointStore {
    * `failingSince` null), with `updatedAt` = `at` and the next version, only where either is set. One
    * statement, decided on the row as committed when it runs (not as it was when its transaction began): a
    * failure committed before it is reset; one committed after it counts after it. An endpoint that is healthy
-   * is left as it is (no new version, and no row lock to queue on). `true` when it reset something; `false`
-   * for a healthy endpoint, or none of this id in this tenant.
+   * is left as it is (no new version, and no row lock to queue on), and so is an id not in this tenant. It
+   * answers nothing else, so a store may send it without waiting for its answer (`deferWrites`).
    */
-  clearFailures(tenant: Tenant, id: string, at: string): StoreResult<boolean>;
+  clearFailures(tenant: Tenant, id: string, at: string): StoreResult<void>;
   /** Deletes; `false` when there was nothing to delete in this tenant. */
   delete(tenant: Tenant, id: string): StoreResult<boolean>;
   /** The enabled endpoints of this tenant subscribed to `type`, oldest first. */

@@ -1,5 +1,5 @@
 import type { Job, JobKind, NewJob, QueuedJob, Stores } from '@esig/core';
-import { JOB_KINDS } from '@esig/core';
+import { JOB_KINDS, concurrentModification } from '@esig/core';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ export const jobsContract = (h: Harness) =>
       const twin = makeJob(TENANT_B, { dedupeKey: 'seal:req_1', kind: 'mail.invite', runAt: at(-10) });
       expect(await enqueue(twin)).toBe(false);
       expect(await claim(ALL_KINDS, W1, 0)).toEqual([claimed(first, 1)]);
-      expect(await ok(h().stores.jobs.complete(first.id, W1))).toBe(true);
+      expect(await ok(h().stores.jobs.complete(first.id, W1))).toBeUndefined();
       // `complete` removed the job, so its key no longer exists.
       expect(await enqueue(twin)).toBe(true);
       expect(await claim(ALL_KINDS, W1, 0)).toEqual([claimed(twin, 1)]);
@@ -89,24 +89,24 @@ export const jobsContract = (h: Harness) =>
       const job = makeJob(TENANT_A);
       await enqueue(job);
       await claim(ALL_KINDS, W1, 0, 30);
-      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(false);
-      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(true);
+      expect(await fails(h().stores.jobs.complete(job.id, W2))).toEqual(concurrentModification('job', job.id));
+      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBeUndefined();
       expect(await claim(ALL_KINDS, W2, LATER)).toEqual([]);
       expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBeNull();
-      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(false);
-      expect(await ok(h().stores.jobs.complete('job_unknown', W1))).toBe(false);
+      expect(await fails(h().stores.jobs.complete(job.id, W1))).toEqual(concurrentModification('job', job.id));
+      expect(await fails(h().stores.jobs.complete('job_unknown', W1))).toEqual(concurrentModification('job', 'job_unknown'));
     });
 
-    it('complete after the lease was lost to another worker returns false and keeps the job', async () => {
+    it('complete after the lease was lost to another worker fails and keeps the job', async () => {
       const job = makeJob(TENANT_A);
       await enqueue(job);
       await claim(ALL_KINDS, W1, 0, 30);
       expect(await claim(ALL_KINDS, W2, 30, 60)).toEqual([claimed(job, 2)]);
-      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(false);
+      expect(await fails(h().stores.jobs.complete(job.id, W1))).toEqual(concurrentModification('job', job.id));
       // Still there, still leased to W2.
       expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(90));
       expect(await claim(ALL_KINDS, W1, 89.999)).toEqual([]);
-      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBeUndefined();
     });
 
     it('retry releases the lease and reschedules the job with its error, only for the lease holder', async () => {
@@ -134,7 +134,7 @@ export const jobsContract = (h: Harness) =>
       await ok(h().stores.jobs.retry(job.id, W2, at(0), 'revived?'));
       for (const worker of [W1, W2]) expect(await claim(ALL_KINDS, worker, LATER)).toEqual([]);
       expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBeNull();
-      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(false);
+      expect(await fails(h().stores.jobs.complete(job.id, W2))).toEqual(concurrentModification('job', job.id));
       expect(await enqueue(makeJob(TENANT_A, { dedupeKey: job.dedupeKey }))).toBe(false);
     });
 
@@ -200,8 +200,8 @@ export const jobsContract = (h: Harness) =>
       // Taken over: the old holder's heartbeat learns its lease is lost and changes nothing.
       expect(await ok(h().stores.jobs.extendLease(job.id, W1, at(1000)))).toBe(false);
       expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(210));
-      expect(await ok(h().stores.jobs.complete(job.id, W1))).toBe(false);
-      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
+      expect(await fails(h().stores.jobs.complete(job.id, W1))).toEqual(concurrentModification('job', job.id));
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBeUndefined();
     });
 
     it('extendLease answers false once the job was retried, buried, completed, or never existed', async () => {
@@ -210,7 +210,7 @@ export const jobsContract = (h: Harness) =>
       expect(ids(await claim(ALL_KINDS, W1, 0, 30))).toEqual([retried.id, buried.id, done.id]);
       await ok(h().stores.jobs.retry(retried.id, W1, at(100), 'later'));
       await ok(h().stores.jobs.bury(buried.id, W1, 'dead'));
-      expect(await ok(h().stores.jobs.complete(done.id, W1))).toBe(true);
+      expect(await ok(h().stores.jobs.complete(done.id, W1))).toBeUndefined();
       for (const id of [retried.id, buried.id, done.id, 'job_unknown']) expect(await ok(h().stores.jobs.extendLease(id, W1, at(60))), id).toBe(false);
       // The retried job kept its schedule: extending wrote nothing.
       expect(await ok(h().stores.jobs.nextRunAt(ALL_KINDS))).toBe(at(100));
@@ -317,7 +317,7 @@ export const jobsContract = (h: Harness) =>
       // Once W2's lease has ended (W2 died), the operator may revive it; W2 has then lost it.
       expect(await ok(h().stores.jobs.revive(running.id, at(40)))).toBe(true);
       expect(await ok(h().stores.jobs.extendLease(running.id, W2, at(100)))).toBe(false);
-      expect(await ok(h().stores.jobs.complete(running.id, W2))).toBe(false);
+      expect(await fails(h().stores.jobs.complete(running.id, W2))).toEqual(concurrentModification('job', running.id));
       expect(await claim(ALL_KINDS, W1, 40)).toEqual([claimed(running, 1, { runAt: at(40), lastError: 'SMTP 451' })]);
     });
 
@@ -328,7 +328,7 @@ export const jobsContract = (h: Harness) =>
       expect(await fails(h().uow.transaction((tx) => thenAbort(tx.jobs.claim(ALL_KINDS, W1, at(0), at(60), 10))))).toBe('abort');
       expect(await claim(ALL_KINDS, W2, 0)).toEqual([claimed(job, 1)]);
       expect(await fails(h().uow.transaction((tx) => thenAbort(tx.jobs.complete(job.id, W2))))).toBe('abort');
-      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBe(true);
+      expect(await ok(h().stores.jobs.complete(job.id, W2))).toBeUndefined();
     });
       it('onNewJobs fires once a commit made a job claimable, with its kinds, never before it, nor for a rollback or a dedupe no-op', async ({ skip }) => {
       const { onNewJobs, stores, uow } = h();

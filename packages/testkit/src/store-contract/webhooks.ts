@@ -176,18 +176,19 @@ export const webhookEndpointsContract = (h: Harness) => {
       const healthy = makeWebhookEndpoint(TENANT_A);
       await insert(failing, countedOnly, sinceOnly, healthy);
       // Another tenant cannot clear this one's failures.
-      for (const t of STRANGERS) expect(await ok(s().clearFailures(t, failing.id, at(50)))).toBe(false);
+      for (const t of STRANGERS) expect(await ok(s().clearFailures(t, failing.id, at(50)))).toBeUndefined();
       expect(await ok(s().findById(TENANT_A, failing.id))).toEqual(failing);
       for (const e of [failing, countedOnly, sinceOnly]) {
-        expect(await ok(s().clearFailures(TENANT_A, e.id, at(60)))).toBe(true);
+        expect(await ok(s().clearFailures(TENANT_A, e.id, at(60)))).toBeUndefined();
         expect(await ok(s().findById(TENANT_A, e.id))).toEqual({ ...e, consecutiveFinalFailures: 0, failingSince: null, updatedAt: at(60), version: e.version + 1 });
         // Healthy now: a second success changes nothing, not even the version.
-        expect(await ok(s().clearFailures(TENANT_A, e.id, at(70)))).toBe(false);
+        expect(await ok(s().clearFailures(TENANT_A, e.id, at(70)))).toBeUndefined();
         expect((await ok(s().findById(TENANT_A, e.id)))?.version).toBe(e.version + 1);
       }
-      expect(await ok(s().clearFailures(TENANT_A, healthy.id, at(60)))).toBe(false);
+      expect(await ok(s().clearFailures(TENANT_A, healthy.id, at(60)))).toBeUndefined();
       expect(await ok(s().findById(TENANT_A, healthy.id))).toEqual(healthy);
-      expect(await ok(s().clearFailures(TENANT_A, 'whe_unknown', at(60)))).toBe(false);
+      expect(await ok(s().clearFailures(TENANT_A, 'whe_unknown', at(60)))).toBeUndefined();
+      expect(await ok(s().findById(TENANT_A, 'whe_unknown'))).toBeNull();
     });
 
     it('clearFailures inside a transaction decides on the row as committed when it runs, not as it was when the transaction began', async () => {
@@ -217,7 +218,7 @@ export const webhookEndpointsContract = (h: Harness) => {
         ),
       )();
       expect(await failure).toEqual(E.right(undefined));
-      expect(await success).toEqual(E.right(true));
+      expect(await success).toEqual(E.right(undefined));
       expect(await ok(s().findById(TENANT_A, e.id))).toEqual({ ...e, consecutiveFinalFailures: 0, failingSince: null, updatedAt: at(200), version: e.version + 2 });
     });
 

@@ -17,6 +17,8 @@ export const jobFailure = (detail: string, permanent = false): JobFailure => ({ 
  * Handles one job: does its outside work (mail, rendering) first, then returns the command that records
  * the outcome. The worker commits that command in the same transaction as the job's completion, so the
  * outcome is recorded exactly when the job is done — a crash in between repeats the job, never loses it.
+ * Like every command, it must stop at its first failed store write: the worker's transaction defers writes
+ * (`TransactionOptions.deferWrites`).
  */
 export type JobHandler<in K extends JobKind = JobKind> = (job: JobOf<K>) => TaskEither<DomainError | JobFailure, Command<void>>;
 

@@ -3,11 +3,10 @@ import { pipe } from 'fp-ts/lib/function.js';
 import type * as T from 'fp-ts/lib/Task.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { DomainError } from '../../errors.js';
-import { concurrentModification } from '../../errors.js';
 import type { Job } from '../../model/job.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Stores } from '../../ports/stores.js';
-import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import type { TransactionOptions, UnitOfWork } from '../../ports/unit-of-work.js';
 import type { JobFailure, JobHandler, JobHandlers } from './job-handler.js';
 
 /** 5 s, 10 s, 20 s … capped at an hour: a mail server that is down for a while is retried patiently. */
@@ -69,8 +68,14 @@ const recordAndComplete = (tx: Stores, job: Job, worker: string, record: (tx: St
   pipe(
     record(tx),
     TE.chainW(() => tx.jobs.complete(job.id, worker)),
-    TE.chainW((held) => (held ? TE.right(undefined) : TE.left(concurrentModification('job', job.id)))),
   );
+
+/**
+ * How a job's outcome is recorded: a record, like a command, stops at its first failed write (a Left ends its
+ * chain), and so does the completion after it, so the store need not wait for each write's answer (on
+ * PostgreSQL the writes and the `COMMIT` then leave together). A record must not carry on past a failed write.
+ */
+const RECORD: TransactionOptions = { deferWrites: true };
 
 /**
  * The second half: records what `performClaimedJob` did — the handler's change and the job's completion in
@@ -84,7 +89,7 @@ export const settleClaimedJob =
   (job: Job, worker: string, done: PerformedJob, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
   async () => {
     if (lost()) return { _tag: 'LeaseLost' };
-    const outcome = E.isLeft(done) ? done : await deps.uow.transaction((tx) => recordAndComplete(tx, job, worker, done.right))();
+    const outcome = E.isLeft(done) ? done : await deps.uow.transaction((tx) => recordAndComplete(tx, job, worker, done.right), RECORD)();
     if (E.isRight(outcome)) return { _tag: 'Done' };
     const e = outcome.left;
     if (e._tag === 'ConcurrentModification' && e.resource === 'job') return { _tag: 'LeaseLost' };
@@ -167,7 +172,7 @@ export const settleClaimedJobs =
             group,
             TE.traverseSeqArray(({ j, record }) => recordAndComplete(tx, j.job, worker, record)),
           ),
-        { lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS },
+        { ...RECORD, lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS },
       )();
     const outcomes: Array<Promise<JobRunOutcome>> = [];
     let group: Member[] = [];

@@ -112,10 +112,7 @@ const record =
       // under the row lock: concurrent failures to one endpoint queue here, and none is lost.
       TE.chainW(() =>
         verdict._tag === 'Succeeded'
-          ? pipe(
-              tx.webhookEndpoints.clearFailures(tenant, endpointId, at),
-              TE.map(() => undefined),
-            )
+          ? tx.webhookEndpoints.clearFailures(tenant, endpointId, at)
           : pipe(
               tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId),
               TE.chainW((e) => (e === null ? TE.right(undefined) : countFailure(tx, e, verdict._tag, at, now.getTime()))),
