@@ -32,7 +32,9 @@ interface TxConn extends Conn {
   handedOver(): Promise<void>;
   /** Once the deferred writes sent so far have answered: the first one's failure, or `null` when none failed. */
   deferredFailure(): Promise<StoreError | null>;
-  /** Lets out of the socket's buffer the deferred writes held there (see `deferWrite`). */
+  /** Lets `BEGIN` out of the socket's buffer, if it is still there; deferred writes held there stay. */
+  sendBegin(): void;
+  /** Lets out of the socket's buffer whatever is held there: `BEGIN`, or deferred writes (see `deferWrite`). */
   flush(): void;
 }
 
@@ -45,8 +47,8 @@ interface TxConn extends Conn {
  * round trip instead of two for the read that starts most transactions. Only a read: should `BEGIN` fail, a
  * statement sent behind it runs on its own, outside any transaction. For a read that is harmless (its rows
  * are thrown away, and it answers with `BEGIN`'s failure); a write would commit alone. So a write waits for
- * `BEGIN`'s answer, and fails with it. `sendBegin` lets `BEGIN` out of the socket's buffer (see `holdWrites`):
- * together with the first read, in one system call, or at once before a first write.
+ * `BEGIN`'s answer, and fails with it. `BEGIN` waits in the socket's buffer (`beginHeld`, see `holdWrites`)
+ * until `flush`: together with the first read, in one system call, or at once before a first write.
  *
  * In a transaction run with `deferWrites`, a deferred write (`deferWrite`, the stores' `write`) goes out like a
  * write but nobody waits for its answer: whatever comes next, a statement or the `COMMIT`, follows it on the
@@ -56,7 +58,7 @@ interface TxConn extends Conn {
  * the `COMMIT` rolls back. The transaction then fails with the write's own error, and so does a statement
  * refused after it (`EarlierWriteFailed`), as they would had the write been waited for.
  */
-const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, sendBegin: () => void, deferring: boolean): TxConn => {
+const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, beginHeld: { send: () => void }, deferring: boolean): TxConn => {
   // A connection runs one statement at a time. Work may start several at once (independent reads combined
   // in parallel); they queue here, in call order, rather than in the driver (which, pipelining, would send
   // them all at once: a write behind a read that fails must not run). A deferred write holds the queue only
@@ -71,12 +73,19 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   );
   // What each deferred write came to, in the order they were sent (never rejected).
   const deferred: Array<Promise<StoreError | null>> = [];
-  let held: { send: () => void } | null = null;
+  // What waits in the socket's buffer: BEGIN at first, deferred writes later. One hold at a time.
+  let held: { send: () => void } | null = beginHeld;
   const flush = () => {
     const h = held;
     held = null;
     h?.send();
   };
+  // BEGIN on its way, and only BEGIN: deferred writes held meanwhile wait for what comes next.
+  const sendBegin = () => {
+    if (held === beginHeld) flush();
+  };
+  // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
+  setImmediate(sendBegin);
   /** The first failure among the first `count` deferred writes, once they have answered. */
   const failureAmong = async (count: number): Promise<StoreError | null> => {
     for (const outcome of deferred.slice(0, count)) {
@@ -100,9 +109,8 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       const sent = turn.then(() => {
         const q =
           beginFailed !== null ? Promise.reject(beginFailed.error) : scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended());
-        // The first read has joined BEGIN in the socket's buffer, deferred writes may wait there too: all
-        // leave in one write.
-        sendBegin();
+        // The first read has joined BEGIN in the socket's buffer, or deferred writes waiting there: all leave
+        // in one write.
         flush();
         return q;
       });
@@ -119,6 +127,7 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       // hear of it before it does. And only values the driver cannot fail to encode: a value it refuses never
       // reaches the server, which would not abort the transaction, and the COMMIT behind it would commit.
       if (!deferring || !values.every(encodable)) return false;
+      // It waits for BEGIN's answer, so BEGIN must be on its way first.
       sendBegin();
       const after = deferred.length;
       // Handed to the driver once its turn comes, after BEGIN has answered; wrapped, so that `handed`
@@ -153,6 +162,7 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       }
     },
     deferredFailure: () => failureAmong(deferred.length),
+    sendBegin,
     flush,
   };
 };
@@ -223,8 +233,6 @@ export const createUnitOfWork = (
       // BEGIN waits in the socket's buffer (corked) until work's first statement joins it or another turn of
       // the event loop comes, whichever is first: BEGIN and a first read then leave in one system call.
       const begin = holdWrites(client);
-      // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
-      setImmediate(begin.send);
       let conn: TxConn | undefined;
       try {
         // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
@@ -237,14 +245,14 @@ export const createUnitOfWork = (
         begun.catch(() => undefined);
         const scope: TxScope = { active: true };
         const newJobs = createNewJobKinds();
-        conn = txConn(client, scope, begun, begin.send, options?.deferWrites === true);
+        conn = txConn(client, scope, begun, begin, options?.deferWrites === true);
         const tx = noticingNewJobs(bind(conn), newJobs.note);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
           (e) => storeFailure(e),
         )();
         scope.active = false;
-        begin.send();
+        conn.sendBegin();
         // Deferred writes still on their way to the driver go before the COMMIT or ROLLBACK, never after it.
         await conn.handedOver();
         try {
@@ -295,7 +303,8 @@ export const createUnitOfWork = (
         const writeFailed = failed.status === 'fulfilled' ? failed.value : storeFailure(failed.reason);
         return writeFailed !== null ? E.left(writeFailed) : result;
       } finally {
-        // Never lent out corked, whatever ended the transaction.
+        // Never lent out corked, whatever ended the transaction (BEGIN's hold too, should txConn never have
+        // taken it over).
         conn?.flush();
         begin.send();
         client.off('error', onError);
