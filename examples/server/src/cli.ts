@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { GrantedScope, Mode } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
+import { describeFailure } from './failure.js';
 import { JOBS_USAGE, UsageError, runJobsCommand } from './jobs-command.js';
 import { ConfigError, configFromEnvironment, runWorkerProcess, startServer } from './main.js';
 import { createKeyStandalone, listGrantsStandalone, migrate, revokeGrantStandalone, withJobStores } from './operator.js';
@@ -126,6 +127,6 @@ const main = async () => {
 
 main().catch((e: unknown) => {
   if (e instanceof ConfigError) fail(e.message);
-  process.stderr.write(`esig: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.stderr.write(`esig: ${describeFailure(e)}\n`);
   process.exit(1);
 });

@@ -52,6 +52,19 @@ describe('the esig CLI', () => {
     await second.stop();
   }, 60_000);
 
+  it('serve on a port already taken exits 1 with one line that says so, not a stack', async () => {
+    const running = await serve();
+    try {
+      const r = spawnSync(process.execPath, [BIN, 'serve'], { env: { ...env, ESIG_PORT: String(running.port) }, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `esig: listen EADDRINUSE: address already in use 127.0.0.1:${running.port} (another process listens there: stop it, or choose another port with ESIG_PORT)`,
+      ]);
+    } finally {
+      await running.stop();
+    }
+  }, 90_000);
+
   it('keys create prints a secret once that authenticates in its mode', async () => {
     const r = spawnSync(process.execPath, [BIN, 'keys', 'create', '--org', 'acme', '--mode', 'live', '--scopes', 'documents:read,signature_requests:read', '--name', 'reporting'], { env, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
