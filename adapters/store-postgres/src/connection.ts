@@ -56,6 +56,12 @@ export interface Conn {
    * statements commits on its own, so it answers `false` and the caller runs the write as usual.
    */
   deferWrite?(stmt: string | Prepared, values: readonly unknown[], onConflict?: () => StoreError): boolean;
+  /**
+   * True for the pool, where statements run side by side, each on its own: lookups made in one turn of the
+   * event loop may then share one statement (`turnBatcher`). A transaction's client runs its statements one
+   * at a time, in order, and each waits for the one before it: there a lookup is one statement of its own.
+   */
+  readonly batchesReads?: boolean;
 }
 
 /** What a write's answer means: `null` when it did what it should, else the error the write fails with. */

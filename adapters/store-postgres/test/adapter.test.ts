@@ -745,6 +745,34 @@ describe.skipIf(!available)('postgres adapter', () => {
       for (let i = 0; i < 50 && (await connectionsTo(db)) > 0; i++) await pause(20);
       expect(await connectionsTo(db)).toBe(0);
     });
+
+    it("the top-level stores' delivery lookups of one turn are one statement; a transaction's are one each", async () => {
+      await fresh();
+      const endpoint = makeWebhookEndpoint(TENANT_A);
+      await ok(s.stores.webhookEndpoints.insert(endpoint));
+      const deliveries = Array.from({ length: 5 }, () => makeDelivery(TENANT_A, { endpointId: endpoint.id }));
+      for (const d of deliveries) await ok(s.stores.webhookDeliveries.insert(d));
+      const texts: string[] = [];
+      const query = s.pool.query.bind(s.pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+      (s.pool as unknown as { query: typeof query }).query = (config) => (texts.push(config.text), query(config));
+      try {
+        const found = await Promise.all(deliveries.map((d) => ok(s.stores.webhookDeliveries.findWithEndpoint(TENANT_A, d.id))));
+        expect(found).toEqual(deliveries.map((delivery) => ({ delivery, endpoint })));
+        expect(texts).toHaveLength(1);
+        // Alone in its turn, a lookup is a statement of its own.
+        expect(await ok(s.stores.webhookDeliveries.findWithEndpoint(TENANT_A, deliveries[0]!.id))).toEqual({ delivery: deliveries[0], endpoint });
+        expect(texts).toHaveLength(2);
+      } finally {
+        delete (s.pool as unknown as { query?: unknown }).query;
+      }
+      const calls = watchStatements();
+      try {
+        await ok(s.uow.transaction((tx) => TE.sequenceArray(deliveries.map((d) => tx.webhookDeliveries.findWithEndpoint(TENANT_A, d.id)))));
+      } finally {
+        calls.stop();
+      }
+      expect(calls.seen.map((c) => c.text.split(/\s/)[0])).toEqual(['BEGIN', ...deliveries.map(() => 'SELECT'), 'COMMIT']);
+    });
   });
 
   describe('row decoding', () => {

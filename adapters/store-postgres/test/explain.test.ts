@@ -5,7 +5,7 @@ import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { LIST_FOR_REQUEST_SQL } from '../src/evidence.js';
 import type { KeysetTable } from '../src/keyset.js';
 import { keysetSql, keysetSqlBy } from '../src/keyset.js';
-import { ATTEMPTS, CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
+import { ATTEMPTS, CANCEL_PENDING_SQL, FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
 import { SET_STATUS_FOR_REQUEST_SQL } from '../src/documents.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
@@ -196,6 +196,15 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
     expect(cancel.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t))).toEqual([]);
     const read = cancel.filter((n) => n['Relation Name'] === 'webhook_deliveries' && n['Node Type'] !== 'ModifyTable');
     expect(read.map((n) => `${n['Node Type']} ${n['Index Name']}`)).toEqual(['Index Scan webhook_deliveries_pending']);
+  });
+
+  it('the deliveries a worker looks up together are found by their keys, each with its endpoint by its key', async () => {
+    const ids = [7, 15, 23, 4001].map((i) => `dlv_${String(i).padStart(26, '0')}`);
+    const all = nodes(await explain(FIND_WITH_ENDPOINT_SQL, [ids, ids.map(() => 'org_3'), ids.map(() => 'test')]));
+    const where = JSON.stringify(all.map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name'] ?? ''}`));
+    expect(all.map((n) => n['Node Type']).filter((t) => FORBIDDEN.includes(t)), where).toEqual([]);
+    const scans = all.filter((n) => n['Relation Name'] !== undefined).map((n) => `${n['Relation Name']} ${n['Index Name']}`);
+    expect(scans.sort(), where).toEqual(['webhook_deliveries webhook_deliveries_pkey', 'webhook_endpoints webhook_endpoints_pkey']);
   });
 
   // Not paged: every entry is read, so whether the planner sorts a few hundred rows or reads them in index

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import { ATTACH_RAISING_SQL, ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
+import { FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
 interface PlanNode {
@@ -171,6 +172,49 @@ describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE",
       // The oldest three not leased (job 100, 200, … are), each claimed once across the sizes.
       expect(claimed.rows.map((r) => r.id).sort(), where('delivery claim')).toHaveLength(3);
       await client.query("DELETE FROM jobs WHERE locked_by = 'worker-1'");
+    }
+  });
+});
+
+/** Deliveries of one org, as events leave them, with their endpoints: inserted in batches, never analyzed. */
+const growDeliveries = (from: number, to: number) => `
+  INSERT INTO webhook_endpoints (id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets,
+                                 consecutive_final_failures, failing_since, created_at, updated_at, version)
+    SELECT 'whe_' || lpad(i::text, 26, '0'), 'org_big', 'test', 'https://h.example/' || i, '["request.sent"]', NULL, true, NULL, NULL,
+           '[]', 0, NULL, timestamptz '2026-01-01' + i * interval '1 second', timestamptz '2026-01-01', 1
+    FROM generate_series(${from + 1}, ${to}) AS i WHERE i % 100 = 0;
+  INSERT INTO webhook_deliveries (id, org_id, mode, endpoint_id, event_id, event_type, body, status, attempts, created_at, version)
+    SELECT 'dlv_' || lpad(i::text, 26, '0'), CASE WHEN i % 50 = 0 THEN 'org_other' ELSE 'org_big' END, 'test',
+           'whe_' || lpad(((i / 100) * 100 + 100)::text, 26, '0'), 'evt_' || i, 'request.sent', '{}', 'succeeded', 1,
+           timestamptz '2026-01-01' + i * interval '1 second', 1
+    FROM generate_series(${from + 1}, ${to}) AS i`;
+
+describe.skipIf(!available)("a worker's delivery lookups on tables grown without ANALYZE", () => {
+  let client: pg.PoolClient;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ client, close } = await migratedTestClient());
+    await client.query('ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false); ALTER TABLE webhook_endpoints SET (autovacuum_enabled = false)');
+  });
+  afterAll(async () => {
+    await close?.();
+  });
+
+  it('finds the deliveries looked up together, and their endpoints, through the primary keys at 1 k, 10 k and 40 k rows', async () => {
+    let rows = 0;
+    for (const size of [1_000, 10_000, 40_000]) {
+      for (; rows < size; rows += 1_000) await client.query(growDeliveries(rows, rows + 1_000));
+      const ids = Array.from({ length: 16 }, (_, i) => `dlv_${String(size - 1 - i * 7).padStart(26, '0')}`);
+      const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${FIND_WITH_ENDPOINT_SQL}`, [
+        ids,
+        ids.map(() => 'org_big'),
+        ids.map(() => 'test'),
+      ]);
+      const all = nodes(r.rows[0]!['QUERY PLAN'][0]!.Plan);
+      const tables = all.filter((n) => n['Relation Name'] !== undefined).map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name']}`);
+      const where = `at ${size} rows: ${JSON.stringify(all.map((n) => n['Node Type']))}`;
+      expect(tables.sort(), where).toEqual(['Index Scan webhook_deliveries_pkey', 'Index Scan webhook_endpoints_pkey']);
     }
   });
 });

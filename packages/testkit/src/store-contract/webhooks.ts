@@ -1,4 +1,4 @@
-import type { ApiLogEntry, AttemptFilter, DeliveryAttempt, StoreError, Stores, WebhookDelivery, WebhookEndpoint } from '@esig/core';
+import type { ApiLogEntry, AttemptFilter, DeliveryAttempt, StoreError, Stores, Tenant, WebhookDelivery, WebhookEndpoint } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -336,6 +336,34 @@ export const webhookDeliveriesContract = (h: Harness) => {
       expect(await ok(s().findWithEndpoint(TENANT_A, toDeleted.id))).toEqual({ delivery: toDeleted, endpoint: null });
       expect(await ok(s().findWithEndpoint(TENANT_A, 'dlv_unknown'))).toBeNull();
       for (const t of STRANGERS) expect(await ok(s().findWithEndpoint(t, toTheirs.id))).toBeNull();
+    });
+
+    it('findWithEndpoint asked many times at once answers each call as it would alone: its own delivery, in its own tenant', async () => {
+      // A store may answer the lookups made at the same moment together (PostgreSQL: one statement for the job
+      // loops that start together); each must still get its own answer.
+      const endpoint = makeWebhookEndpoint(TENANT_A);
+      const live = makeWebhookEndpoint(TENANT_A_LIVE);
+      const gone = makeWebhookEndpoint(TENANT_A);
+      for (const e of [endpoint, live, gone]) await ok(h().stores.webhookEndpoints.insert(e));
+      await ok(h().stores.webhookEndpoints.delete(TENANT_A, gone.id));
+      const first = makeDelivery(TENANT_A, { endpointId: endpoint.id });
+      const second = makeDelivery(TENANT_A, { endpointId: endpoint.id, attempts: 2, version: 3 });
+      const inLive = makeDelivery(TENANT_A_LIVE, { endpointId: live.id });
+      const toGone = makeDelivery(TENANT_A, { endpointId: gone.id });
+      await insert(first, second, inLive, toGone);
+      const asked: Array<[Tenant, string, { delivery: WebhookDelivery; endpoint: WebhookEndpoint | null } | null]> = [
+        [TENANT_A, first.id, { delivery: first, endpoint }],
+        [TENANT_A_LIVE, first.id, null],
+        [TENANT_A, second.id, { delivery: second, endpoint }],
+        [TENANT_A_LIVE, inLive.id, { delivery: inLive, endpoint: live }],
+        [TENANT_A, inLive.id, null],
+        [TENANT_A, toGone.id, { delivery: toGone, endpoint: null }],
+        [TENANT_A, 'dlv_unknown', null],
+        ...STRANGERS.map((t): [Tenant, string, null] => [t, second.id, null]),
+        [TENANT_A, first.id, { delivery: first, endpoint }],
+      ];
+      const answers = await Promise.all(asked.map(([t, id]) => ok(s().findWithEndpoint(t, id))));
+      expect(answers).toEqual(asked.map(([, , want]) => want));
     });
 
     it("update writes the delivery's state when the stored version is next.version - 1, and keeps what was fixed at creation", async () => {
