@@ -78,9 +78,12 @@ const wantKey = (id: unknown, orgId: unknown, mode: unknown) => JSON.stringify([
 const findWithEndpointTogether = (conn: Conn): FindWithEndpoint => {
   type Want = { readonly tenant: Tenant; readonly id: string };
   type Found = Awaited<ReturnType<ReturnType<FindWithEndpoint>>>;
+  const alone = findWithEndpointAlone(conn);
   const lookup = turnBatcher<Want, Found>(async (wants) => {
     const r = await run(conn, 'read', FIND_WITH_ENDPOINT_SQL, [wants.map((w) => w.id), wants.map((w) => w.tenant.orgId), wants.map((w) => w.tenant.mode)])();
-    if (E.isLeft(r)) return wants.map(() => r);
+    // A statement that failed for all is asked again for each alone: one want that breaks it (a value PostgreSQL
+    // refuses) must fail its own call only, as it would have alone.
+    if (E.isLeft(r)) return wants.length === 1 ? [r] : Promise.all(wants.map((w) => alone(w.tenant, w.id)()));
     const rows = new Map(r.right.rows.map((row: Record<string, unknown>) => [wantKey(row.id, row.org_id, row.mode), row]));
     return wants.map((w) => {
       const row = rows.get(wantKey(w.id, w.tenant.orgId, w.tenant.mode));

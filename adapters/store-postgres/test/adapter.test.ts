@@ -762,6 +762,16 @@ describe.skipIf(!available)('postgres adapter', () => {
         // Alone in its turn, a lookup is a statement of its own.
         expect(await ok(s.stores.webhookDeliveries.findWithEndpoint(TENANT_A, deliveries[0]!.id))).toEqual({ delivery: deliveries[0], endpoint });
         expect(texts).toHaveLength(2);
+        // A want PostgreSQL refuses (a NUL in a text value) fails the shared statement; asked again alone,
+        // the others are answered, and only that call fails.
+        texts.length = 0;
+        const mixed = await Promise.all([
+          s.stores.webhookDeliveries.findWithEndpoint(TENANT_A, deliveries[1]!.id)(),
+          s.stores.webhookDeliveries.findWithEndpoint(TENANT_A, 'dlv_\u0000')(),
+          s.stores.webhookDeliveries.findWithEndpoint(TENANT_A, deliveries[2]!.id)(),
+        ]);
+        expect(mixed.map((r) => (E.isRight(r) ? r.right : r.left._tag))).toEqual([{ delivery: deliveries[1], endpoint }, 'StoreFailure', { delivery: deliveries[2], endpoint }]);
+        expect(texts).toHaveLength(4);
       } finally {
         delete (s.pool as unknown as { query?: unknown }).query;
       }
