@@ -55,7 +55,7 @@ export interface Conn {
    * `onConflict`; the transaction then fails with it and commits nothing. The pool cannot: each of its
    * statements commits on its own, so it answers `false` and the caller runs the write as usual.
    */
-  deferWrite?(stmt: string | Prepared, values: readonly unknown[], onConflict?: () => StoreError): boolean;
+  deferWrite?(stmt: string | Prepared, values: readonly unknown[], onConflict?: OnConflict): boolean;
   /**
    * True for the pool, where statements run side by side, each on its own: lookups made in one turn of the
    * event loop may then share one statement (`turnBatcher`). A transaction's client runs its statements one
@@ -63,6 +63,12 @@ export interface Conn {
    */
   readonly batchesReads?: boolean;
 }
+
+/**
+ * What a lost race (see LOST_RACE) is about, given its SQLSTATE: a taken key (23505), a write that changed too
+ * few rows (EW001), or a lock not had (55P03, 40P01, 40001). Most name their row whatever the cause.
+ */
+export type OnConflict = (sqlState: string) => StoreError;
 
 /** What a write's answer means: `null` when it did what it should, else the error the write fails with. */
 export type WriteCheck = (result: pg.QueryResult) => StoreError | null;
@@ -111,10 +117,10 @@ export const isLostRace = (e: unknown): boolean => {
   return code !== undefined && LOST_RACE.has(code);
 };
 
-/** Turns a thrown driver error into a StoreError; a lost race becomes `onConflict()` when given. */
-export const toStoreError = (e: unknown, onConflict?: () => StoreError): StoreError => {
+/** Turns a thrown driver error into a StoreError; a lost race becomes `onConflict(its SQLSTATE)` when given. */
+export const toStoreError = (e: unknown, onConflict?: OnConflict): StoreError => {
   if (!isLostRace(e)) return storeFailure(e);
-  if (onConflict !== undefined) return onConflict();
+  if (onConflict !== undefined) return onConflict(sqlState(e)!);
   const err = e as { table?: unknown; constraint?: unknown; code?: unknown };
   return concurrentModification(typeof err.table === 'string' ? err.table : 'row', typeof err.constraint === 'string' ? err.constraint : String(err.code));
 };
@@ -124,7 +130,7 @@ export const toStoreError = (e: unknown, onConflict?: () => StoreError): StoreEr
  * error into a StoreError. `onConflict` names what a lost race is about, for the ConcurrentModification.
  */
 export const run =
-  (conn: Conn, access: Access, text: string | Prepared, values: readonly unknown[], onConflict?: () => StoreError): StoreResult<pg.QueryResult> =>
+  (conn: Conn, access: Access, text: string | Prepared, values: readonly unknown[], onConflict?: OnConflict): StoreResult<pg.QueryResult> =>
   async () => {
     const blocked = conn.unusable(access);
     if (blocked !== null) return E.left(storeFailure(blocked));
@@ -136,7 +142,7 @@ export const run =
   };
 
 /** The StoreError a statement failed with: an earlier write's own (see EarlierWriteFailed), or its driver error's. */
-const failureOf = (e: unknown, onConflict?: () => StoreError): StoreError => (e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
+const failureOf = (e: unknown, onConflict?: OnConflict): StoreError => (e instanceof EarlierWriteFailed ? e.storeError : toStoreError(e, onConflict));
 
 /**
  * A write whose answer the caller needs only as success or failure (`outcome` says which). In a transaction
@@ -156,7 +162,7 @@ export const write =
     text: string | Prepared,
     values: readonly unknown[],
     outcome: WriteCheck,
-    onConflict?: () => StoreError,
+    onConflict?: OnConflict,
     raising?: string | Prepared,
   ): StoreResult<void> =>
   async () => {
@@ -181,7 +187,7 @@ export const oneRow =
 export const anyRows: WriteCheck = () => null;
 
 /**
- * An update (`UPDATE … WHERE …`, without `RETURNING`) that fails with EW001, read as a lost race, unless it
+ * An update or a delete (`UPDATE … WHERE …`, `DELETE … WHERE …`, without `RETURNING`) that fails with EW001, read as a lost race, unless it
  * changes exactly `expected` rows (a number, or a parameter such as `$5`): the `raising` form of a `write`.
  */
 export const expectRows = (update: string, expected: number | string): string =>

@@ -101,7 +101,11 @@ export const pgJobs = (conn: Conn): JobQueue => ({
 
   complete: (id, worker) => {
     const lost = () => concurrentModification('job', id);
-    return write(conn, COMPLETE, [id, worker], oneRow(lost), lost, COMPLETE_RAISING);
+    // Only a row-count miss (EW001) is a lease not held. A lock on the job's row waited for too long (55P03) or a
+    // deadlock (40P01) is a race like any other, about the row: the job is retried, not given up as lost while
+    // this worker still holds it.
+    const raced = (code: string) => (code === 'EW001' ? lost() : concurrentModification('row', code));
+    return write(conn, COMPLETE, [id, worker], oneRow(lost), raced, COMPLETE_RAISING);
   },
 
   extendLease: (id, worker, leaseUntil) =>

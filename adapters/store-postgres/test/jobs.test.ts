@@ -1,5 +1,5 @@
 import type { Job, JobKind, PerformedJob, Stores } from '@esig/core';
-import { concurrentModification, settleClaimedJobs } from '@esig/core';
+import { concurrentModification, settleClaimedJob, settleClaimedJobs } from '@esig/core';
 import { TENANT_A, TENANT_B, at, fails, makeJob, ok } from '@esig/testkit';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -153,6 +153,31 @@ describe.skipIf(!available)('PostgreSQL job queue across processes', () => {
       expect((await store.pool.query('SHOW lock_timeout')).rows[0].lock_timeout).toBe('1min');
       for (const bad of [0, -1, 2.5, Number.NaN])
         expect(await store.uow.transaction(() => TE.right(1), { lockTimeoutMs: bad })()).toMatchObject({ _tag: 'Left', left: { _tag: 'StoreFailure', cause: expect.any(RangeError) } });
+    } finally {
+      holder.release();
+      await store.close();
+    }
+  });
+
+  it("a completion that waited too long for the job's row is not a lost lease: the worker still holds the job, and retries it", async () => {
+    const store = await openPostgresStore({ url: db.url, migrate: false, poolSize: 2, lockTimeoutMs: 300 });
+    const holder = await pools[0]!.pool.connect();
+    try {
+      const job = makeJob(TENANT_A, { kind: 'expire' });
+      await ok(store.stores.jobs.enqueue(job));
+      const [claimed] = await ok(store.stores.jobs.claim(['expire'], 'w1', at(0), at(600), 1));
+      const recorded = makeJob(TENANT_A, { kind: 'seal' });
+      const done: PerformedJob = { _tag: 'Right', right: (tx: Stores) => TE.map(() => undefined)(tx.jobs.enqueue(recorded)) };
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE', [job.id]);
+      // Waited for and deferred alike: a lock not had is about the row, not the lease.
+      expect(await fails(store.uow.transaction((tx) => tx.jobs.complete(job.id, 'w1')))).toMatchObject({ _tag: 'ConcurrentModification', resource: 'row' });
+      expect(await fails(store.uow.transaction((tx) => tx.jobs.complete(job.id, 'w1'), { deferWrites: true }))).toMatchObject({ _tag: 'ConcurrentModification', resource: 'row' });
+      const outcome = await settleClaimedJob(settling(store).deps)(claimed!, 'w1', done)();
+      await holder.query('ROLLBACK');
+      expect(outcome).toMatchObject({ _tag: 'Retrying' });
+      expect((await store.pool.query('SELECT count(*)::int AS n FROM jobs WHERE id = $1', [recorded.id])).rows[0].n).toBe(0);
+      expect((await store.pool.query('SELECT locked_by FROM jobs WHERE id = $1', [job.id])).rows[0]?.locked_by).toBe('w1');
     } finally {
       holder.release();
       await store.close();
