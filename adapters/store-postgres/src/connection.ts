@@ -187,8 +187,9 @@ export const oneRow =
 export const anyRows: WriteCheck = () => null;
 
 /**
- * An update or a delete (`UPDATE … WHERE …`, `DELETE … WHERE …`, without `RETURNING`) that fails with EW001, read as a lost race, unless it
- * changes exactly `expected` rows (a number, or a parameter such as `$5`): the `raising` form of a `write`.
+ * An update or a delete (`UPDATE … WHERE …`, `DELETE … WHERE …`, without `RETURNING`) that fails with EW001,
+ * read as a lost race, unless it changes exactly `expected` rows (a number, or a parameter such as `$5`): the
+ * `raising` form of a `write`.
  */
 export const expectRows = (update: string, expected: number | string): string =>
   `WITH changed AS (${update} RETURNING 1) SELECT esig_expect_rows((SELECT count(*) FROM changed), ${expected})`;

@@ -16,12 +16,10 @@ export const turnBatcher = <W, R>(answer: (wants: readonly W[]) => Promise<reado
   const settle = (batch: readonly Call[]) =>
     Promise.resolve()
       .then(() => answer(batch.map((c) => c.want)))
-      .then(
-        (answers) => {
-          if (answers.length !== batch.length) throw new Error(`a batch of ${batch.length} got ${answers.length} answers`);
-          batch.forEach((c, i) => c.resolve(answers[i]!));
-        },
-      )
+      .then((answers) => {
+        if (answers.length !== batch.length) throw new Error(`a batch of ${batch.length} got ${answers.length} answers`);
+        batch.forEach((c, i) => c.resolve(answers[i]!));
+      })
       .catch((e: unknown) => batch.forEach((c) => c.reject(e)));
   return (want) =>
     new Promise<R>((resolve, reject) => {

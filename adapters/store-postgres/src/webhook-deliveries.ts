@@ -37,20 +37,19 @@ const DELIVERY_COLUMNS =
 
 const decodeDelivery = rowDecoder(DeliveryRow, 'webhook_deliveries', toDelivery);
 
-/** A delivery and its endpoint of the same tenant: one round trip, where findById on each would be two. */
-
 const decodeWithEndpoint = flow(
   decodeJoined(decodeDelivery, 'e', decodeEndpoint),
   E.map(([delivery, endpoint]) => ({ delivery, endpoint })),
 );
 
 /**
- * Deliveries with their endpoints, each in its own tenant: the wants are (id, org, mode) triples ($1, $2, $3),
- * one per delivery, and a want of another tenant's delivery finds nothing (nor does an endpoint of another
- * tenant's join). Each row is found by its id alone, in its primary key, at any table size and with any
- * statistics or none: `OFFSET 0` keeps the tenant's conditions out of the lookup (as the fence of
- * `byIdSql`), which would otherwise leave the planner free to read the tenant's range of a page index instead
- * (plan-growth.test.ts). A row never changes tenant, so checking it after the lookup is as final.
+ * Deliveries with their endpoints, one round trip where findById on each would be two. The wants are
+ * (id, org, mode) triples ($1, $2, $3), one per delivery, each in its own tenant: a want of another tenant's
+ * delivery finds nothing, nor does an endpoint of another tenant's join. Each row is found by its id alone, in
+ * its primary key, at any table size and with any statistics or none: `OFFSET 0` keeps the tenant's conditions
+ * out of the lookup (as the fence of `byIdSql`), which would otherwise leave the planner free to read the
+ * tenant's range of a page index instead (plan-growth.test.ts). A row never changes tenant, so checking it
+ * after the lookup is as final.
  */
 export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMNS, 'd')}, ${prefixedColumns(ENDPOINT_COLUMNS, 'e')}
   FROM unnest($1::text[], $2::text[], $3::text[]) AS want(id, org_id, mode)
