@@ -35,8 +35,10 @@ export interface JobQueue {
    * Removes a finished job, only if `worker` still holds its lease (a lease that ran out still counts until
    * another worker claims the job). Otherwise it fails with ConcurrentModification (resource `job`, the job's
    * id): the lease was lost (another worker has the job now, or it is gone), and the caller's transaction must
-   * not commit its effects. A failure like any other write's, so a transaction run with `deferWrites` may hear
-   * of it only at its end (see `TransactionOptions`).
+   * not commit its effects. Only a lost lease names `job`: the worker then gives the job up, so any other
+   * failure (a lock on the row not had in time) must name something else, and the job is retried. A failure
+   * like any other write's, so a transaction run with `deferWrites` may hear of it only at its end (see
+   * `TransactionOptions`).
    */
   complete(id: string, worker: string): StoreResult<void>;
   /**
