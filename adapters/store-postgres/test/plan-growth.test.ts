@@ -18,6 +18,30 @@ interface PlanNode {
 
 const nodes = (p: PlanNode): PlanNode[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
 
+/**
+ * A migrated database for the enclosing `describe`, handed to `use` before its tests run, in which nothing
+ * refreshes the statistics of `tables` whatever the server's autovacuum setting: they stay as growth without
+ * ANALYZE leaves them.
+ */
+const withTablesNeverAnalyzed = (tables: readonly string[], use: (client: pg.PoolClient) => void) => {
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const db = await migratedTestClient();
+    close = db.close;
+    await db.client.query(tables.map((t) => `ALTER TABLE ${t} SET (autovacuum_enabled = false)`).join('; '));
+    use(db.client);
+  });
+  afterAll(async () => {
+    await close?.();
+  });
+};
+
+/** The plan PostgreSQL would run `sql` with, for these parameters. */
+const explain = async (client: pg.PoolClient, sql: string, params: readonly unknown[]): Promise<PlanNode> => {
+  const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, [...params]);
+  return r.rows[0]!['QUERY PLAN'][0]!.Plan;
+};
+
 /** Documents of one org, as uploads leave them: inserted in batches, never analyzed. */
 const grow = (from: number, to: number) => `
   INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at)
@@ -36,22 +60,8 @@ const grow = (from: number, to: number) => `
  * per request. The statements must reach the listed documents by primary key at every size.
  */
 describe.skipIf(!available)('create-request statements on a table grown without ANALYZE', () => {
-  let client: pg.PoolClient;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ client, close } = await migratedTestClient());
-    // Whatever the server's autovacuum setting, nothing refreshes this table's statistics during the test.
-    await client.query('ALTER TABLE documents SET (autovacuum_enabled = false); ALTER TABLE signature_requests SET (autovacuum_enabled = false)');
-  });
-  afterAll(async () => {
-    await close?.();
-  });
-
-  const explain = async (sql: string, params: readonly unknown[]): Promise<PlanNode> => {
-    const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, [...params]);
-    return r.rows[0]!['QUERY PLAN'][0]!.Plan;
-  };
+  let client!: pg.PoolClient;
+  withTablesNeverAnalyzed(['documents', 'signature_requests'], (c) => (client = c));
 
   /** How each statement reads `table`: node type and index, for every node that reads the table. */
   const reads = (plan: PlanNode, table = 'documents') =>
@@ -75,7 +85,7 @@ describe.skipIf(!available)('create-request statements on a table grown without 
         // The form a command sends without waiting for its answer, which raises when it links too few.
         ['attachToRequest, sent unanswered', ATTACH_RAISING_SQL, ['org_big', 'test', [id], 'req_new', 1]],
       ] as const) {
-        const used = reads(await explain(sql, params));
+        const used = reads(await explain(client, sql, params));
         const where = `${name} at ${size} rows: ${JSON.stringify(used)}`;
         expect(used.length, where).toBeGreaterThan(0);
         // Every read of the table is a lookup in its primary key: no sequential scan, no tenant range.
@@ -89,7 +99,7 @@ describe.skipIf(!available)('create-request statements on a table grown without 
         ['signature_requests', byIdSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
         ['signature_requests', byIdForUpdateSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
       ] as const) {
-        const used = reads(await explain(sql, [key, 'org_big', 'test']), table);
+        const used = reads(await explain(client, sql, [key, 'org_big', 'test']), table);
         const where = `${table} by id at ${size} rows: ${JSON.stringify(used)}`;
         expect(used.length, where).toBeGreaterThan(0);
         for (const r of used) expect([`Index Scan ${table}_pkey`, 'LockRows'], where).toContain(r);
@@ -127,16 +137,8 @@ describe.skipIf(!available)('create-request statements on a table grown without 
  * the others, at any size.
  */
 describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE", () => {
-  let client: pg.PoolClient;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ client, close } = await migratedTestClient());
-    await client.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  let client!: pg.PoolClient;
+  withTablesNeverAnalyzed(['jobs'], (c) => (client = c));
 
   /** Due deliveries, every 100th leased by a running worker, and every 500th a mail job due tomorrow. */
   const backlog = (from: number, to: number) => `
@@ -190,28 +192,15 @@ const growDeliveries = (from: number, to: number) => `
     FROM generate_series(${from + 1}, ${to}) AS i`;
 
 describe.skipIf(!available)("a worker's delivery lookups on tables grown without ANALYZE", () => {
-  let client: pg.PoolClient;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ client, close } = await migratedTestClient());
-    await client.query('ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false); ALTER TABLE webhook_endpoints SET (autovacuum_enabled = false)');
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  let client!: pg.PoolClient;
+  withTablesNeverAnalyzed(['webhook_deliveries', 'webhook_endpoints'], (c) => (client = c));
 
   it('finds the deliveries looked up together, and their endpoints, through the primary keys at 1 k, 10 k and 40 k rows', async () => {
     let rows = 0;
     for (const size of [1_000, 10_000, 40_000]) {
       for (; rows < size; rows += 1_000) await client.query(growDeliveries(rows, rows + 1_000));
       const ids = Array.from({ length: 16 }, (_, i) => `dlv_${String(size - 1 - i * 7).padStart(26, '0')}`);
-      const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${FIND_WITH_ENDPOINT_SQL}`, [
-        ids,
-        ids.map(() => 'org_big'),
-        ids.map(() => 'test'),
-      ]);
-      const all = nodes(r.rows[0]!['QUERY PLAN'][0]!.Plan);
+      const all = nodes(await explain(client, FIND_WITH_ENDPOINT_SQL, [ids, ids.map(() => 'org_big'), ids.map(() => 'test')]));
       const tables = all.filter((n) => n['Relation Name'] !== undefined).map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name']}`);
       const where = `at ${size} rows: ${JSON.stringify(all.map((n) => n['Node Type']))}`;
       expect(tables.sort(), where).toEqual(['Index Scan webhook_deliveries_pkey', 'Index Scan webhook_endpoints_pkey']);
