@@ -4,7 +4,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { anyRows, write } from './connection.js';
+import { writeAny } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -46,34 +46,25 @@ export const pgApiLog = (conn: Conn): ApiLogStore => ({
   append: (entries) =>
     pipe(
       TE.fromEither(decode(NewEntries, 'new api_log rows')(entries)),
+      // A taken id raises (23505), waited for or not: ConcurrentModification naming the table and its key, not
+      // which entry it was.
       TE.chain((es) =>
         es.length === 0
           ? TE.right(undefined)
-          : pipe(
-              // A taken id becomes ConcurrentModification naming the table and its key, not which entry it was.
-              write(
-                conn,
-                APPEND_SQL,
-                [
-                  es.map((e) => e.id),
-                  es.map((e) => e.orgId),
-                  es.map((e) => e.mode),
-                  es.map((e) => e.kind),
-                  es.map((e) => e.method),
-                  es.map((e) => e.target),
-                  es.map((e) => e.status),
-                  es.map((e) => e.outcome),
-                  es.map((e) => e.durationMs),
-                  es.map((e) => e.keyId),
-                  es.map((e) => e.oauthClientId),
-                  es.map((e) => e.createdAt),
-                ],
-                anyRows,
-                undefined,
-                // A taken id raises (23505) in either form: the statement is its own raising form.
-                APPEND_SQL,
-              ),
-            ),
+          : writeAny(conn, APPEND_SQL, [
+              es.map((e) => e.id),
+              es.map((e) => e.orgId),
+              es.map((e) => e.mode),
+              es.map((e) => e.kind),
+              es.map((e) => e.method),
+              es.map((e) => e.target),
+              es.map((e) => e.status),
+              es.map((e) => e.outcome),
+              es.map((e) => e.durationMs),
+              es.map((e) => e.keyId),
+              es.map((e) => e.oauthClientId),
+              es.map((e) => e.createdAt),
+            ]),
       ),
     ),
 

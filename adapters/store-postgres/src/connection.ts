@@ -154,7 +154,8 @@ const failureOf = (e: unknown, onConflict?: OnConflict): StoreError => (e instan
  * transaction, and rolls it back at the `COMMIT`) wherever `outcome` would fail it: an insert without
  * `ON CONFLICT DO NOTHING`, an update checked by `esig_expect_rows` (see `expectRows`). It takes the same
  * values. (`text` keeps such a failure from aborting the transaction, for work that tolerates it.) Without
- * `raising`, the write is always waited for.
+ * `raising`, the write is always waited for. Most writes need no more than `writeOne` (with `insertOne` or
+ * `changeOne`, which make both forms from one text) or `writeAny`.
  */
 export const write =
   (
@@ -178,7 +179,7 @@ export const write =
   };
 
 /** The check of a write that must change exactly one row, and otherwise fails with `otherwise()`. */
-export const oneRow =
+const oneRow =
   (otherwise: () => StoreError): WriteCheck =>
   (r) =>
     r.rowCount === 1 ? null : otherwise();
@@ -193,6 +194,52 @@ export const anyRows: WriteCheck = () => null;
  */
 export const expectRows = (update: string, expected: number | string): string =>
   `WITH changed AS (${update} RETURNING 1) SELECT esig_expect_rows((SELECT count(*) FROM changed), ${expected})`;
+
+/**
+ * A write that must change exactly one row, in its two forms (see `write`): `text` misses by changing no row,
+ * `raising` by an error of PostgreSQL's. Made by `insertOne` or `changeOne`, so the forms cannot drift apart;
+ * run by `writeOne`.
+ */
+export interface OneRowWrite {
+  readonly text: string | Prepared;
+  readonly raising: string | Prepared;
+}
+
+/** `text` as it is, or prepared under `name` (see `prepared`). */
+const maybePrepared = (name: string | undefined, text: string): string | Prepared => (name === undefined ? text : prepared(name, text));
+
+/**
+ * An insert of one row (`INSERT … VALUES …`, no `ON CONFLICT`) whose key may be taken. Waited for, it inserts
+ * nothing then (`ON CONFLICT DO NOTHING`); sent unanswered, it raises a unique violation. With `name`, both forms
+ * are prepared (the raising one as `<name>_raising`).
+ */
+export const insertOne = (insert: string, name?: string): OneRowWrite => ({
+  text: maybePrepared(name, `${insert} ON CONFLICT DO NOTHING`),
+  raising: maybePrepared(name === undefined ? undefined : `${name}_raising`, insert),
+});
+
+/**
+ * An update or a delete that must change exactly one row (a version check, a lease): waited for, it changes
+ * none on a miss; sent unanswered, `esig_expect_rows` raises EW001 (see `expectRows`). With `name`, both forms
+ * are prepared.
+ */
+export const changeOne = (change: string, name?: string): OneRowWrite => ({
+  text: maybePrepared(name, change),
+  raising: maybePrepared(name === undefined ? undefined : `${name}_raising`, expectRows(change, 1)),
+});
+
+/**
+ * Runs `stmt` (see `write`): it fails with `miss()` unless it changed exactly one row, and a lost race with
+ * `onConflict` (by default `miss` too).
+ */
+export const writeOne = (conn: Conn, stmt: OneRowWrite, values: readonly unknown[], miss: () => StoreError, onConflict: OnConflict = miss): StoreResult<void> =>
+  write(conn, stmt.text, values, oneRow(miss), onConflict, stmt.raising);
+
+/**
+ * Runs a write that may change any number of rows, and fails only with an error of PostgreSQL's: it is its own
+ * raising form, so it can always be sent unanswered (see `write`).
+ */
+export const writeAny = (conn: Conn, stmt: string | Prepared, values: readonly unknown[]): StoreResult<void> => write(conn, stmt, values, anyRows, undefined, stmt);
 
 /** A pg identifier in double quotes (channel names for LISTEN). */
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

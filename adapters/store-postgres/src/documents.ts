@@ -7,7 +7,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
-import { anyRows, oneRow, prepared, run, write } from './connection.js';
+import { insertOne, prepared, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -89,7 +89,7 @@ const FIND_BY_ID = prepared('documents_find_by_id', byIdSql('documents', COLUMNS
 export const SET_STATUS_FOR_REQUEST_SQL =
   'UPDATE documents SET status = $1 WHERE org_id = (SELECT $2::text) AND mode = (SELECT $3::text) AND signature_request_id = $4';
 
-const INSERT = `INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+const INSERT = insertOne(`INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`);
 
 export const pgDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
@@ -98,14 +98,11 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
       // Validate on the way in as on the way out: whatever is written can be read back.
       TE.fromEither(decode(NewDocument, `new documents row ${doc.id}`)(doc)),
       TE.chain(() =>
-        write(
+        writeOne(
           conn,
-          `${INSERT} ON CONFLICT DO NOTHING`,
-          [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.pageSizes === null ? null : JSON.stringify(doc.pageSizes), doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
-          oneRow(taken),
-          taken,
-          // Sent unanswered: a taken id raises a unique violation instead of inserting nothing.
           INSERT,
+          [doc.id, doc.orgId, doc.mode, doc.name, doc.status, doc.pageCount, doc.pageSizes === null ? null : JSON.stringify(doc.pageSizes), doc.sizeBytes, doc.sha256, doc.signatureRequestId, doc.createdAt],
+          taken,
         ),
       ),
     );
@@ -147,8 +144,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
         // statistics from before the tenant grew, the tenant's equality estimates about no rows, every
         // (org_id, mode, …) index ties, and the planner took documents_page and checked the request id
         // on each of the tenant's rows. Seen at an average size, documents_by_request is the cheaper.
-        // Any number of rows is right: it fails only with an error, so it raises as it is.
-        write(conn, SET_STATUS_FOR_REQUEST_SQL, [status, tenant.orgId, tenant.mode, requestId], anyRows, undefined, SET_STATUS_FOR_REQUEST_SQL),
+        writeAny(conn, SET_STATUS_FOR_REQUEST_SQL, [status, tenant.orgId, tenant.mode, requestId]),
       ),
     ),
 });

@@ -7,7 +7,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
-import { oneRow, run, write } from './connection.js';
+import { insertOne, run, writeOne } from './connection.js';
 import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -33,7 +33,7 @@ const decodeRow = rowDecoder(EventRow, 'events', toEvent);
  * The EventOutbox. New events have `dispatched_at` NULL, which puts them in the webhook dispatcher's
  * queue; the dispatcher is the only writer of that column.
  */
-const INSERT = `INSERT INTO events (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
+const INSERT = insertOne(`INSERT INTO events (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`);
 
 export const pgEvents = (conn: Conn): EventOutbox => ({
   append: (event) => {
@@ -43,15 +43,7 @@ export const pgEvents = (conn: Conn): EventOutbox => ({
     return pipe(
       TE.fromEither(decode(NewEvent, `new events row ${event.id}`)(event)),
       TE.chain(() =>
-        write(
-          conn,
-          `${INSERT} ON CONFLICT DO NOTHING`,
-          [event.id, event.orgId, event.mode, event.type, event.createdAt, JSON.stringify(event.data), event.redeliveryOf],
-          oneRow(exists),
-          exists,
-          // Sent unanswered (see `write`): an id that exists raises a unique violation instead.
-          INSERT,
-        ),
+        writeOne(conn, INSERT, [event.id, event.orgId, event.mode, event.type, event.createdAt, JSON.stringify(event.data), event.redeliveryOf], exists),
       ),
     );
   },

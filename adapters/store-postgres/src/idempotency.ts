@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { expectRows, oneRow, prepared, run, write } from './connection.js';
+import { changeOne, prepared, run, writeOne } from './connection.js';
 import { ModeC, Timestamp, columnCodecs, decode, nullable } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
@@ -28,10 +28,7 @@ const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 // Prepared: each reaches one record by the primary key (org_id, mode, key), the only index these columns lead.
 const FIND = prepared('idempotency_find', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
-const COMPLETE_TEXT = "UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4";
-const COMPLETE = prepared('idempotency_complete', COMPLETE_TEXT);
-// Sent unanswered (see `write`): a record that is gone raises instead of changing nothing.
-const COMPLETE_RAISING = prepared('idempotency_complete_raising', expectRows(COMPLETE_TEXT, 1));
+const COMPLETE = changeOne("UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4", 'idempotency_complete');
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
 const toParams = (rec: IdempotencyRecord) =>
@@ -97,7 +94,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.chain(() =>
         // No record means it was purged or released while the operation ran: committing the operation
         // without a record to replay it would let a retry run it twice, so the transaction must fail.
-        write(conn, COMPLETE, [JSON.stringify(response), tenant.orgId, tenant.mode, key], oneRow(gone), gone, COMPLETE_RAISING),
+        writeOne(conn, COMPLETE, [JSON.stringify(response), tenant.orgId, tenant.mode, key], gone),
       ),
     );
   },

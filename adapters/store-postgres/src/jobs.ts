@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { expectRows, oneRow, run, write } from './connection.js';
+import { changeOne, run, writeOne } from './connection.js';
 import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 
 /** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
@@ -50,9 +50,8 @@ export const NEXT_RUN_AT_SQL = 'SELECT esig_jobs_next_run_at($1::text[]) AS next
 
 const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** A job done: gone, while `worker` ($2) still holds its lease. The raising form fails otherwise (EW001). */
-const COMPLETE = 'DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead';
-const COMPLETE_RAISING = expectRows(COMPLETE, 1);
+/** A job done: gone, while `worker` ($2) still holds its lease. */
+const COMPLETE = changeOne('DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead');
 
 /**
  * The JobQueue. A lease is (locked_by, locked_until); a job whose locked_until is at or before `now` is free
@@ -105,7 +104,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     // deadlock (40P01) is a race like any other, about the row: the job is retried, not given up as lost while
     // this worker still holds it.
     const raced = (code: string) => (code === 'EW001' ? lost() : concurrentModification('row', code));
-    return write(conn, COMPLETE, [id, worker], oneRow(lost), raced, COMPLETE_RAISING);
+    return writeOne(conn, COMPLETE, [id, worker], lost, raced);
   },
 
   extendLease: (id, worker, leaseUntil) =>

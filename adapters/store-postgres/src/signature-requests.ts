@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
 import { byIdForUpdateSql, byIdSql } from './by-id.js';
-import { expectRows, oneRow, prepared, run, write } from './connection.js';
+import { changeOne, insertOne, prepared, run, writeOne } from './connection.js';
 import { columnCodecs, decode, rowName } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -18,18 +18,14 @@ const TABLE: KeysetTable = { table: 'signature_requests', columns: COLUMNS, filt
 
 const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_requests', row))(row), E.chain(consistentRequest));
 
-const INSERT_TEXT = `INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`;
-const INSERT = prepared('signature_requests_insert', `${INSERT_TEXT} ON CONFLICT DO NOTHING`);
-// Sent unanswered (see `write`): a taken id raises a unique violation instead of inserting nothing.
-const INSERT_RAISING = prepared('signature_requests_insert_raising', INSERT_TEXT);
+const INSERT = insertOne(`INSERT INTO signature_requests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`, 'signature_requests_insert');
 
 // The version check and the write are one statement. A concurrent writer holding the row makes this wait
 // for its end; READ COMMITTED then re-checks the WHERE on the row it committed, so the later writer finds the
 // version moved on and changes nothing. created_at must match as well: it is the keyset position, and an
 // aggregate never changes it.
-const UPDATE_TEXT = `UPDATE signature_requests SET status = $1, version = $2, data = $3::jsonb
-  WHERE id = $4 AND org_id = $5 AND mode = $6 AND version = $2 - 1 AND created_at = $7`;
-const UPDATE_RAISING = expectRows(UPDATE_TEXT, 1);
+const UPDATE = changeOne(`UPDATE signature_requests SET status = $1, version = $2, data = $3::jsonb
+  WHERE id = $4 AND org_id = $5 AND mode = $6 AND version = $2 - 1 AND created_at = $7`);
 
 // By primary key behind a fence (see by-id.ts), so prepared.
 const FIND_BY_ID = prepared('signature_requests_find_by_id', byIdSql('signature_requests', COLUMNS));
@@ -49,7 +45,7 @@ export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
     return pipe(
       TE.fromEither(toData(req)),
       TE.chain(({ data, json }) =>
-        write(conn, INSERT, [data.id, data.orgId, data.mode, data.status, data.createdAt, data.version, json], oneRow(taken), taken, INSERT_RAISING),
+        writeOne(conn, INSERT, [data.id, data.orgId, data.mode, data.status, data.createdAt, data.version, json], taken),
       ),
     );
   },
@@ -72,7 +68,7 @@ export const pgSignatureRequests = (conn: Conn): SignatureRequestStore => ({
     return pipe(
       TE.fromEither(toData(next)),
       TE.chain(({ data, json }) =>
-        write(conn, UPDATE_TEXT, [data.status, data.version, json, data.id, data.orgId, data.mode, data.createdAt], oneRow(stale), stale, UPDATE_RAISING),
+        writeOne(conn, UPDATE, [data.status, data.version, json, data.id, data.orgId, data.mode, data.createdAt], stale),
       ),
     );
   },

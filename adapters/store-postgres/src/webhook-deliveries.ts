@@ -6,7 +6,7 @@ import { flow, pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { expectRows, oneRow, run, write } from './connection.js';
+import { changeOne, insertOne, run, writeOne } from './connection.js';
 import { turnBatcher } from './turn-batch.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
@@ -125,13 +125,12 @@ export const CANCEL_PENDING_SQL = `UPDATE webhook_deliveries
   SET status = 'cancelled', next_attempt_at = NULL, last_attempt_at = COALESCE(last_attempt_at, $1::timestamptz), version = version + 1
   WHERE org_id = $2 AND mode = $3 AND endpoint_id = $4 AND status = 'pending'`;
 
-/** A delivery's new state, if it is still at the version before it (see `update`); `expectRows` raises otherwise. */
-const UPDATE_DELIVERY = `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
-   WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1`;
-const UPDATE_DELIVERY_RAISING = expectRows(UPDATE_DELIVERY, 1);
+/** A delivery's new state, if it is still at the version before it (see `update`). */
+const UPDATE_DELIVERY = changeOne(`UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
+   WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1`);
 
-/** An attempt's log entry; a taken id raises 23505 (the raising form), or inserts nothing with `ON CONFLICT DO NOTHING`. */
-const INSERT_ATTEMPT = `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+/** An attempt's log entry. */
+const INSERT_ATTEMPT = insertOne(`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`);
 
 /**
  * The WebhookDeliveryStore. A delivery's update writes its state only: what was fixed at creation (the
@@ -183,14 +182,7 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     return pipe(
       TE.fromEither(decode(NewDelivery, `new webhook_deliveries row ${next.id}`)(next)),
       TE.chain((d) =>
-        write(
-          conn,
-          UPDATE_DELIVERY,
-          [d.status, d.attempts, d.nextAttemptAt, d.lastAttemptAt, d.lastOutcome, d.version, d.id, d.orgId, d.mode],
-          oneRow(stale),
-          stale,
-          UPDATE_DELIVERY_RAISING,
-        ),
+        writeOne(conn, UPDATE_DELIVERY, [d.status, d.attempts, d.nextAttemptAt, d.lastAttemptAt, d.lastOutcome, d.version, d.id, d.orgId, d.mode], stale),
       ),
     );
   },
@@ -207,13 +199,11 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     return pipe(
       TE.fromEither(decode(NewAttempt, `new webhook_attempts row ${attempt.id}`)(attempt)),
       TE.chain((a) =>
-        write(
+        writeOne(
           conn,
-          `${INSERT_ATTEMPT} ON CONFLICT DO NOTHING`,
-          [a.id, a.orgId, a.mode, a.deliveryId, a.endpointId, a.eventId, a.eventType, a.attempt, a.outcome, a.succeeded, a.durationMs, a.responseBody, a.createdAt],
-          oneRow(taken),
-          taken,
           INSERT_ATTEMPT,
+          [a.id, a.orgId, a.mode, a.deliveryId, a.endpointId, a.eventId, a.eventType, a.attempt, a.outcome, a.succeeded, a.durationMs, a.responseBody, a.createdAt],
+          taken,
         ),
       ),
     );

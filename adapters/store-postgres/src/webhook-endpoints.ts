@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Access, Conn } from './connection.js';
-import { anyRows, run, write } from './connection.js';
+import { run, writeAny } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -151,8 +151,7 @@ export const pgWebhookEndpoints = (conn: Conn): WebhookEndpointStore => {
     clearFailures: (tenant, id, at) =>
       pipe(
         TE.fromEither(decode(Timestamp, 'the time failures are cleared')(at)),
-        // Fails only with an error of PostgreSQL's: the statement is its own raising form.
-        TE.chain(() => write(conn, CLEAR_FAILURES, [at, id, tenant.orgId, tenant.mode], anyRows, undefined, CLEAR_FAILURES)),
+        TE.chain(() => writeAny(conn, CLEAR_FAILURES, [at, id, tenant.orgId, tenant.mode])),
       ),
 
     delete: (tenant, id) =>
