@@ -7,7 +7,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { changeOne, prepared, run, writeOne } from './connection.js';
-import { ModeC, Timestamp, columnCodecs, decode, nullable } from './decode.js';
+import { BatchLimit, ModeC, Timestamp, columnCodecs, decode, nullable } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
 
@@ -105,10 +105,21 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map(() => undefined),
     ),
 
-  purgeExpired: (now) =>
+  purgeExpired: (now, limit) =>
     pipe(
       TE.fromEither(decode(Timestamp, 'purge time')(now)),
-      TE.chain(() => run(conn, 'write', 'DELETE FROM idempotency_keys WHERE expires_at <= $1', [now])),
+      TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
+      // The outer condition is checked again on a row changed meanwhile: a record replaced with a later
+      // expiry between the subquery's snapshot and the DELETE stays.
+      TE.chain(() =>
+        run(
+          conn,
+          'write',
+          `DELETE FROM idempotency_keys WHERE expires_at <= $1 AND (org_id, mode, key) IN
+             (SELECT org_id, mode, key FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
+          [now, limit],
+        ),
+      ),
       TE.map((r) => r.rowCount ?? 0),
     ),
 });

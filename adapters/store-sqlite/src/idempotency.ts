@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
-import { Timestamp, columnCodecs, decode } from './decode.js';
+import { BatchLimit, Timestamp, columnCodecs, decode } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
 
@@ -97,10 +97,19 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map(() => undefined),
     ),
 
-  purgeExpired: (now) =>
+  purgeExpired: (now, limit) =>
     pipe(
       TE.fromEither(decode(Timestamp, 'purge time')(now)),
-      TE.chain(() => attempt(conn, (c) => c.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now))),
+      TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
+      TE.chain(() =>
+        attempt(conn, (c) =>
+          c
+            .prepare(
+              'DELETE FROM idempotency_keys WHERE expires_at <= ? AND rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
+            )
+            .run(now, now, limit),
+        ),
+      ),
       TE.map(changedRows),
     ),
 });

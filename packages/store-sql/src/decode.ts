@@ -92,6 +92,9 @@ export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && !Number
 /** Integer columns arrive as JS numbers; this refuses fractions and unsafe magnitudes. */
 export const Int = t.refinement(t.number, Number.isSafeInteger, 'Int');
 
+/** How many rows one batch may touch: at least one, since SQLite reads a negative LIMIT as no limit at all. */
+export const BatchLimit = t.refinement(Int, (n) => n >= 1, 'BatchLimit');
+
 /** Decodes a row of `table` with `codec` and maps it to the port's type; errors name the row by its `key`. */
 export const rowDecoder =
   <R, A>(codec: t.Decoder<unknown, R>, table: string, toDomain: (r: R) => A, key = 'id') =>

@@ -381,15 +381,16 @@ const makeStores = (v: View): Stores => ({
         v.remove('idempotency', tenantKey(t, key));
         return ok(undefined);
       }),
-    purgeExpired: (now) =>
+    purgeExpired: (now, limit) =>
       op(v, () => {
-        let n = 0;
-        for (const r of v.rows('idempotency'))
-          if (r.expiresAt <= now) {
-            v.remove('idempotency', tenantKey(r.tenant, r.key));
-            n++;
-          }
-        return ok(n);
+        if (!Number.isSafeInteger(limit) || limit < 1) return E.left(storeFailure(new RangeError(`invalid purge limit ${limit}`)));
+        const expired = v
+          .rows('idempotency')
+          .filter((r) => r.expiresAt <= now)
+          .sort((a, b) => (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0))
+          .slice(0, limit);
+        for (const r of expired) v.remove('idempotency', tenantKey(r.tenant, r.key));
+        return ok(expired.length);
       }),
   },
 

@@ -40,6 +40,9 @@ export interface IdempotencyStore {
   complete(tenant: Tenant, key: string, response: StoredResponse): StoreResult<void>;
   /** Deletes the record so the key can be used again (the operation failed for reasons worth retrying). */
   release(tenant: Tenant, key: string): StoreResult<void>;
-  /** Deletes records whose `expiresAt` is at or before `now`; returns how many. */
-  purgeExpired(now: string): StoreResult<number>;
+  /**
+   * Deletes at most `limit` of the records whose `expiresAt` is at or before `now`, the earliest first, in
+   * every tenant; returns how many. A record replaced meanwhile with a later `expiresAt` is kept.
+   */
+  purgeExpired(now: string, limit: number): StoreResult<number>;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, makeIdempotencyRecord, ok } from '../builders.js';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeIdempotencyRecord, ok, tagOf } from '../builders.js';
 import type { Harness } from './harness.js';
 import { STRANGERS } from './harness.js';
 
@@ -61,11 +61,37 @@ export const idempotencyContract = (h: Harness) =>
       const boundary = makeIdempotencyRecord(TENANT_B, { expiresAt: at(20) });
       const late = makeIdempotencyRecord(TENANT_A_LIVE, { expiresAt: at(20.001) });
       for (const r of [early, boundary, late]) await ok(h().stores.idempotency.insertIfAbsent(r));
-      expect(await ok(h().stores.idempotency.purgeExpired(at(20)))).toBe(2);
-      expect(await ok(h().stores.idempotency.purgeExpired(at(20)))).toBe(0);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(20), 100))).toBe(2);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(20), 100))).toBe(0);
       expect(await ok(h().stores.idempotency.find(TENANT_A, early.key))).toBeNull();
       expect(await ok(h().stores.idempotency.find(TENANT_B, boundary.key))).toBeNull();
       expect(await ok(h().stores.idempotency.find(TENANT_A_LIVE, late.key))).toEqual(late);
+    });
+
+    it('purgeExpired deletes at most `limit` records, the earliest to expire first', async () => {
+      // Inserted out of order, so that "first" cannot mean "first inserted".
+      const records = [5, 1, 4, 2, 3].map((s) => makeIdempotencyRecord(s % 2 === 0 ? TENANT_A : TENANT_B, { expiresAt: at(s) }));
+      const live = makeIdempotencyRecord(TENANT_A, { expiresAt: at(60) });
+      for (const r of [...records, live]) await ok(h().stores.idempotency.insertIfAbsent(r));
+      const left = async () => {
+        const found = await Promise.all(records.map(async (r) => ((await ok(h().stores.idempotency.find(r.tenant, r.key))) === null ? null : r.expiresAt)));
+        return found.filter((x) => x !== null).sort();
+      };
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(2);
+      expect(await left()).toEqual([at(3), at(4), at(5)]);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(2);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(1);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(0);
+      expect(await left()).toEqual([]);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, live.key))).toEqual(live);
+    });
+
+    it('purgeExpired refuses a limit below 1 or not whole, and deletes nothing', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A, { expiresAt: at(1) });
+      await ok(h().stores.idempotency.insertIfAbsent(rec));
+      // SQLite would read a negative LIMIT as no limit: the store must not pass it on.
+      for (const limit of [0, -1, 1.5, Number.NaN]) expect(tagOf(await fails(h().stores.idempotency.purgeExpired(at(30), limit)))).toBe('StoreFailure');
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
     });
   });
 
