@@ -65,6 +65,7 @@ export * as rateLimit from './rate-limit.js';
 
 // ---- Running use cases -----------------------------------------------------------------------------------
 export * from './use-cases/command.js';
+export * from './use-cases/purge-idempotency-records.js';
 export { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, fingerprintSource, isValidIdempotencyKey } from './idempotency.js';
 export type { FingerprintInput } from './idempotency.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './pagination.js';

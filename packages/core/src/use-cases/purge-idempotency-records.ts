@@ -1,0 +1,29 @@
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import type { StoreError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { Stores } from '../ports/stores.js';
+
+/**
+ * Records deleted per batch: enough that a day of writes goes in a few thousand statements, few enough that
+ * one statement holds the database's writer for milliseconds, not seconds.
+ */
+export const IDEMPOTENCY_PURGE_BATCH = 1_000;
+
+/**
+ * Deletes one batch of idempotency records past their expiry (`IDEMPOTENCY_TTL_MS` after their first use),
+ * in every tenant; answers how many. An expired record is already as good as absent (a new call with its key
+ * proceeds), so this only gives back the space: without it the table grows with every write ever made.
+ * A caller runs it again while it answers a full batch, letting other work through between batches.
+ *
+ * @example
+ * for (let n = IDEMPOTENCY_PURGE_BATCH; n === IDEMPOTENCY_PURGE_BATCH; ) {
+ *   const r = await purgeExpiredIdempotencyRecords(deps)()();
+ *   n = E.isRight(r) ? r.right : 0;
+ * }
+ */
+export const purgeExpiredIdempotencyRecords =
+  (deps: { readonly stores: Stores; readonly clock: Clock }) =>
+  (batch: number = IDEMPOTENCY_PURGE_BATCH): TE.TaskEither<StoreError, number> =>
+  // The time is read when the batch runs, not when it is built.
+  () =>
+    deps.stores.idempotency.purgeExpired(deps.clock.now().toISOString(), batch)();
