@@ -61,4 +61,5 @@ export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Ar
   };
 };
 export * from './worker.js';
+export * from './purger.js';
 export * from './secret-box.js';
