@@ -3,9 +3,9 @@ import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import type { IssuedKey, JobHandlers, JobKind, NewJobKinds, Org } from '@esig/core';
-import { JOB_KINDS, concerns } from '@esig/core';
+import { IDEMPOTENCY_PURGE_BATCH, JOB_KINDS, concerns, purgeExpiredIdempotencyRecords } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
-import { startWorker } from '@esig/runtime-node';
+import { startPurger, startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildContainer } from './container.js';
@@ -21,6 +21,12 @@ import { T } from './tokens.js';
 
 /** The job kinds of webhook delivery: their loops are a worker of their own (ESIG_WEBHOOK_CONCURRENCY). */
 const WEBHOOK_KINDS: ReadonlySet<string> = new Set<JobKind>(['webhook.deliver', 'webhook.dispatch']);
+
+/**
+ * How often the workers delete idempotency records past their 24 hours. Every process with workers does it
+ * (deleting what another has deleted costs nothing); a record waits at most this long past its expiry.
+ */
+export const IDEMPOTENCY_PURGE_INTERVAL_MS = 10 * 60_000;
 
 /**
  * Starts the background workers of this process: one for webhook deliveries, with ESIG_WEBHOOK_CONCURRENCY
@@ -58,9 +64,16 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
   // A commit that enqueued a job wakes the workers at once (with PostgreSQL, a NOTIFY from any process too);
   // polling stays as the fallback, for jobs due later and for other processes on a SQLite file.
   const stopListening = await db.onNewJobs(wake);
+  const purger = startPurger({
+    what: 'idempotency records',
+    purge: purgeExpiredIdempotencyRecords({ stores: c.resolve(T.Stores), clock: c.resolve(T.Clock) }),
+    batch: IDEMPOTENCY_PURGE_BATCH,
+    intervalMs: IDEMPOTENCY_PURGE_INTERVAL_MS,
+    logger: c.resolve(T.Logger),
+  });
   return {
     wake,
-    stop: async () => void (await Promise.all(workers.map((w) => w.worker.stop()))),
+    stop: async () => void (await Promise.all([purger.stop(), ...workers.map((w) => w.worker.stop())])),
     stopListening,
   };
 };

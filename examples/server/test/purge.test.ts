@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Stores } from '@esig/core';
+import { openSqliteStore } from '@esig/store-sqlite';
+import { TENANT_A, TENANT_B, makeIdempotencyRecord, ok } from '@esig/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../src/index.js';
+import { loadConfig, startServer } from '../src/index.js';
+import { T } from '../src/tokens.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'esig-purge-'));
+let running: RunningServer | null = null;
+afterAll(async () => {
+  await running?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const until = async (probe: () => Promise<boolean>, what: string, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('the server with its workers', () => {
+  it('deletes idempotency records past their expiry as it starts, and keeps the others', async () => {
+    const path = join(dir, 'esig.db');
+    // Records left by an earlier run of the server: two expired a moment ago, one expires tomorrow.
+    const seeded = openSqliteStore({ path });
+    const expired = [TENANT_A, TENANT_B].map((t) => makeIdempotencyRecord(t, { expiresAt: new Date(Date.now() - 1_000).toISOString() }));
+    const live = makeIdempotencyRecord(TENANT_A, { expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+    for (const r of [...expired, live]) await ok(seeded.stores.idempotency.insertIfAbsent(r));
+    seeded.close();
+
+    running = await startServer(loadConfig({ ESIG_DATABASE_URL: `sqlite:${path}`, ESIG_PORT: '0', ESIG_HOST: '127.0.0.1', ESIG_LOG_LEVEL: 'error' }), () => undefined);
+    const stores = running.container.resolve<Stores>(T.Stores);
+    await until(async () => (await Promise.all(expired.map((r) => ok(stores.idempotency.find(r.tenant, r.key))))).every((x) => x === null), 'the purge');
+    expect(await ok(stores.idempotency.find(live.tenant, live.key))).toEqual(live);
+  });
+});
