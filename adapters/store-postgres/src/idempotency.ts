@@ -48,6 +48,15 @@ const toParams = (rec: IdempotencyRecord) =>
   );
 
 /**
+ * One batch of expired records. The batch is found in the expiry index and deleted by its rows' addresses
+ * (ctid), so a batch costs its own size whatever the backlog: joined back by primary key instead, the planner
+ * hashed the batch and read the whole expired range of the index to match it, every batch. A row replaced
+ * meanwhile (a later expiry) has moved to another address, and is checked against `expires_at` again: it stays.
+ */
+export const PURGE_EXPIRED_SQL = `DELETE FROM idempotency_keys
+  WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)) AND expires_at <= $1`;
+
+/**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
  * racing for the same key get exactly one `true`, and the loser's transaction stays usable (a failed
  * statement would abort it).
@@ -109,17 +118,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
     pipe(
       TE.fromEither(decode(Timestamp, 'purge time')(now)),
       TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
-      // The outer condition is checked again on a row changed meanwhile: a record replaced with a later
-      // expiry between the subquery's snapshot and the DELETE stays.
-      TE.chain(() =>
-        run(
-          conn,
-          'write',
-          `DELETE FROM idempotency_keys WHERE expires_at <= $1 AND (org_id, mode, key) IN
-             (SELECT org_id, mode, key FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
-          [now, limit],
-        ),
-      ),
+      TE.chain(() => run(conn, 'write', PURGE_EXPIRED_SQL, [now, limit])),
       TE.map((r) => r.rowCount ?? 0),
     ),
 });

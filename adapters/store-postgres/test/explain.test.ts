@@ -8,6 +8,7 @@ import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { ATTEMPTS, CANCEL_PENDING_SQL, FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
 import { SET_STATUS_FOR_REQUEST_SQL } from '../src/documents.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
+import { PURGE_EXPIRED_SQL } from '../src/idempotency.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
 /** Rows per table: 8 tenants (4 orgs × 2 modes), so the one queried holds an eighth of them. */
@@ -67,6 +68,12 @@ const SEED = `
     SELECT 'log_' || lpad(i::text, 26, '0'), 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END,
            CASE WHEN (i / 8) % 4 = 0 THEN 'webhook' ELSE 'api' END, 'GET', '/api/v1/documents', 200, '200', 12, 'key_1',
            timestamptz '2026-01-01' + (i / 3) * interval '1 second'
+    FROM generate_series(1, ${ROWS}) AS i;
+  -- Idempotency records a minute apart, each expiring a day after it was made.
+  INSERT INTO idempotency_keys (org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at)
+    SELECT 'org_' || (i % 4), CASE WHEN i % 8 < 4 THEN 'test' ELSE 'live' END, 'key-' || i, 'fp', 'completed', '{}',
+           timestamptz '2026-01-01' + i * interval '1 minute', timestamptz '2026-01-01' + i * interval '1 minute',
+           timestamptz '2026-01-02' + i * interval '1 minute'
     FROM generate_series(1, ${ROWS}) AS i;
   ANALYZE;`;
 
@@ -240,6 +247,14 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
 
   it('the next due time reads the first unleased job of each kind and the leased jobs, never the jobs that wait', async () => {
     expect(await jobRowsRead(NEXT_RUN_AT_SQL, [['mail.invite', 'seal']])).toBeLessThanOrEqual(4);
+  });
+
+  // Expired by then: 7,000 of the 8,000 records. A batch must read its own rows, not the backlog.
+  it('a purge batch reads its own records, however many have expired', async () => {
+    const read = await rowsRead(client, 'idempotency_keys', PURGE_EXPIRED_SQL, ['2026-01-06T20:40:00.000Z', 1_000]);
+    // The batch the purge really deletes (IDEMPOTENCY_PURGE_BATCH), each record read once or twice.
+    expect(read).toBeGreaterThanOrEqual(1_000);
+    expect(read).toBeLessThanOrEqual(2 * 1_000);
   });
 
   it('shows one plan (for the record)', async () => {

@@ -34,6 +34,10 @@ const toRow = (rec: IdempotencyRecord) => {
 
 const changedRows = (r: { readonly changes: number }) => r.changes;
 
+/** One batch of expired records: found in the expiry index, deleted by rowid, so a batch costs its own size. */
+export const PURGE_EXPIRED_SQL =
+  'DELETE FROM idempotency_keys WHERE expires_at <= ? AND rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)';
+
 /**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
  * racing for the same key get exactly one `true` even without a surrounding transaction.
@@ -104,9 +108,7 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.chain(() =>
         attempt(conn, (c) =>
           c
-            .prepare(
-              'DELETE FROM idempotency_keys WHERE expires_at <= ? AND rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
-            )
+            .prepare(PURGE_EXPIRED_SQL)
             .run(now, now, limit),
         ),
       ),

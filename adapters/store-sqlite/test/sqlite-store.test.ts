@@ -16,6 +16,7 @@ import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { attachSql, findByIdsSql } from '../src/documents.js';
 import { claimSql, nextRunAtSql } from '../src/jobs.js';
 import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
+import { PURGE_EXPIRED_SQL } from '../src/idempotency.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
 
@@ -619,6 +620,17 @@ describe('sqlite adapter', () => {
           for (const d of searches) expect(d, sql).toMatch(/^SEARCH documents USING INDEX sqlite_autoindex_documents_1 \(id=\?\)/);
         }
       }
+      db.close();
+    });
+
+    it('a purge batch reads expired records from their index and deletes them by rowid (no scan, no sort)', () => {
+      const p = freshDbPath();
+      openStore(p).close();
+      const db = new Database(p, { readonly: true });
+      const detail = plan(db, PURGE_EXPIRED_SQL, [at(0), at(0), 1_000]);
+      expect(detail).toMatch(/^SEARCH idempotency_keys USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+      expect(detail).toMatch(/SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry \(expires_at<\?\)/);
+      expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
       db.close();
     });
 
