@@ -1,0 +1,55 @@
+import { TENANT_A, at, makeIdempotencyRecord, ok } from '@esig/testkit';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PostgresStore } from '../src/index.js';
+import { openPostgresStore } from '../src/index.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase } from './pg.js';
+
+describe.skipIf(!available)('purging idempotency records beside their writers', () => {
+  let db: TestDatabase;
+  let store: PostgresStore;
+  let holder: pg.Client;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = await openPostgresStore({ url: db.url, poolSize: 2 });
+    holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+  });
+  afterAll(async () => {
+    await holder?.end();
+    await store?.close();
+    await db?.drop();
+  });
+
+  // The attack: a record expired when the purge picked its batch, and a caller took its key over (a new,
+  // live record) before the DELETE reached the row. Deleting it then would let a retry run the operation again.
+  it('a record replaced with a later expiry while the purge waits for its row is kept', async () => {
+    const record = makeIdempotencyRecord(TENANT_A, { expiresAt: at(10) });
+    const other = makeIdempotencyRecord(TENANT_A, { expiresAt: at(5) });
+    for (const r of [record, other]) await ok(store.stores.idempotency.insertIfAbsent(r));
+    const replaced = { ...record, fingerprint: 'taken over', expiresAt: at(100_000) };
+
+    await holder.query('BEGIN');
+    await holder.query('UPDATE idempotency_keys SET fingerprint = $1, expires_at = $2 WHERE org_id = $3 AND mode = $4 AND key = $5', [
+      replaced.fingerprint,
+      replaced.expiresAt,
+      record.tenant.orgId,
+      record.tenant.mode,
+      record.key,
+    ]);
+    const purging = store.stores.idempotency.purgeExpired(at(20), 10)();
+    // The purge has taken its batch and waits for the row the holder has changed.
+    const waiting = async () =>
+      Number((await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM idempotency_keys%'")).rows[0]!.n);
+    for (const end = Date.now() + 20_000; (await waiting()) === 0; ) {
+      if (Date.now() > end) throw new Error('the purge never waited for the row');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await holder.query('COMMIT');
+
+    expect(await ok(() => purging)).toBe(1);
+    expect(await ok(store.stores.idempotency.find(record.tenant, record.key))).toEqual(replaced);
+    expect(await ok(store.stores.idempotency.find(other.tenant, other.key))).toBeNull();
+  });
+});
