@@ -1,5 +1,5 @@
 import type { StoreError } from '@esig/core';
-import { IDEMPOTENCY_TTL_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
+import { IDEMPOTENCY_PURGE_GRACE_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
 import { TENANT_A, TENANT_B, createManualClock, createMemoryStores, makeIdempotencyRecord, ok } from '@esig/testkit';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,14 +33,14 @@ describe('startPurger', () => {
     for (const p of running.splice(0)) await p.stop();
   });
 
-  /** Memory stores holding `expired` records past their TTL and one that is not, on a clock at T0 + TTL. */
+  /** Memory stores holding `expired` records past their TTL and grace, and one that is not. */
   const world = async (expired: number) => {
     const { stores } = createMemoryStores();
     const clock = createManualClock(T0);
     const old = Array.from({ length: expired }, (_, i) => makeIdempotencyRecord(i % 2 ? TENANT_A : TENANT_B, { expiresAt: T0 }));
-    const live = makeIdempotencyRecord(TENANT_A, { expiresAt: new Date(Date.parse(T0) + IDEMPOTENCY_TTL_MS + 1).toISOString() });
+    const live = makeIdempotencyRecord(TENANT_A, { expiresAt: new Date(Date.parse(T0) + 1).toISOString() });
     for (const r of [...old, live]) await ok(stores.idempotency.insertIfAbsent(r));
-    clock.advance(IDEMPOTENCY_TTL_MS);
+    clock.advance(IDEMPOTENCY_PURGE_GRACE_MS);
     const batches: number[] = [];
     const purge = (batch: number) => TE.map((n: number) => (batches.push(n), n))(purgeExpiredIdempotencyRecords({ stores, clock })(batch));
     const remaining = async () => (await Promise.all(old.map(async (r) => (await ok(stores.idempotency.find(r.tenant, r.key))) !== null))).filter(Boolean).length;

@@ -5,7 +5,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, IDEMPOTENCY_PURGE_GRACE_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
 import type { Harness } from './support.js';
@@ -398,7 +398,7 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
     expect(probe.runs).toBe(3);
   });
 
-  it('purging leaves every live record, so a replay still replays; past the TTL it frees the key', async () => {
+  it('purging leaves every live record, so a replay still replays; past the TTL and its grace it frees the key', async () => {
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(ctxArb, { minLength: 1, maxLength: 6, selector: (c) => c.key }), fc.integer({ min: 1, max: 4 }), async (ctxs, batch) => {
         const { h, probe, call } = setup();
@@ -409,7 +409,11 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
         expect(await right(purge(batch))).toBe(0);
         for (const ctx of ctxs) expect(await right(call(ctx))).toMatchObject({ replayed: true });
         expect(probe.runs).toBe(ctxs.length);
-        // At the TTL every record has expired; batches of `batch` take them all, a short batch says so.
+        // Expired, but within the grace that covers other processes' clocks: still not deleted.
+        h.clock.advance(IDEMPOTENCY_PURGE_GRACE_MS);
+        expect(await right(purge(batch))).toBe(0);
+        for (const ctx of ctxs) expect(await right(h.stores.idempotency.find(ctx.tenant, ctx.key))).not.toBeNull();
+        // Past the grace every record goes; batches of `batch` take them all, a short batch says so.
         h.clock.advance(1);
         let purged = 0;
         for (let n = batch; n === batch; purged += n) n = await right(purge(batch));

@@ -10,8 +10,15 @@ import type { Stores } from '../ports/stores.js';
 export const IDEMPOTENCY_PURGE_BATCH = 1_000;
 
 /**
- * Deletes one batch of idempotency records past their expiry (`IDEMPOTENCY_TTL_MS` after their first use),
- * in every tenant; answers how many. An expired record is already as good as absent (a new call with its key
+ * How long past its expiry a record is left before it is deleted. The process that purges and the one that
+ * answers a retry read different clocks; an hour absorbs any skew between them, so no record is deleted while
+ * a process that still counts it as live could replay it.
+ */
+export const IDEMPOTENCY_PURGE_GRACE_MS = 60 * 60_000;
+
+/**
+ * Deletes one batch of idempotency records past their expiry (`IDEMPOTENCY_TTL_MS` after their first use)
+ * by `IDEMPOTENCY_PURGE_GRACE_MS`, in every tenant; answers how many. An expired record is already as good as absent (a new call with its key
  * proceeds), so this only gives back the space: without it the table grows with every write ever made.
  * A caller runs it again while it answers a full batch, letting other work through between batches.
  *
@@ -26,4 +33,4 @@ export const purgeExpiredIdempotencyRecords =
   (batch: number = IDEMPOTENCY_PURGE_BATCH): TE.TaskEither<StoreError, number> =>
   // The time is read when the batch runs, not when it is built.
   () =>
-    deps.stores.idempotency.purgeExpired(deps.clock.now().toISOString(), batch)();
+    deps.stores.idempotency.purgeExpired(new Date(deps.clock.now().getTime() - IDEMPOTENCY_PURGE_GRACE_MS).toISOString(), batch)();
