@@ -54,12 +54,6 @@ export const openDatabase = (path: string, role: 'write' | 'read'): Database.Dat
     db.pragma('foreign_keys = ON');
     // In WAL mode NORMAL is still crash-safe (a power loss may lose the last commits, never corrupt).
     db.pragma('synchronous = NORMAL');
-    // The group commit runs each transaction in a savepoint, and SQLite keeps the pages a savepoint may
-    // have to restore in a sub-journal: a temporary file once it passes 64 KiB, which a group of a few
-    // requests does, so each request paid two more writes to disk for a file nobody reads after the
-    // COMMIT. In memory it stays bounded by one group's pages (as do the sorts that spill, our queries
-    // sort pages of at most a few hundred rows).
-    db.pragma('temp_store = MEMORY');
     if (role === 'read') db.pragma('query_only = ON');
     return db;
   } catch (e) {

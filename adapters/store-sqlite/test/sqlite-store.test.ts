@@ -153,34 +153,6 @@ describe('sqlite adapter', () => {
       expect(await ok(second.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
     });
 
-    // SQLite names its temporary files etilqs_* and unlinks them as soon as they are open: a process holding
-    // one shows it among its descriptors as deleted.
-    const openTempFiles = () =>
-      fs.readdirSync('/proc/self/fd').filter((fd) => E.getOrElse(() => '')(E.tryCatch(() => fs.readlinkSync(`/proc/self/fd/${fd}`), String)).includes('etilqs_'));
-
-    it.runIf(process.platform === 'linux')('a transaction that changes many pages keeps its savepoint journal in memory, not in a temporary file', async () => {
-      const s = openStore(freshDbPath());
-      const request = makeSignatureRequest(TENANT_A);
-      await ok(s.stores.signatureRequests.insert(request));
-      // About 40 pages of documents, each in the request: the group commit's savepoint must be able to
-      // restore every one of them, which is more than the 64 KiB SQLite keeps in memory by default.
-      const docs = Array.from({ length: 600 }, () => makeDocument(TENANT_A, { name: 'x'.repeat(200) }));
-      await ok(s.uow.transaction((tx) => pipe(docs, TE.traverseSeqArray((d) => tx.documents.insert(d)))));
-      const raw = new Database(s.path);
-      raw.prepare('UPDATE documents SET signature_request_id = ? WHERE org_id = ?').run(request.id, TENANT_A.orgId);
-      raw.close();
-      const seen = await ok(
-        s.uow.transaction((tx) =>
-          pipe(
-            tx.documents.setStatusForRequest(TENANT_A, request.id, 'COMPLETED'),
-            TE.map(() => openTempFiles()),
-          ),
-        ),
-      );
-      expect(seen).toEqual([]);
-      expect((await ok(s.stores.documents.findById(TENANT_A, docs[599]!.id)))?.status).toBe('COMPLETED');
-    });
-
     describe('checkpoints', () => {
       /** Fills the WAL through `write` with about `pages` pages of log entries, in transactions of 2,000 rows. */
       const fill = async (s: SqliteStore, pages: number) => {
