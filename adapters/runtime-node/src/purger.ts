@@ -14,6 +14,13 @@ export interface PurgerOptions {
   readonly logger: Pick<WorkerLogger, 'info' | 'warn'>;
 }
 
+const causeOf = (e: StoreError): string | undefined => {
+  if (e._tag !== 'StoreFailure') return undefined;
+  const c = e.cause as { code?: unknown; message?: unknown } | null | undefined;
+  const message = c instanceof Error || typeof c?.message === 'string' ? String(c!.message) : String(c);
+  return typeof c?.code === 'string' ? `${c.code}: ${message}` : message;
+};
+
 export interface RunningPurger {
   /** No run starts after this; resolves when a batch under way has finished. */
   stop(): Promise<void>;
@@ -35,12 +42,16 @@ export const startPurger = (o: PurgerOptions): RunningPurger => {
     for (;;) {
       const r = await o.purge(o.batch)();
       if (E.isLeft(r)) {
-        o.logger.warn({ what: o.what, purged: total, error: r.left._tag }, 'purge failed; it runs again later');
+        // The cause too, for an operator to act on (a lock timeout, a permission, a full disk): the drivers'
+        // messages name statements and tables, never the values bound to them.
+        o.logger.warn({ what: o.what, purged: total, error: r.left._tag, cause: causeOf(r.left) }, 'purge failed; it runs again later');
         return;
       }
       total += r.right;
       if (r.right < o.batch || stopped) break;
       await turn();
+      // A stop() during the turn between batches starts no further batch.
+      if (stopped) break;
     }
     if (total > 0) o.logger.info({ what: o.what, purged: total }, 'purged');
   };

@@ -65,7 +65,11 @@ describe('startPurger', () => {
     const purge = (batch: number): TE.TaskEither<StoreError, number> => (fail ? ((fail = false), TE.left(storeFailure(new Error('disk I/O error')))) : w.purge(batch));
     running.push(startPurger({ what: 'idempotency records', purge, batch: 10, intervalMs: 1, logger }));
     await until(async () => (await w.remaining()) === 0, 'the second run');
-    expect(logger.lines[0]).toEqual({ level: 'warn', fields: { what: 'idempotency records', purged: 0, error: 'StoreFailure' }, msg: 'purge failed; it runs again later' });
+    expect(logger.lines[0]).toEqual({
+      level: 'warn',
+      fields: { what: 'idempotency records', purged: 0, error: 'StoreFailure', cause: 'disk I/O error' },
+      msg: 'purge failed; it runs again later',
+    });
     expect(logger.lines[1]).toEqual({ level: 'info', fields: { what: 'idempotency records', purged: 3 }, msg: 'purged' });
   });
 
@@ -102,6 +106,23 @@ describe('startPurger', () => {
     // The batch under way finished; the full batch it returned would have led to another, but none starts.
     expect(calls).toBe(1);
     expect(await w.remaining()).toBe(3);
+  });
+
+  it('a stop() in the turn between two batches starts no further batch', async () => {
+    const w = await world(10);
+    let calls = 0;
+    let p: RunningPurger | null = null;
+    const purge = (batch: number): TE.TaskEither<StoreError, number> => () => {
+      calls++;
+      // Lands after this batch has answered, while the run waits for its next turn.
+      if (calls === 1) setImmediate(() => void p!.stop());
+      return w.purge(batch)();
+    };
+    p = startPurger({ what: 'idempotency records', purge, batch: 2, intervalMs: 1, logger: recordingLogger() });
+    await until(() => calls > 0, 'the first batch');
+    await p.stop();
+    expect(calls).toBe(1);
+    expect(await w.remaining()).toBe(8);
   });
 
   it('refuses a batch below 1', () => {
