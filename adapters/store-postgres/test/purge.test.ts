@@ -24,6 +24,8 @@ describe.skipIf(!available)('purging idempotency records beside their writers', 
 
   // The attack: a record expired when the purge picked its batch, and a caller took its key over (a new,
   // live record) before the DELETE reached the row. Deleting it then would let a retry run the operation again.
+  // What keeps it is the re-check of the row's address: the new version has moved. The statement's second
+  // `expires_at` condition is a second guard this test cannot tell apart (it fails the primary-key form).
   it('a record replaced with a later expiry while the purge waits for its row is kept', async () => {
     const record = makeIdempotencyRecord(TENANT_A, { expiresAt: at(10) });
     const other = makeIdempotencyRecord(TENANT_A, { expiresAt: at(5) });

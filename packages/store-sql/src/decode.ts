@@ -1,5 +1,5 @@
 import type { Mode, StoreError } from '@esig/core';
-import { MODES, storeFailure } from '@esig/core';
+import { MAX_PURGE_BATCH, MODES, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as t from 'io-ts';
@@ -92,8 +92,8 @@ export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && !Number
 /** Integer columns arrive as JS numbers; this refuses fractions and unsafe magnitudes. */
 export const Int = t.refinement(t.number, Number.isSafeInteger, 'Int');
 
-/** How many rows one batch may touch: at least one, since SQLite reads a negative LIMIT as no limit at all. */
-export const BatchLimit = t.refinement(Int, (n) => n >= 1, 'BatchLimit');
+/** How many records one purge may delete: at least one, since SQLite reads a negative LIMIT as no limit at all. */
+export const BatchLimit = t.refinement(Int, (n) => n >= 1 && n <= MAX_PURGE_BATCH, 'BatchLimit');
 
 /** Decodes a row of `table` with `codec` and maps it to the port's type; errors name the row by its `key`. */
 export const rowDecoder =

@@ -33,7 +33,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import { autoCommit, concurrentModification, requestIdOf, storeFailure } from '@esig/core';
+import { MAX_PURGE_BATCH, autoCommit, concurrentModification, requestIdOf, storeFailure } from '@esig/core';
 
 /** Everything the memory database holds; rows are private copies, never handed out. */
 interface Tables {
@@ -383,7 +383,7 @@ const makeStores = (v: View): Stores => ({
       }),
     purgeExpired: (now, limit) =>
       op(v, () => {
-        if (!Number.isSafeInteger(limit) || limit < 1) return E.left(storeFailure(new RangeError(`invalid purge limit ${limit}`)));
+        if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PURGE_BATCH) return E.left(storeFailure(new RangeError(`invalid purge limit ${limit}`)));
         const expired = v
           .rows('idempotency')
           .filter((r) => r.expiresAt <= now)

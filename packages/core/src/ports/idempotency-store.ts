@@ -30,6 +30,9 @@ export interface IdempotencyRecord {
  * Idempotency records, keyed by (tenant, key). Used inside UnitOfWork transactions so that a completed
  * record commits with the writes of the operation it records.
  */
+/** The most records one `purgeExpired` may delete: a batch holds the writer (on SQLite, the only one) while it runs. */
+export const MAX_PURGE_BATCH = 10_000;
+
 export interface IdempotencyStore {
   find(tenant: Tenant, key: string): StoreResult<IdempotencyRecord | null>;
   /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
@@ -42,7 +45,8 @@ export interface IdempotencyStore {
   release(tenant: Tenant, key: string): StoreResult<void>;
   /**
    * Deletes at most `limit` of the records whose `expiresAt` is at or before `now`, the earliest first, in
-   * every tenant; returns how many. A record replaced meanwhile with a later `expiresAt` is kept.
+   * every tenant; returns how many. A record replaced meanwhile with a later `expiresAt` is kept. `limit` is a
+   * whole number from 1 to `MAX_PURGE_BATCH`; any other fails with StoreFailure and deletes nothing.
    */
   purgeExpired(now: string, limit: number): StoreResult<number>;
 }

@@ -1,3 +1,4 @@
+import { MAX_PURGE_BATCH } from '@esig/core';
 import { describe, expect, it } from 'vitest';
 import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeIdempotencyRecord, ok, tagOf } from '../builders.js';
 import type { Harness } from './harness.js';
@@ -86,11 +87,11 @@ export const idempotencyContract = (h: Harness) =>
       expect(await ok(h().stores.idempotency.find(TENANT_A, live.key))).toEqual(live);
     });
 
-    it('purgeExpired refuses a limit below 1 or not whole, and deletes nothing', async () => {
+    it('purgeExpired refuses a limit below 1, above MAX_PURGE_BATCH or not whole, and deletes nothing', async () => {
       const rec = makeIdempotencyRecord(TENANT_A, { expiresAt: at(1) });
       await ok(h().stores.idempotency.insertIfAbsent(rec));
       // SQLite would read a negative LIMIT as no limit: the store must not pass it on.
-      for (const limit of [0, -1, 1.5, Number.NaN]) expect(tagOf(await fails(h().stores.idempotency.purgeExpired(at(30), limit)))).toBe('StoreFailure');
+      for (const limit of [0, -1, 1.5, Number.NaN, MAX_PURGE_BATCH + 1]) expect(tagOf(await fails(h().stores.idempotency.purgeExpired(at(30), limit)))).toBe('StoreFailure');
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
     });
   });
