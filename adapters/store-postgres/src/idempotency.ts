@@ -7,7 +7,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { changeOne, prepared, run, writeOne } from './connection.js';
-import { BatchLimit, ModeC, Timestamp, columnCodecs, decode, nullable } from './decode.js';
+import { BatchLimit, ModeC, Timestamp, TimestampColumn, columnCodecs, decode, nullable } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
 
@@ -48,19 +48,25 @@ const toParams = (rec: IdempotencyRecord) =>
   );
 
 /**
- * One batch of expired records. The batch is found in the expiry index and deleted by its rows' addresses
+ * One batch of expired records, with `expires_at` from $3 (`-infinity`: from the first) to $1. The batch is found in the expiry index and deleted by its rows' addresses
  * (ctid), so a batch costs its own size whatever the backlog: joined back by primary key instead, the planner
  * hashed the batch and read the whole expired range of the index to match it, every batch. A row replaced
  * meanwhile (a later expiry) has moved to another address, and is checked against `expires_at` again: it stays.
  */
-export const PURGE_EXPIRED_SQL = `DELETE FROM idempotency_keys
-  WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)) AND expires_at <= $1`;
+export const PURGE_EXPIRED_SQL = `WITH deleted AS (
+    DELETE FROM idempotency_keys
+    WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency_keys WHERE expires_at >= $3 AND expires_at <= $1 ORDER BY expires_at LIMIT $2))
+      AND expires_at <= $1
+    RETURNING expires_at)
+  SELECT count(*)::int AS deleted, max(expires_at) AS through FROM deleted`;
 
 /**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
  * racing for the same key get exactly one `true`, and the loser's transaction stays usable (a failed
  * statement would abort it).
  */
+const PurgedRow = t.type({ deleted: t.number, through: nullable(TimestampColumn) });
+
 export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
   find: (tenant, key) =>
     pipe(
@@ -114,11 +120,12 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map(() => undefined),
     ),
 
-  purgeExpired: (now, limit) =>
+  purgeExpired: (now, limit, from = null) =>
     pipe(
       TE.fromEither(decode(Timestamp, 'purge time')(now)),
       TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
-      TE.chain(() => run(conn, 'write', PURGE_EXPIRED_SQL, [now, limit])),
-      TE.map((r) => r.rowCount ?? 0),
+      TE.chainFirstEitherK(() => (from === null ? E.right(null) : decode(Timestamp, 'purge start')(from))),
+      TE.chain(() => run(conn, 'write', PURGE_EXPIRED_SQL, [now, limit, from ?? '-infinity'])),
+      TE.chainEitherK((r) => decode(PurgedRow, 'purged batch')(r.rows[0])),
     ),
 });

@@ -43,14 +43,14 @@ describe.skipIf(!available)('purging idempotency records beside their writers', 
     const purging = store.stores.idempotency.purgeExpired(at(20), 10)();
     // The purge has taken its batch and waits for the row the holder has changed.
     const waiting = async () =>
-      Number((await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM idempotency_keys%'")).rows[0]!.n);
+      Number((await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH deleted AS (%DELETE FROM idempotency_keys%'")).rows[0]!.n);
     for (const end = Date.now() + 20_000; (await waiting()) === 0; ) {
       if (Date.now() > end) throw new Error('the purge never waited for the row');
       await new Promise((r) => setTimeout(r, 10));
     }
     await holder.query('COMMIT');
 
-    expect(await ok(() => purging)).toBe(1);
+    expect(await ok(() => purging)).toEqual({ deleted: 1, through: other.expiresAt });
     expect(await ok(store.stores.idempotency.find(record.tenant, record.key))).toEqual(replaced);
     expect(await ok(store.stores.idempotency.find(other.tenant, other.key))).toBeNull();
   });

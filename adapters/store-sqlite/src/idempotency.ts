@@ -34,9 +34,13 @@ const toRow = (rec: IdempotencyRecord) => {
 
 const changedRows = (r: { readonly changes: number }) => r.changes;
 
-/** One batch of expired records: found in the expiry index, deleted by rowid, so a batch costs its own size. */
-export const PURGE_EXPIRED_SQL =
-  'DELETE FROM idempotency_keys WHERE expires_at <= ? AND rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)';
+/**
+ * One batch of expired records (`expires_at` from ? to ?): found in the expiry index, deleted by rowid, so a
+ * batch costs its own size. Timestamps are ISO text, so `''` stands for "from the first".
+ */
+export const PURGE_EXPIRED_SQL = `DELETE FROM idempotency_keys WHERE expires_at <= @now AND rowid IN
+  (SELECT rowid FROM idempotency_keys WHERE expires_at >= @from AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
+  RETURNING expires_at`;
 
 /**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
@@ -101,17 +105,12 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map(() => undefined),
     ),
 
-  purgeExpired: (now, limit) =>
+  purgeExpired: (now, limit, from = null) =>
     pipe(
       TE.fromEither(decode(Timestamp, 'purge time')(now)),
       TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
-      TE.chain(() =>
-        attempt(conn, (c) =>
-          c
-            .prepare(PURGE_EXPIRED_SQL)
-            .run(now, now, limit),
-        ),
-      ),
-      TE.map(changedRows),
+      TE.chainFirstEitherK(() => (from === null ? E.right(null) : decode(Timestamp, 'purge start')(from))),
+      TE.chain(() => attempt(conn, (c) => c.prepare(PURGE_EXPIRED_SQL).pluck().all({ now, from: from ?? '', limit }) as string[])),
+      TE.map((expiries) => ({ deleted: expiries.length, through: expiries.reduce<string | null>((a, b) => (a === null || b > a ? b : a), null) })),
     ),
 });

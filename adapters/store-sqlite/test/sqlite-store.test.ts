@@ -599,9 +599,9 @@ describe('sqlite adapter', () => {
       const p = freshDbPath();
       openStore(p).close();
       const db = new Database(p, { readonly: true });
-      const detail = plan(db, PURGE_EXPIRED_SQL, [at(0), at(0), 1_000]);
+      const detail = plan(db, PURGE_EXPIRED_SQL, [{ now: at(0), from: '', limit: 1_000 }]);
       expect(detail).toMatch(/^SEARCH idempotency_keys USING INTEGER PRIMARY KEY \(rowid=\?\)/);
-      expect(detail).toMatch(/SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry \(expires_at<\?\)/);
+      expect(detail).toMatch(/SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry \(expires_at>\? AND expires_at<\?\)/);
       expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
       db.close();
     });

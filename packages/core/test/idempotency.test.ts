@@ -428,6 +428,24 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
   });
 });
 
+describe('purgeExpiredIdempotencyRecords', () => {
+  it('starts each full batch of a run where the last one ended, and each new run from the first record', async () => {
+    const h = harness();
+    const seen: Array<string | null | undefined> = [];
+    const stores = { ...h.stores, idempotency: { ...h.stores.idempotency, purgeExpired: (now: string, limit: number, from?: string | null) => (seen.push(from), h.stores.idempotency.purgeExpired(now, limit, from)) } };
+    const expiries = [1, 2, 2, 3, 4].map((s) => iso(Date.parse(iso(0)) + s * 1000));
+    for (const [i, expiresAt] of expiries.entries())
+      await right(h.stores.idempotency.insertIfAbsent({ tenant: TENANT, key: `k${i}`, fingerprint: 'fp', state: 'completed', response: null, createdAt: iso(0), lockedUntil: iso(0), expiresAt }));
+    h.clock.set(new Date(Date.parse(expiries[4]!) + IDEMPOTENCY_PURGE_GRACE_MS));
+    const purge = purgeExpiredIdempotencyRecords({ stores, clock: h.clock });
+    expect(await right(purge(2))).toBe(2); // k0 (1 s) and one of the two at 2 s
+    expect(await right(purge(2))).toBe(2); // from 2 s: the other at 2 s, and 3 s
+    expect(await right(purge(2))).toBe(1); // from 3 s: 4 s; a short batch ends the run
+    expect(await right(purge(2))).toBe(0);
+    expect(seen).toEqual([null, expiries[1], expiries[3], null]);
+  });
+});
+
 describe('the transactions a command runs in', () => {
   /** The harness's unit of work, noting the options each transaction is asked with. */
   const noting = (h: Harness, serial: boolean) => {

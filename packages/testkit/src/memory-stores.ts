@@ -381,16 +381,17 @@ const makeStores = (v: View): Stores => ({
         v.remove('idempotency', tenantKey(t, key));
         return ok(undefined);
       }),
-    purgeExpired: (now, limit) =>
+    purgeExpired: (now, limit, from = null) =>
       op(v, () => {
         if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PURGE_BATCH) return E.left(storeFailure(new RangeError(`invalid purge limit ${limit}`)));
+        if (from !== null && Number.isNaN(Date.parse(from))) return E.left(storeFailure(new RangeError(`invalid purge start ${from}`)));
         const expired = v
           .rows('idempotency')
-          .filter((r) => r.expiresAt <= now)
+          .filter((r) => r.expiresAt <= now && (from === null || r.expiresAt >= from))
           .sort((a, b) => (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0))
           .slice(0, limit);
         for (const r of expired) v.remove('idempotency', tenantKey(r.tenant, r.key));
-        return ok(expired.length);
+        return ok({ deleted: expired.length, through: expired.length === 0 ? null : expired[expired.length - 1]!.expiresAt });
       }),
   },
 

@@ -26,13 +26,19 @@ export interface IdempotencyRecord {
   readonly expiresAt: string;
 }
 
+/** The most records one `purgeExpired` may delete: a batch holds the writer (on SQLite, the only one) while it runs. */
+export const MAX_PURGE_BATCH = 10_000;
+
+/** What one purge batch did: how many records it deleted, and the latest `expiresAt` among them (null if none). */
+export interface PurgedBatch {
+  readonly deleted: number;
+  readonly through: string | null;
+}
+
 /**
  * Idempotency records, keyed by (tenant, key). Used inside UnitOfWork transactions so that a completed
  * record commits with the writes of the operation it records.
  */
-/** The most records one `purgeExpired` may delete: a batch holds the writer (on SQLite, the only one) while it runs. */
-export const MAX_PURGE_BATCH = 10_000;
-
 export interface IdempotencyStore {
   find(tenant: Tenant, key: string): StoreResult<IdempotencyRecord | null>;
   /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
@@ -44,9 +50,14 @@ export interface IdempotencyStore {
   /** Deletes the record so the key can be used again (the operation failed for reasons worth retrying). */
   release(tenant: Tenant, key: string): StoreResult<void>;
   /**
-   * Deletes at most `limit` of the records whose `expiresAt` is at or before `now`, the earliest first, in
-   * every tenant; returns how many. A record replaced meanwhile with a later `expiresAt` is kept. `limit` is a
-   * whole number from 1 to `MAX_PURGE_BATCH`; any other fails with StoreFailure and deletes nothing.
+   * Deletes at most `limit` of the records whose `expiresAt` is at or before `now` (and at or after `from`,
+   * when given), the earliest first, in every tenant. A record replaced meanwhile with a later `expiresAt` is
+   * kept. `limit` is a whole number from 1 to `MAX_PURGE_BATCH`; any other fails with StoreFailure and
+   * deletes nothing.
+   *
+   * A caller working through a backlog passes the previous batch's `through` as `from`, so each batch starts
+   * where the last one ended rather than reading again past what it deleted (PostgreSQL keeps deleted rows
+   * in the index until VACUUM). `from` is inclusive: records that share the last expiry are not skipped.
    */
-  purgeExpired(now: string, limit: number): StoreResult<number>;
+  purgeExpired(now: string, limit: number, from?: string | null): StoreResult<PurgedBatch>;
 }

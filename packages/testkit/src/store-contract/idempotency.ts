@@ -62,8 +62,8 @@ export const idempotencyContract = (h: Harness) =>
       const boundary = makeIdempotencyRecord(TENANT_B, { expiresAt: at(20) });
       const late = makeIdempotencyRecord(TENANT_A_LIVE, { expiresAt: at(20.001) });
       for (const r of [early, boundary, late]) await ok(h().stores.idempotency.insertIfAbsent(r));
-      expect(await ok(h().stores.idempotency.purgeExpired(at(20), 100))).toBe(2);
-      expect(await ok(h().stores.idempotency.purgeExpired(at(20), 100))).toBe(0);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(20), 100))).toEqual({ deleted: 2, through: at(20) });
+      expect(await ok(h().stores.idempotency.purgeExpired(at(20), 100))).toEqual({ deleted: 0, through: null });
       expect(await ok(h().stores.idempotency.find(TENANT_A, early.key))).toBeNull();
       expect(await ok(h().stores.idempotency.find(TENANT_B, boundary.key))).toBeNull();
       expect(await ok(h().stores.idempotency.find(TENANT_A_LIVE, late.key))).toEqual(late);
@@ -78,13 +78,24 @@ export const idempotencyContract = (h: Harness) =>
         const found = await Promise.all(records.map(async (r) => ((await ok(h().stores.idempotency.find(r.tenant, r.key))) === null ? null : r.expiresAt)));
         return found.filter((x) => x !== null).sort();
       };
-      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(2);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toEqual({ deleted: 2, through: at(2) });
       expect(await left()).toEqual([at(3), at(4), at(5)]);
-      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(2);
-      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(1);
-      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toBe(0);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toEqual({ deleted: 2, through: at(4) });
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toEqual({ deleted: 1, through: at(5) });
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 2))).toEqual({ deleted: 0, through: null });
       expect(await left()).toEqual([]);
       expect(await ok(h().stores.idempotency.find(TENANT_A, live.key))).toEqual(live);
+    });
+
+    it('purgeExpired from a given expiry on takes nothing earlier, and records sharing that expiry too', async () => {
+      const early = makeIdempotencyRecord(TENANT_A, { expiresAt: at(1) });
+      const same = [TENANT_A, TENANT_B].map((t) => makeIdempotencyRecord(t, { expiresAt: at(2) }));
+      const later = makeIdempotencyRecord(TENANT_B, { expiresAt: at(3) });
+      for (const r of [early, ...same, later]) await ok(h().stores.idempotency.insertIfAbsent(r));
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 10, at(2)))).toEqual({ deleted: 3, through: at(3) });
+      expect(await ok(h().stores.idempotency.find(early.tenant, early.key))).toEqual(early);
+      expect(await ok(h().stores.idempotency.purgeExpired(at(30), 10, null))).toEqual({ deleted: 1, through: at(1) });
+      expect(tagOf(await fails(h().stores.idempotency.purgeExpired(at(30), 10, 'yesterday')))).toBe('StoreFailure');
     });
 
     it('purgeExpired refuses a limit below 1, above MAX_PURGE_BATCH or not whole, and deletes nothing', async () => {
