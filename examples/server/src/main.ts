@@ -26,7 +26,7 @@ const WEBHOOK_KINDS: ReadonlySet<string> = new Set<JobKind>(['webhook.deliver', 
  * How often the workers delete idempotency records past their 24 hours. Every process with workers does it
  * (deleting what another has deleted costs nothing); a record waits at most this long past its expiry.
  */
-export const IDEMPOTENCY_PURGE_INTERVAL_MS = 10 * 60_000;
+export const IDEMPOTENCY_PURGE_INTERVAL_MS: number = 10 * 60_000;
 
 /**
  * Starts the background workers of this process: one for webhook deliveries, with ESIG_WEBHOOK_CONCURRENCY

@@ -16,7 +16,7 @@ export const IDEMPOTENCY_PURGE_BATCH = 1_000;
  * answers a retry read different clocks; an hour absorbs any skew between them, so no record is deleted while
  * a process that still counts it as live could replay it.
  */
-export const IDEMPOTENCY_PURGE_GRACE_MS = 60 * 60_000;
+export const IDEMPOTENCY_PURGE_GRACE_MS: number = 60 * 60_000;
 
 /**
  * Deletes one batch of idempotency records past their expiry (`IDEMPOTENCY_TTL_MS` after their first use)
@@ -34,7 +34,7 @@ export const IDEMPOTENCY_PURGE_GRACE_MS = 60 * 60_000;
  *   n = E.isRight(r) ? r.right : 0;
  * }
  */
-export const purgeExpiredIdempotencyRecords = (deps: { readonly stores: Stores; readonly clock: Clock }) => {
+export const purgeExpiredIdempotencyRecords = (deps: { readonly stores: Stores; readonly clock: Clock }): ((batch?: number) => TE.TaskEither<StoreError, number>) => {
   // Where the run under way has got to: the expiry of the last record its last full batch deleted.
   let from: string | null = null;
   return (batch: number = IDEMPOTENCY_PURGE_BATCH): TE.TaskEither<StoreError, number> =>
