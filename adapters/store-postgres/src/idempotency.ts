@@ -48,10 +48,11 @@ const toParams = (rec: IdempotencyRecord) =>
   );
 
 /**
- * One batch of expired records, with `expires_at` from $3 (`-infinity`: from the first) to $1. The batch is found in the expiry index and deleted by its rows' addresses
- * (ctid), so a batch costs its own size whatever the backlog: joined back by primary key instead, the planner
- * hashed the batch and read the whole expired range of the index to match it, every batch. A row replaced
- * meanwhile (a later expiry) has moved to another address, and is checked against `expires_at` again: it stays.
+ * One batch of expired records, with `expires_at` from $3 (`-infinity`: from the first) to $1. The batch is
+ * found in the expiry index and deleted by its rows' addresses (ctid), so a batch costs its own size whatever
+ * the backlog: joined back by primary key instead, the planner hashed the batch and read the whole expired
+ * range of the index to match it, every batch. A row replaced meanwhile (a later expiry) has moved to another
+ * address, and is checked against `expires_at` again: it stays.
  */
 export const PURGE_EXPIRED_SQL = `WITH deleted AS (
     DELETE FROM idempotency_keys
@@ -60,13 +61,13 @@ export const PURGE_EXPIRED_SQL = `WITH deleted AS (
     RETURNING expires_at)
   SELECT count(*)::int AS deleted, max(expires_at) AS through FROM deleted`;
 
+const PurgedRow = t.type({ deleted: t.number, through: nullable(TimestampColumn) });
+
 /**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
  * racing for the same key get exactly one `true`, and the loser's transaction stays usable (a failed
  * statement would abort it).
  */
-const PurgedRow = t.type({ deleted: t.number, through: nullable(TimestampColumn) });
-
 export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
   find: (tenant, key) =>
     pipe(

@@ -20,8 +20,9 @@ export const IDEMPOTENCY_PURGE_GRACE_MS: number = 60 * 60_000;
 
 /**
  * Deletes one batch of idempotency records past their expiry (`IDEMPOTENCY_TTL_MS` after their first use)
- * by `IDEMPOTENCY_PURGE_GRACE_MS`, in every tenant; answers how many. An expired record is already as good as absent (a new call with its key
- * proceeds), so this only gives back the space: without it the table grows with every write ever made.
+ * by `IDEMPOTENCY_PURGE_GRACE_MS`, in every tenant; answers how many. An expired record is already as good
+ * as absent (a new call with its key proceeds), so this only gives back the space: without it the table
+ * grows with every write ever made.
  * A caller runs it again while it answers a full batch, letting other work through between batches; each
  * batch of such a run starts at the expiry where the last one ended. A batch that is not full (or fails) ends
  * the run, and the next run starts from the earliest record again, so a record passed over (taken over while
