@@ -52,14 +52,18 @@ const toParams = (rec: IdempotencyRecord) =>
  * found in the expiry index and deleted by its rows' addresses (ctid), so a batch costs its own size whatever
  * the backlog: joined back by primary key instead, the planner hashed the batch and read the whole expired
  * range of the index to match it, every batch. A row replaced meanwhile (a later expiry) has moved to another
- * address, and is checked against `expires_at` again: it stays.
+ * address, and is checked against `expires_at` again: it stays. `through` is only where the next batch
+ * starts (inclusive), so a row written by hand finer than a millisecond, or at -infinity, must not fail the
+ * batch it was deleted in: it is rounded down, or left out.
  */
 export const PURGE_EXPIRED_SQL = `WITH deleted AS (
     DELETE FROM idempotency_keys
     WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency_keys WHERE expires_at >= $3 AND expires_at <= $1 ORDER BY expires_at LIMIT $2))
       AND expires_at <= $1
     RETURNING expires_at)
-  SELECT count(*)::int AS deleted, max(expires_at) AS through FROM deleted`;
+  SELECT count(*)::int AS deleted,
+         CASE WHEN isfinite(max(expires_at)) THEN date_trunc('milliseconds', max(expires_at)) END AS through
+  FROM deleted`;
 
 const PurgedRow = t.type({ deleted: t.number, through: nullable(TimestampColumn) });
 

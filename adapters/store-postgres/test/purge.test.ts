@@ -54,4 +54,16 @@ describe.skipIf(!available)('purging idempotency records beside their writers', 
     expect(await ok(store.stores.idempotency.find(record.tenant, record.key))).toEqual(replaced);
     expect(await ok(store.stores.idempotency.find(other.tenant, other.key))).toBeNull();
   });
+
+  // Found by hand: an operator's `UPDATE … SET expires_at = now() - interval '2 hours'` wrote microseconds,
+  // and the batch that deleted the row then failed to report what it had deleted.
+  it('a batch deleting rows written by hand (microseconds, -infinity) reports them, its end rounded down', async () => {
+    const [fine, minus] = [makeIdempotencyRecord(TENANT_A), makeIdempotencyRecord(TENANT_A)];
+    for (const r of [fine, minus]) await ok(store.stores.idempotency.insertIfAbsent(r));
+    await db.raw((c) => c.query("UPDATE idempotency_keys SET expires_at = timestamptz '2026-01-01 00:00:00.123456+00' WHERE key = $1", [fine.key]));
+    await db.raw((c) => c.query("UPDATE idempotency_keys SET expires_at = '-infinity' WHERE key = $1", [minus.key]));
+    expect(await ok(store.stores.idempotency.purgeExpired(at(0), 1))).toEqual({ deleted: 1, through: null });
+    expect(await ok(store.stores.idempotency.purgeExpired(at(0), 1, null))).toEqual({ deleted: 1, through: '2026-01-01T00:00:00.123Z' });
+    for (const r of [fine, minus]) expect(await ok(store.stores.idempotency.find(r.tenant, r.key))).toBeNull();
+  });
 });
