@@ -10,14 +10,17 @@ describe.skipIf(!available)('purging idempotency records beside their writers', 
   let db: TestDatabase;
   let store: PostgresStore;
   let holder: pg.Client;
+  let watcher: pg.Client;
   beforeAll(async () => {
     db = await createTestDatabase();
     store = await openPostgresStore({ url: db.url, poolSize: 2 });
     holder = new pg.Client({ connectionString: db.url });
-    await holder.connect();
+    watcher = new pg.Client({ connectionString: db.url });
+    await Promise.all([holder.connect(), watcher.connect()]);
   });
   afterAll(async () => {
     await holder?.end();
+    await watcher?.end();
     await store?.close();
     await db?.drop();
   });
@@ -40,10 +43,21 @@ describe.skipIf(!available)('purging idempotency records beside their writers', 
       record.tenant.mode,
       record.key,
     ]);
+    // Who waits is read on its own connection, one transaction per look: inside the holder's transaction
+    // pg_stat_activity is a snapshot taken at the first look and kept until COMMIT, so a first look taken
+    // before the purge waited would never see it wait (CI's failure, on a loaded machine). That first look is
+    // taken here on purpose, every run.
+    const holderPid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const waiting = async () =>
+      (
+        await watcher.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE 'WITH deleted AS (%DELETE FROM idempotency_keys%'",
+          [holderPid],
+        )
+      ).rows[0]!.n;
+    expect(await waiting()).toBe(0);
     const purging = store.stores.idempotency.purgeExpired(at(20), 10)();
     // The purge has taken its batch and waits for the row the holder has changed.
-    const waiting = async () =>
-      Number((await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH deleted AS (%DELETE FROM idempotency_keys%'")).rows[0]!.n);
     for (const end = Date.now() + 20_000; (await waiting()) === 0; ) {
       if (Date.now() > end) throw new Error('the purge never waited for the row');
       await new Promise((r) => setTimeout(r, 10));
