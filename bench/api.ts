@@ -9,6 +9,12 @@
  * same scenarios on a throwaway PostgreSQL database (beside the SQLite ones, in the same run). Each esig
  * scenario is then run again at a fixed rate of half its measured peak, for p50/p99 at a load a service is
  * sized for, beside the baseline at the same rate.
+ *
+ * A second baseline, `direct`, runs on each store before esig's scenarios: a create-request written straight
+ * against the database driver (bench/direct-server.ts), the key found and its call counted, the document taken
+ * and the request inserted, in as few statements as the database allows and with none of esig's code. Bare
+ * Express is what the issue's ratios are against; the direct baseline shows how much of the gap the database
+ * alone takes, so what is left is esig's own.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -126,6 +132,18 @@ const cpuMsOf = (pids: readonly number[]): Map<number, number> => {
   return out;
 };
 
+/**
+ * How many write system calls (write, writev, sendto, pwrite…) a process has made so far, from
+ * /proc/<pid>/io (Linux; elsewhere NaN). On a virtual machine each one that wakes another process is costly.
+ */
+const writeCallsOf = (pid: number): number => {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+};
+
 /** The PostgreSQL backends serving `database` now (the server's pool). */
 const backendsOf = async (url: string | null): Promise<number[]> => {
   if (url === null) return [];
@@ -138,6 +156,28 @@ const backendsOf = async (url: string | null): Promise<number[]> => {
   } finally {
     await c.end();
   }
+};
+
+/**
+ * Runs `run` and measures what it cost: the CPU time of the server and of the PostgreSQL backends of `pgUrl`
+ * (nothing on SQLite), and the server's write calls, each per request answered; adds the line to `cpu`.
+ */
+const costOf = async (serverPid: number, pgUrl: string | null, run: () => Promise<Figures>): Promise<Figures> => {
+  const before = cpuMsOf([serverPid, ...(await backendsOf(pgUrl))]);
+  const writesBefore = writeCallsOf(serverPid);
+  const f = await run();
+  const writes = writeCallsOf(serverPid) - writesBefore;
+  const after = cpuMsOf([serverPid, ...(await backendsOf(pgUrl)), ...before.keys()]);
+  const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
+  const server = used(serverPid);
+  const database = [...after.keys()].filter((pid) => pid !== serverPid).reduce((n, pid) => n + used(pid), 0);
+  cpu.push(
+    `${f.name}: CPU per request ${((server + database) / f.requests).toFixed(2)} ms (server ${(server / f.requests).toFixed(2)} ms` +
+      (pgUrl === null ? ')' : `, PostgreSQL backends ${(database / f.requests).toFixed(2)} ms)`) +
+      `; the server's write calls per request ${(writes / f.requests).toFixed(1)}` +
+      (f.non2xx === 0 ? '' : `, over ${f.requests} answers of which ${f.non2xx} were not 2xx`),
+  );
+  return f;
 };
 
 let runs = 0;
@@ -163,6 +203,42 @@ const createRequests = (url: string, key: string, docs: readonly string[], idemp
     duration,
     requests: [{ method: 'POST' as const, path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }],
   };
+};
+
+interface Direct {
+  readonly label: string;
+  readonly base: Figures;
+  readonly direct: Figures;
+}
+const directs: Direct[] = [];
+const DIRECT_KEY = 'direct-bench-key';
+
+/**
+ * The direct baseline on one store, right after a bare Express run of its own: its own process and its own
+ * database (a file beside esig's, or a throwaway PostgreSQL database), seeded with a document per request.
+ */
+const measureDirect = async (label: string, database: string, capacity: number): Promise<void> => {
+  // The 2 s warm-up takes documents too, at the same rate at most.
+  const documents = capacity + Math.ceil((capacity * 2) / duration);
+  const direct = await startProcess(
+    ['--import', 'tsx', join(root, 'bench/direct-server.ts')],
+    { ...process.env, ESIG_DIRECT_DATABASE: database, ESIG_DIRECT_DOCUMENTS: String(documents), ESIG_DIRECT_KEY: DIRECT_KEY },
+    /listening (\d+)/,
+  );
+  try {
+    const url = `http://127.0.0.1:${direct.match[1]}`;
+    const pgUrl = database.startsWith('postgres') ? database : null;
+    const spec = createRequestSpecs(DIRECT_KEY, Array.from({ length: documents }, (_, i) => `doc_${i + 1}`), false);
+    let next = 0;
+    const run = (name: string, seconds: number) =>
+      measure(name, { url, connections, duration: seconds, requests: [{ method: 'POST', path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }] });
+    await run('warm-up', 2);
+    const base = await measureBare(`  baseline, just before`);
+    const f = await costOf(direct.child.pid!, pgUrl, () => run(`direct: driver only, no esig (${label})`, duration));
+    directs.push({ label, base, direct: f });
+  } finally {
+    await direct.stop();
+  }
 };
 
 /** One store's scenarios: `esig serve` on it, warmed up, then create-request with and without a key. */
@@ -202,16 +278,8 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
       const docs = await seedDocuments(config, principal, capacity);
       const base = await measureBare(`  baseline, just before`);
       const pgUrl = config.database.kind === 'postgres' ? config.database.url : null;
-      const before = cpuMsOf([esig.child.pid!, ...(await backendsOf(pgUrl))]);
-      const f = await measure(`esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (${label})`, createRequests(url, issued.secret, docs, idempotent));
-      const after = cpuMsOf([esig.child.pid!, ...(await backendsOf(pgUrl)), ...before.keys()]);
-      const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
-      const server = used(esig.child.pid!);
-      const database = [...after.keys()].filter((pid) => pid !== esig.child.pid).reduce((n, pid) => n + used(pid), 0);
-      cpu.push(
-        `${f.name}: CPU per request ${((server + database) / f.requests).toFixed(2)} ms (server ${(server / f.requests).toFixed(2)} ms` +
-          (pgUrl === null ? ')' : `, PostgreSQL backends ${(database / f.requests).toFixed(2)} ms)`) +
-          (f.non2xx === 0 ? '' : `, over ${f.requests} answers of which ${f.non2xx} were not 2xx`),
+      const f = await costOf(esig.child.pid!, pgUrl, () =>
+        measure(`esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (${label})`, createRequests(url, issued.secret, docs, idempotent)),
       );
       paired.push(base, f);
       // Latency at half of that peak, the load a service is sized for: a fixed arrival rate (not as fast as
@@ -253,13 +321,21 @@ try {
   // is already taken answers 409 cheaply, and counted as served it would flatter esig (a cap of 3,000 req/s
   // did exactly that once the machine got faster).
   const capacity = Math.ceil(figures[0]!.rps * duration * 1.2);
+  await measureDirect('SQLite', `sqlite:${join(dir, 'direct.db')}`, capacity);
   figures.push(...(await scenarios('SQLite', `sqlite:${join(dir, 'esig.db')}`, capacity)));
   if (values.db === 'postgres') {
     const db = await throwawayPostgres(values['postgres-url']!);
-    dropDatabase = db.drop;
+    const directDb = await throwawayPostgres(values['postgres-url']!);
+    dropDatabase = async () => {
+      await db.drop();
+      await directDb.drop();
+    };
+    await measureDirect('PostgreSQL', directDb.url, capacity);
     figures.push(...(await scenarios('PostgreSQL', db.url, capacity)));
   }
   printTable(figures);
+  process.stdout.write('\nthe direct baseline (the database driver alone) on each store:');
+  printTable(directs.flatMap((d) => [d.base, d.direct]));
   process.stdout.write('\nlatency at half of the peak measured above (a fixed arrival rate):');
   printTable(halfLoad);
   process.stdout.write('\n');
@@ -271,6 +347,18 @@ try {
     const served = successRate(f);
     const failed = f.non2xx === 0 ? '' : ` — ${f.non2xx} answers were not 2xx and are not counted`;
     process.stdout.write(`${f.name}: ${((served / base.rps) * 100).toFixed(1)} % of the baseline's throughput (${served.toFixed(0)} / ${base.rps.toFixed(0)} req/s)${failed}\n`);
+  }
+  // How much of the gap the database alone takes: the direct baseline against bare Express, and esig's plain
+  // create-request against the direct baseline. The two ran minutes apart, so the second compares their ratios
+  // to the bare runs just before each, not their raw rates.
+  for (const d of directs) {
+    const directRatio = successRate(d.direct) / d.base.rps;
+    process.stdout.write(`${d.direct.name}: ${(directRatio * 100).toFixed(1)} % of the baseline's throughput (${successRate(d.direct).toFixed(0)} / ${d.base.rps.toFixed(0)} req/s)\n`);
+    const at = figures.findIndex((f) => f.name === `esig POST /signature-requests (${d.label})`);
+    if (at > 0) {
+      const esigRatio = successRate(figures[at]!) / figures[at - 1]!.rps;
+      process.stdout.write(`  esig's create-request (${d.label}) does ${((esigRatio / directRatio) * 100).toFixed(1)} % of what the direct baseline does, each against its own bare run\n`);
+    }
   }
   for (const line of cpu) process.stdout.write(`${line}\n`);
 } finally {
