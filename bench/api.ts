@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import { randomBytes } from 'node:crypto';
+import type autocannon from 'autocannon';
 import type { Principal } from '@esig/core';
 import { DEFAULT_PAGE_LIMITS, execute, inspectUpload, uploadDocument } from '@esig/core';
 import { pdfLibInspector } from '@esig/pdf-pdflib';
@@ -132,6 +133,16 @@ const cpuMsOf = (pids: readonly number[]): Map<number, number> => {
   return out;
 };
 
+/** The part of a process's CPU time (ms) spent in the kernel so far: its system calls, the network stack. */
+const kernelMsOf = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+};
+
 /**
  * How many write system calls (write, writev, sendto, pwrite…) a process has made so far, from
  * /proc/<pid>/io (Linux; elsewhere NaN). On a virtual machine each one that wakes another process is costly.
@@ -159,20 +170,23 @@ const backendsOf = async (url: string | null): Promise<number[]> => {
 };
 
 /**
- * Runs `run` and measures what it cost: the CPU time of the server and of the PostgreSQL backends of `pgUrl`
- * (nothing on SQLite), and the server's write calls, each per request answered; adds the line to `cpu`.
+ * Runs `run` and measures what it cost: the CPU time of the server (and the part of it in the kernel) and of the
+ * PostgreSQL backends of `pgUrl` (nothing on SQLite), and the server's write calls, each per request answered;
+ * adds the line to `cpu`.
  */
 const costOf = async (serverPid: number, pgUrl: string | null, run: () => Promise<Figures>): Promise<Figures> => {
   const before = cpuMsOf([serverPid, ...(await backendsOf(pgUrl))]);
   const writesBefore = writeCallsOf(serverPid);
+  const kernelBefore = kernelMsOf(serverPid);
   const f = await run();
   const writes = writeCallsOf(serverPid) - writesBefore;
+  const kernel = kernelMsOf(serverPid) - kernelBefore;
   const after = cpuMsOf([serverPid, ...(await backendsOf(pgUrl)), ...before.keys()]);
   const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
   const server = used(serverPid);
   const database = [...after.keys()].filter((pid) => pid !== serverPid).reduce((n, pid) => n + used(pid), 0);
   cpu.push(
-    `${f.name}: CPU per request ${((server + database) / f.requests).toFixed(2)} ms (server ${(server / f.requests).toFixed(2)} ms` +
+    `${f.name}: CPU per request ${((server + database) / f.requests).toFixed(2)} ms (server ${(server / f.requests).toFixed(2)} ms, ${(kernel / f.requests).toFixed(2)} of it in the kernel` +
       (pgUrl === null ? ')' : `, PostgreSQL backends ${(database / f.requests).toFixed(2)} ms)`) +
       `; the server's write calls per request ${(writes / f.requests).toFixed(1)}` +
       (f.non2xx === 0 ? '' : `, over ${f.requests} answers of which ${f.non2xx} were not 2xx`),
@@ -205,6 +219,16 @@ const createRequests = (url: string, key: string, docs: readonly string[], idemp
   };
 };
 
+/**
+ * Requests sent before a server is measured: a count, not a time, so that a slower server is as warm as a faster
+ * one. Two seconds were 800 requests on PostgreSQL, when V8 was still optimizing the request path: a profile
+ * put 9 % of the measured run in the optimizing compiler, and the server's CPU per request fell by a quarter
+ * after a longer warm-up.
+ */
+const WARM_UP_REQUESTS = 5_000;
+// autocannon's `amount` overrides any duration.
+const warmUp = (opts: autocannon.Options): autocannon.Options => ({ ...opts, amount: WARM_UP_REQUESTS });
+
 interface Direct {
   readonly label: string;
   readonly base: Figures;
@@ -218,8 +242,8 @@ const DIRECT_KEY = 'direct-bench-key';
  * database (a file beside esig's, or a throwaway PostgreSQL database), seeded with a document per request.
  */
 const measureDirect = async (label: string, database: string, capacity: number): Promise<void> => {
-  // The 2 s warm-up takes documents too, at the same rate at most.
-  const documents = capacity + Math.ceil((capacity * 2) / duration);
+  // The warm-up takes documents too.
+  const documents = capacity + WARM_UP_REQUESTS;
   const direct = await startProcess(
     ['--import', 'tsx', join(root, 'bench/direct-server.ts')],
     { ...process.env, ESIG_DIRECT_DATABASE: database, ESIG_DIRECT_DOCUMENTS: String(documents), ESIG_DIRECT_KEY: DIRECT_KEY },
@@ -232,7 +256,7 @@ const measureDirect = async (label: string, database: string, capacity: number):
     let next = 0;
     const run = (name: string, seconds: number) =>
       measure(name, { url, connections, duration: seconds, requests: [{ method: 'POST', path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }] });
-    await run('warm-up', 2);
+    await measure('warm-up', warmUp({ url, connections, requests: [{ method: 'POST', path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }] }));
     const base = await measureBare(`  baseline, just before`);
     const f = await costOf(direct.child.pid!, pgUrl, () => run(`direct: driver only, no esig (${label})`, duration));
     directs.push({ label, base, direct: f });
@@ -270,7 +294,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   try {
     const url = `http://127.0.0.1:${esig.match[1]}`;
     process.stderr.write(`  ${label}: server up, seeding and measuring…\n`);
-    await measure('warm-up', { ...createRequests(url, issued.secret, await seedDocuments(config, principal, 2000), false), duration: 2 });
+    await measure('warm-up', warmUp(createRequests(url, issued.secret, await seedDocuments(config, principal, WARM_UP_REQUESTS), false)));
     // Each scenario right after a baseline run of its own: on a shared machine the load of other work changes
     // from minute to minute, and a ratio is only meaningful between two figures taken under the same load.
     const paired: Figures[] = [];
