@@ -34,7 +34,7 @@ const MAX_GROUP = 32;
  * state and no other transaction interleaves with it.
  *
  * Group commit: the transactions started in one turn of the event loop, or while the writer was busy, run
- * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`, each in a savepoint of its own. A COMMIT (the WAL write) is most of
+ * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`, each after the first in a savepoint of its own. A COMMIT (the WAL write) is most of
  * what a small transaction costs, and under load it is now shared. Each transaction still runs alone and
  * in order; one that fails rolls back to its savepoint and leaves the others alone; nobody hears of a
  * success before the group's COMMIT has returned, so a crash loses only transactions that were never
@@ -119,7 +119,7 @@ export const createUnitOfWork = (
   };
 
   /**
-   * The transactions of a group (one or more) in one: each in a savepoint, one COMMIT for all. Returns the
+   * The transactions of a group (one or more) in one: each after the first in a savepoint, one COMMIT for all. Returns the
    * members it did not get to (SQLite ended the transaction under one of them), to run in the next group.
    */
   const runGroup = async (group: Pending[]): Promise<Pending[]> => {
@@ -136,7 +136,13 @@ export const createUnitOfWork = (
     };
     for (let i = 0; i < group.length; i++) {
       const p = group[i]!;
-      const marked = savepoint();
+      // The first member needs no savepoint: nothing of the group is in the transaction before it, so when it
+      // fails the whole transaction is rolled back and the rest run as a group of their own. A savepoint is
+      // not free: SQLite keeps a copy of every page a member changes under one (its statement journal, which
+      // goes to a temporary file past 64 KiB), and a lone transaction, the usual case below peak load, has no
+      // other member to protect.
+      const first = i === 0;
+      const marked = first ? E.right(undefined) : savepoint();
       if (E.isLeft(marked)) {
         rollback();
         abandon(marked.left);
@@ -153,7 +159,14 @@ export const createUnitOfWork = (
         p.settle(E.isLeft(result) ? result : E.left(lost));
         return group.slice(i + 1);
       }
-      const closed = E.isRight(result) ? release() : E.flatMap(rollbackTo(), release);
+      if (first && E.isLeft(result)) {
+        // Its writes go with the transaction; the rest, not yet run, start afresh as the next group (whose
+        // BEGIN fails them, should this ROLLBACK have left the connection in a transaction).
+        rollback();
+        p.settle(result);
+        return group.slice(1);
+      }
+      const closed = first ? E.right(undefined) : E.isRight(result) ? release() : E.flatMap(rollbackTo(), release);
       if (E.isLeft(closed)) {
         rollback();
         abandon(closed.left);
