@@ -34,9 +34,10 @@ const MAX_GROUP = 32;
  * state and no other transaction interleaves with it.
  *
  * Group commit: the transactions started in one turn of the event loop, or while the writer was busy, run
- * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`, each after the first in a savepoint of its own. A COMMIT (the WAL write) is most of
- * what a small transaction costs, and under load it is now shared. Each transaction still runs alone and
- * in order; one that fails rolls back to its savepoint and leaves the others alone; nobody hears of a
+ * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`, each after the first in a savepoint of its own. A COMMIT (the WAL write) is most
+ * of what a small transaction costs, and under load it is now shared. Each transaction still runs alone and
+ * in order; one that fails rolls back to its savepoint and leaves the others alone (the first, which has
+ * none, rolls back the whole transaction, before any other has run, and the rest run as the next group); nobody hears of a
  * success before the group's COMMIT has returned, so a crash loses only transactions that were never
  * answered. If the COMMIT itself fails, every transaction of the group gets that failure.
  *
