@@ -252,13 +252,11 @@ const measureDirect = async (label: string, database: string, capacity: number):
   try {
     const url = `http://127.0.0.1:${direct.match[1]}`;
     const pgUrl = database.startsWith('postgres') ? database : null;
-    const spec = createRequestSpecs(DIRECT_KEY, Array.from({ length: documents }, (_, i) => `doc_${i + 1}`), false);
-    let next = 0;
-    const run = (name: string, seconds: number) =>
-      measure(name, { url, connections, duration: seconds, requests: [{ method: 'POST', path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }] });
-    await measure('warm-up', warmUp({ url, connections, requests: [{ method: 'POST', path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }] }));
+    // One load for the warm-up and the run: its requests go on through the documents where the warm-up stopped.
+    const load = createRequests(url, DIRECT_KEY, Array.from({ length: documents }, (_, i) => `doc_${i + 1}`), false);
+    await measure('warm-up', warmUp(load));
     const base = await measureBare(`  baseline, just before`);
-    const f = await costOf(direct.child.pid!, pgUrl, () => run(`direct: driver only, no esig (${label})`, duration));
+    const f = await costOf(direct.child.pid!, pgUrl, () => measure(`direct: driver only, no esig (${label})`, load));
     directs.push({ label, base, direct: f });
   } finally {
     await direct.stop();
