@@ -31,7 +31,7 @@ import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
 import type { RequestSpec } from './lib.js';
-import { measure, measureAtRate, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
+import { measure, measureAtRate, POSTGRES_URL_OPTION, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +50,7 @@ const { values } = parseArgs({
     // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
     // two versions under the same conditions by running the bench once with and once without it.
     'server-root': { type: 'string' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const duration = Number(values.duration);

@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import { createKeyStandalone, loadConfig } from '@esig/server';
 import type { Figures } from './lib.js';
 import autocannon from 'autocannon';
-import { measure, printTable, startProcess, throwawayPostgres } from './lib.js';
+import { measure, POSTGRES_URL_OPTION, printTable, startProcess, throwawayPostgres } from './lib.js';
 
 /** Like lib.ts `measure`, but req/s over the whole run: a fixed number of requests ends within a few seconds. */
 const measureAmount = async (name: string, opts: autocannon.Options): Promise<Figures> => {
@@ -39,7 +39,7 @@ const { values } = parseArgs({
     check: { type: 'boolean', default: false },
     // Another checkout of esig (built) whose server to measure, to compare two versions (see bench:api).
     'server-root': { type: 'string' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const steps = values.steps!.split(',').map(Number);

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { PDFDocument } from 'pdf-lib';
 import { createKeyStandalone, loadConfig } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
-import { percentile, startProcess, throwawayPostgres } from './lib.js';
+import { percentile, POSTGRES_URL_OPTION, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,7 +25,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '3' },
     pages: { type: 'string', default: '10' },
     db: { type: 'string', default: 'sqlite' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const iterations = Number(values.iterations);

@@ -181,3 +181,12 @@ export const percentile = (xs: readonly number[], p: number): number => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 };
+
+/**
+ * The `--postgres-url` option every bench takes: the server where it makes its throwaway databases, by default
+ * the tests' (ESIG_TEST_POSTGRES_URL) or a local one.
+ */
+export const POSTGRES_URL_OPTION = {
+  type: 'string',
+  default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+} as const;

@@ -27,7 +27,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import type { Document, DocumentFilter, KeysetPosition, Stores, Tenant, UnitOfWork } from '@esig/core';
 import { openPostgresStore } from '@esig/store-postgres';
 import { openSqliteStore } from '@esig/store-sqlite';
-import { percentile, throwawayPostgres } from './lib.js';
+import { percentile, POSTGRES_URL_OPTION, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,7 +36,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '30' },
     limit: { type: 'string', default: '50' },
     stats: { type: 'string', default: 'none' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const sizes = values.sizes.split(',').map(Number).sort((a, b) => a - b);

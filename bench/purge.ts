@@ -14,14 +14,14 @@ import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import type { PurgedBatch } from '@esig/core';
 import { openPostgresStore } from '@esig/store-postgres';
-import { throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
     records: { type: 'string', default: '300000' },
     batches: { type: 'string', default: '150' },
     batch: { type: 'string', default: '1000' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const records = Number(values.records);

@@ -27,7 +27,7 @@ import type { JobKind, Stores, UnitOfWork } from '@esig/core';
 import { JOB_KINDS } from '@esig/core';
 import { openSqliteStore } from '@esig/store-sqlite';
 import { openPostgresStore } from '@esig/store-postgres';
-import { percentile, throwawayPostgres } from './lib.js';
+import { percentile, POSTGRES_URL_OPTION, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,7 +35,7 @@ const { values } = parseArgs({
     db: { type: 'string', default: 'sqlite' },
     repeat: { type: 'string', default: '200' },
     backlog: { type: 'string', default: 'deliveries' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 /** Deliveries in flight: the backlog's oldest, leased by a running worker with 16 loops. */

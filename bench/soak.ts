@@ -20,14 +20,14 @@ import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { makePdf } from '@esig/testkit/pdf';
 import { startSmtpServer } from '@esig/testkit/smtp';
 import { createKeyStandalone, loadConfig } from '@esig/server';
-import { startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
     minutes: { type: 'string', default: '10' },
     calibrate: { type: 'string', default: '30' },
     lanes: { type: 'string', default: '16' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const MINUTES = Number(values.minutes);

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -20,7 +20,7 @@ const { values } = parseArgs({
     transactions: { type: 'string', default: '4000' },
     concurrency: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '3' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));

@@ -26,7 +26,7 @@ import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } f
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
-import { startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,7 +35,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     db: { type: 'string', default: 'sqlite' },
     'server-root': { type: 'string' },
-    'postgres-url': { type: 'string', default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'postgres-url': POSTGRES_URL_OPTION,
   },
 });
 const events = Number(values.events);
