@@ -1,6 +1,6 @@
 import type { SignatureRequest, SignatureRequestStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { SignatureRequestData, consistentRequest, requestRow } from '@esig/store-sql';
+import { SignatureRequestData, checkedAggregate, consistentRequest, requestRow } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -34,7 +34,7 @@ const FIND_BY_ID_FOR_UPDATE = prepared('signature_requests_find_by_id_for_update
 /** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
 const toData = (req: SignatureRequest) =>
   pipe(
-    decode(SignatureRequestData, `new signature_requests data ${req.id}`)(req),
+    checkedAggregate(req),
     E.map((data) => ({ data, json: JSON.stringify(data) })),
   );
 

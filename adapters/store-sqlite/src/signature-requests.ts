@@ -1,6 +1,6 @@
 import type { SignatureRequest, SignatureRequestStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { SignatureRequestData, consistentRequest, requestRow } from '@esig/store-sql';
+import { SignatureRequestData, checkedAggregate, consistentRequest, requestRow } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -20,7 +20,7 @@ const decodeRow = (row: unknown) => pipe(decode(RequestRow, rowName('signature_r
 /** The row written for an aggregate, validated with the same codec that reads it back. */
 const toRow = (req: SignatureRequest) =>
   pipe(
-    decode(SignatureRequestData, `new signature_requests data ${req.id}`)(req),
+    checkedAggregate(req),
     E.map((data) => ({
       id: data.id,
       org_id: data.orgId,

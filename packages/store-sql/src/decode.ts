@@ -75,7 +75,42 @@ export const oneOf = <T extends string>(values: readonly T[], name: string): t.T
   return new t.Type<T, T, unknown>(name, is, (u, c) => (is(u) ? t.success(u) : t.failure(u, c)), t.identity);
 };
 
-export const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null]);
+/**
+ * `codec` or null: the codec `t.union([codec, t.null])` is, with its name, `is`, encoding and members, and
+ * the same errors, but a null is accepted at once. io-ts tries a union's members in order and builds the
+ * failure of each one that refuses, so every null read or written (an aggregate holds a dozen) cost a
+ * thrown-away error of `codec` first, and every value a context entry for the branch.
+ */
+export const nullable = <C extends t.Mixed>(codec: C): t.UnionType<[C, t.NullC], t.TypeOf<C> | null, t.OutputOf<C> | null, unknown> => {
+  const union = t.union([codec, t.null]);
+  return new t.UnionType(
+    union.name,
+    union.is,
+    (u, c) => {
+      if (u === null) return t.success(null);
+      const r = codec.validate(u, c);
+      // Refused: the union itself says why, so the errors (and their paths) are exactly the union's.
+      return E.isRight(r) ? r : union.validate(u, c);
+    },
+    union.encode,
+    union.types,
+  );
+};
+
+/**
+ * `t.readonlyArray(item)`, whose `is` also refuses a list with holes. io-ts checks the elements with
+ * `Array.prototype.every`, which skips holes, while decoding reads a hole as `undefined` (and JSON writes it
+ * as null): a value `is` accepts must be one that decoding returns as it is (checkedAggregate rests on it).
+ */
+export const listOf = <C extends t.Mixed>(item: C): t.ReadonlyArrayC<C> => {
+  const list = t.readonlyArray(item);
+  const is = (u: unknown): u is ReadonlyArray<t.TypeOf<C>> => {
+    if (!Array.isArray(u)) return false;
+    for (let i = 0; i < u.length; i++) if (!item.is(u[i])) return false;
+    return true;
+  };
+  return new t.ReadonlyArrayType(list.name, is, list.validate, list.encode, item);
+};
 
 export const ModeC = oneOf<Mode>(MODES, 'Mode');
 

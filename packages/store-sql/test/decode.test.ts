@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
 import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName } from '../src/index.js';
 
+const T = '2026-11-23T08:00:00.000Z';
 const Row = t.type({ id: t.string, status: oneOf(['draft', 'sent'] as const, 'Status'), n: Int, at: nullable(Timestamp), mode: ModeC });
 const good = { id: 'doc_1', status: 'draft', n: 3, at: '2026-11-23T08:00:00.000Z', mode: 'test' };
 
@@ -69,6 +71,52 @@ describe('codecs', () => {
     expect(ModeC.is('live')).toBe(true);
     expect(ModeC.is('prod')).toBe(false);
     expect(oneOf(['a'] as const, 'A').is(1)).toBe(false);
+  });
+});
+
+describe('nullable', () => {
+  // What a caller can see of a decode: the value, or each error's path, expected types, value and message.
+  const seen = (v: t.Validation<unknown>) =>
+    E.isRight(v)
+      ? { value: v.right }
+      : { errors: v.left.map((e) => ({ path: e.context.map((c) => c.key), types: e.context.map((c) => c.type.name), value: e.value, message: e.message })) };
+  const Pair = t.type({ at: Timestamp, n: Int }, 'Pair');
+  const inners: readonly [string, t.Mixed][] = [
+    ['Timestamp', Timestamp],
+    ['a type holding a nullable', t.type({ at: Timestamp, pair: nullable(Pair) }, 'Outer')],
+    ['a union', t.union([t.string, t.boolean])],
+  ];
+  // Values near what the codecs take, and anything at all.
+  const candidate = fc.oneof(
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.constant(T),
+    fc.record({ at: fc.oneof(fc.constant(T), fc.anything()), n: fc.oneof(fc.integer(), fc.anything()) }, { requiredKeys: [] }),
+    fc.record({ at: fc.constant(T), pair: fc.oneof(fc.constant(null), fc.record({ at: fc.constant(T), n: fc.integer() }), fc.anything()) }),
+    fc.anything(),
+  );
+
+  for (const [name, inner] of inners)
+    it(`decodes as t.union([codec, t.null]) does, value and errors alike, with ${name} inside`, () => {
+      // Inside a type, so that the errors' paths start below the root as a row's columns do.
+      const fast = t.type({ v: nullable(inner) });
+      const reference = t.type({ v: t.union([inner, t.null]) });
+      fc.assert(
+        fc.property(candidate, (v) => {
+          expect(seen(fast.decode({ v }))).toEqual(seen(reference.decode({ v })));
+          expect(fast.is({ v })).toBe(reference.is({ v }));
+        }),
+      );
+    });
+
+  it('keeps what the OpenAPI schema and encoders read: name, members, encoding', () => {
+    const c = nullable(Timestamp);
+    const u = t.union([Timestamp, t.null]);
+    expect(c._tag).toBe('UnionType');
+    expect(c.name).toBe(u.name);
+    expect(c.types).toEqual([Timestamp, t.null]);
+    expect(c.encode(T)).toBe(T);
+    expect(c.encode(null)).toBe(null);
   });
 });
 

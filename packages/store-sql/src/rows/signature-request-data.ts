@@ -1,7 +1,8 @@
-import type { SignatureRequest } from '@esig/core';
+import type { SignatureRequest, StoreError } from '@esig/core';
 import { AUTHENTICATION_METHODS, FIELD_TYPES, RECIPIENT_ROLES, RECIPIENT_STATUSES, SIGNING_ORDERS } from '@esig/core';
+import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { Int, ModeC, Timestamp, nullable, oneOf, withDefault } from '../decode.js';
+import { Int, ModeC, Timestamp, decode, listOf, nullable, oneOf, withDefault } from '../decode.js';
 import { RequestStatusC } from './signature-requests.js';
 
 // Fields added to the aggregate after rows were written without them read with a default (`withDefault`):
@@ -25,7 +26,7 @@ const RecipientC = t.type({
   authFailures: withDefault(Int, 0),
   signature: withDefault(nullable(t.type({ kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'), value: t.string }, 'AdoptedSignature')), null),
   // Added with the per-recipient limit on mailed codes.
-  otpSentAt: withDefault(t.readonlyArray(Timestamp), []),
+  otpSentAt: withDefault(listOf(Timestamp), []),
 });
 
 // JSON has no NaN or Infinity: such a coordinate would be stored as null and never read back.
@@ -57,9 +58,9 @@ export const SignatureRequestData: t.Type<SignatureRequest, unknown, unknown> = 
     title: t.string,
     message: nullable(t.string),
     status: RequestStatusC,
-    documentIds: t.readonlyArray(t.string),
-    recipients: t.readonlyArray(RecipientC),
-    fields: t.readonlyArray(FieldC),
+    documentIds: listOf(t.string),
+    recipients: listOf(RecipientC),
+    fields: listOf(FieldC),
     signingOrder: oneOf(SIGNING_ORDERS, 'SigningOrder'),
     requestedSignatureLevel: t.literal('SES'),
     expiresAt: nullable(Timestamp),
@@ -76,3 +77,15 @@ export const SignatureRequestData: t.Type<SignatureRequest, unknown, unknown> = 
   },
   'SignatureRequest',
 ) as unknown as t.Type<SignatureRequest, unknown, unknown>;
+
+/**
+ * An aggregate about to be written, checked with the codec that reads it back. SignatureRequestData changes
+ * nothing it accepts (plain `t.type`s, refinements and lists without holes: a complete value has no default
+ * to fill in and no key is stripped), so a value its `is` accepts is what decoding it returns, and is checked without io-ts
+ * building a context for each key on every write. Anything else is decoded, for the errors.
+ */
+export const checkedAggregate = (req: SignatureRequest): E.Either<StoreError, SignatureRequest> => {
+  // Typed as the domain's type, but written by code: checked as any value would be.
+  const u: unknown = req;
+  return SignatureRequestData.is(u) ? E.right(u) : decode(SignatureRequestData, `new signature_requests data ${req.id}`)(u);
+};
