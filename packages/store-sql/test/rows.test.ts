@@ -122,7 +122,7 @@ describe('checkedAggregate', () => {
     expect(problems(checkedAggregate(broken as unknown as SignatureRequest))).toEqual(problems(decode(SignatureRequestData, 'x')(broken)));
     // A list with a hole: io-ts's own list `is` skips it, and the row would hold a null recipient that no read
     // could decode (found by the property below).
-    const holed = structuredClone(aggregates[0]!) as { recipients: unknown[] };
+    const holed = structuredClone(aggregates[0]!) as unknown as { recipients: unknown[] };
     delete holed.recipients[0];
     expect(E.isLeft(checkedAggregate(holed as unknown as SignatureRequest))).toBe(true);
   });
