@@ -1,4 +1,5 @@
-import type { Stores } from '@esig/core';
+import type { StoreBuilders, Stores } from '@esig/core';
+import { lazyStores } from '@esig/core';
 import { pgApiKeys } from './api-keys.js';
 import { pgApiLog } from './api-log.js';
 import { pgOAuth } from './oauth.js';
@@ -21,21 +22,24 @@ import { pgWebhookEndpoints } from './webhook-endpoints.js';
  * Every store bound to one place to run statements: the pool, or a transaction's client. Each method is
  * a single statement, so on the pool it is atomic on its own (PostgreSQL wraps it in a transaction).
  */
-export const bindStores = (conn: Conn): Stores => ({
-  documents: pgDocuments(conn),
-  documentContents: pgDocumentContents(conn),
-  signatureRequests: pgSignatureRequests(conn),
-  apiKeys: pgApiKeys(conn),
-  orgs: pgOrgs(conn),
-  idempotency: pgIdempotency(conn),
-  events: pgEvents(conn),
-  jobs: pgJobs(conn),
-  signingLinks: pgSigningLinks(conn),
-  embedSessions: pgEmbedSessions(conn),
-  evidence: pgEvidence(conn),
-  testMailbox: pgTestMailbox(conn),
-  webhookEndpoints: pgWebhookEndpoints(conn),
-  webhookDeliveries: pgWebhookDeliveries(conn),
-  apiLog: pgApiLog(conn),
-  oauth: pgOAuth(conn),
-});
+export const bindStores = (conn: Conn): Stores => lazyStores(BUILDERS, conn);
+
+// Built on first use (see lazyStores): a transaction pays for the ports it uses.
+const BUILDERS: StoreBuilders<Conn> = {
+  documents: pgDocuments,
+  documentContents: pgDocumentContents,
+  signatureRequests: pgSignatureRequests,
+  apiKeys: pgApiKeys,
+  orgs: pgOrgs,
+  idempotency: pgIdempotency,
+  events: pgEvents,
+  jobs: pgJobs,
+  signingLinks: pgSigningLinks,
+  embedSessions: pgEmbedSessions,
+  evidence: pgEvidence,
+  testMailbox: pgTestMailbox,
+  webhookEndpoints: pgWebhookEndpoints,
+  webhookDeliveries: pgWebhookDeliveries,
+  apiLog: pgApiLog,
+  oauth: pgOAuth,
+};

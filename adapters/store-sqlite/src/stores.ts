@@ -1,5 +1,5 @@
-import type { Stores, UnitOfWork } from '@esig/core';
-import { autoCommit } from '@esig/core';
+import type { StoreBuilders, Stores, UnitOfWork } from '@esig/core';
+import { autoCommit, lazyStores } from '@esig/core';
 import { sqliteApiKeys } from './api-keys.js';
 import { sqliteApiLog } from './api-log.js';
 import type { Conn } from './connection.js';
@@ -24,24 +24,27 @@ import { sqliteWebhookEndpoints } from './webhook-endpoints.js';
  * With `keys`, API-key lookups on the read connection go through the cache and revocations on the write
  * connection invalidate it.
  */
-export const bindStores = (conn: Conn, keys?: { readonly cache: KeyCache; readonly role: 'read' | 'write' }): Stores => ({
-  documents: sqliteDocuments(conn),
-  documentContents: sqliteDocumentContents(conn),
-  signatureRequests: sqliteSignatureRequests(conn),
-  apiKeys: sqliteApiKeys(conn, keys),
-  orgs: sqliteOrgs(conn),
-  idempotency: sqliteIdempotency(conn),
-  events: sqliteEvents(conn),
-  jobs: sqliteJobs(conn),
-  signingLinks: sqliteSigningLinks(conn),
-  embedSessions: sqliteEmbedSessions(conn),
-  evidence: sqliteEvidence(conn),
-  testMailbox: sqliteTestMailbox(conn),
-  webhookEndpoints: sqliteWebhookEndpoints(conn),
-  webhookDeliveries: sqliteWebhookDeliveries(conn),
-  apiLog: sqliteApiLog(conn),
-  oauth: sqliteOAuth(conn),
-});
+export const bindStores = (conn: Conn, keys?: { readonly cache: KeyCache; readonly role: 'read' | 'write' }): Stores => lazyStores(BUILDERS, { conn, keys });
+
+// Built on first use (see lazyStores): a transaction pays for the ports it uses.
+const BUILDERS: StoreBuilders<{ readonly conn: Conn; readonly keys: { readonly cache: KeyCache; readonly role: 'read' | 'write' } | undefined }> = {
+  documents: ({ conn }) => sqliteDocuments(conn),
+  documentContents: ({ conn }) => sqliteDocumentContents(conn),
+  signatureRequests: ({ conn }) => sqliteSignatureRequests(conn),
+  apiKeys: ({ conn, keys }) => sqliteApiKeys(conn, keys),
+  orgs: ({ conn }) => sqliteOrgs(conn),
+  idempotency: ({ conn }) => sqliteIdempotency(conn),
+  events: ({ conn }) => sqliteEvents(conn),
+  jobs: ({ conn }) => sqliteJobs(conn),
+  signingLinks: ({ conn }) => sqliteSigningLinks(conn),
+  embedSessions: ({ conn }) => sqliteEmbedSessions(conn),
+  evidence: ({ conn }) => sqliteEvidence(conn),
+  testMailbox: ({ conn }) => sqliteTestMailbox(conn),
+  webhookEndpoints: ({ conn }) => sqliteWebhookEndpoints(conn),
+  webhookDeliveries: ({ conn }) => sqliteWebhookDeliveries(conn),
+  apiLog: ({ conn }) => sqliteApiLog(conn),
+  oauth: ({ conn }) => sqliteOAuth(conn),
+};
 
 /**
  * The stores used outside transactions. Reads go to the read connection, which sees only committed data.

@@ -1,0 +1,79 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { StoreBuilders, Stores } from '@esig/core';
+import { STORE_READS, lazyStores, noticingNewJobs } from '@esig/core';
+import { TENANT_A, createMemoryStores, makeJob, ok } from '@esig/testkit';
+
+const PORTS = Object.keys(STORE_READS) as Array<keyof Stores>;
+
+/** Builders over one plain set of stores that count how often each port was built, and from what. */
+const counting = (base: Stores) => {
+  const built = new Map<keyof Stores, number>();
+  const contexts: unknown[] = [];
+  const builders = Object.fromEntries(
+    PORTS.map((port) => [
+      port,
+      (context: unknown) => {
+        built.set(port, (built.get(port) ?? 0) + 1);
+        contexts.push(context);
+        return base[port];
+      },
+    ]),
+  ) as unknown as StoreBuilders<string>;
+  return { builders, built, contexts };
+};
+
+describe('lazyStores', () => {
+  it('builds a port the first time it is read, from the context given, once, and no other port', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...PORTS), { maxLength: 40 }), (reads) => {
+        const base = createMemoryStores().stores;
+        const { builders, built, contexts } = counting(base);
+        const stores = lazyStores(builders, 'the connection');
+        for (const port of reads) expect(stores[port]).toBe(base[port]);
+        expect([...built.keys()].sort()).toEqual([...new Set(reads)].sort());
+        for (const n of built.values()) expect(n).toBe(1);
+        expect(new Set(contexts)).toEqual(new Set(reads.length === 0 ? [] : ['the connection']));
+      }),
+    );
+  });
+
+  it('keeps two sets apart: each builds its own ports from its own context', () => {
+    const base = createMemoryStores().stores;
+    const { builders, contexts } = counting(base);
+    const a = lazyStores(builders, 'a');
+    const b = lazyStores(builders, 'b');
+    void a.documents;
+    void b.documents;
+    void a.documents;
+    expect(contexts).toEqual(['a', 'b']);
+  });
+
+  it('lists every port as an own, enumerable key, and a spread or Object.entries builds them all', () => {
+    const base = createMemoryStores().stores;
+    const { builders, built } = counting(base);
+    const stores = lazyStores(builders, 'c');
+    expect(Object.keys(stores).sort()).toEqual([...PORTS].sort());
+    expect(built.size).toBe(0);
+    const spread = { ...stores };
+    expect(built.size).toBe(PORTS.length);
+    for (const port of PORTS) expect(spread[port]).toBe(base[port]);
+    expect(Object.fromEntries(Object.entries(stores))).toEqual(spread);
+  });
+});
+
+describe('noticingNewJobs over a lazy set', () => {
+  it('builds only the ports read through it, and still notices an enqueued job', async () => {
+    const base = createMemoryStores().stores;
+    const { builders, built } = counting(base);
+    const noticed: string[] = [];
+    const tx = noticingNewJobs(lazyStores(builders, 'tx'), (kind) => noticed.push(kind));
+    expect(built.size).toBe(0);
+    expect(tx.documents).toBe(base.documents);
+    expect([...built.keys()]).toEqual(['documents']);
+    const job = makeJob(TENANT_A);
+    expect(await ok(tx.jobs.enqueue(job))).toBe(true);
+    expect(noticed).toEqual([job.kind]);
+    expect([...built.keys()].sort()).toEqual(['documents', 'jobs']);
+  });
+});
