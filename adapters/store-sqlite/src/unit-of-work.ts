@@ -14,6 +14,7 @@ interface TxScope {
 }
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
+const endedBySqlite = () => new Error('SQLite ended this transaction after an error inside it (disk full, I/O); nothing of it will be committed.');
 
 /** A transaction waiting for the writer: its work, and how to answer whoever started it. */
 interface Pending {
@@ -106,9 +107,12 @@ export const createUnitOfWork = (
   /** Runs one transaction's work on the open transaction; its scope says whether it enqueued jobs. */
   const runWork = async (work: Pending['work'], scope: TxScope): Promise<E.Either<unknown, unknown>> => {
     // The guard makes stores that escape `work` (kept in a closure, used by a timer) fail instead of
-    // writing into whatever transaction runs next on this connection.
+    // writing into whatever transaction runs next on this connection. It also fails every statement once
+    // SQLite has rolled the transaction back by itself (disk full, I/O): the connection is then in autocommit
+    // mode, and a write by work that swallowed the error would commit on its own while the transaction
+    // reports that nothing was.
     const tx = noticingNewJobs(
-      bind(withGuard(write, () => (scope.active ? null : ended()))),
+      bind(withGuard(write, () => (!scope.active ? ended() : db.inTransaction ? null : endedBySqlite()))),
       scope.newJobs.note,
     );
     const outcome = await TE.tryCatch(

@@ -19,6 +19,9 @@ import { CANCEL_PENDING_SQL } from '../src/webhook-deliveries.js';
 import { PURGE_EXPIRED_SQL } from '../src/idempotency.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
+import { createConn } from '../src/connection.js';
+import { bindStores } from '../src/stores.js';
+import { createUnitOfWork } from '../src/unit-of-work.js';
 
 /** Polls `probe` until it holds; generous, because it only bounds how long a broken thread is waited for. */
 const until = async (probe: () => boolean, what: string, ms = 20_000) => {
@@ -412,6 +415,38 @@ describe('sqlite adapter', () => {
           for (const gone of ['doc_refused', 'doc_thrown']) expect(await ok(s.stores.documents.findById(TENANT_A, gone))).toBeNull();
           for (const kept of [b, c]) expect(await ok(s.stores.documents.findById(TENANT_A, kept.id))).toEqual(kept);
         }
+      });
+
+      // SQLite ends the whole transaction by itself on some errors (disk full, I/O, out of memory). A member that
+      // swallowed such an error and wrote on used to write outside any transaction: each write committed on its
+      // own, while the member's caller was told that nothing had. Simulated here with a ROLLBACK on the unit of
+      // work's own connection, which leaves the connection exactly as SQLite's own rollback does.
+      it('a write after SQLite ended the transaction under it fails, and nothing of it is committed', async () => {
+        const file = freshDbPath();
+        openStore(file).close(); // migrated
+        const db = new Database(file);
+        const conn = createConn(db);
+        const uow = createUnitOfWork(conn, (c) => bindStores(c));
+        const [first, after] = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+        let afterWrite: E.Either<unknown, unknown> | null = null;
+        const r = await uow.transaction((tx) =>
+          pipe(
+            tx.documents.insert(first),
+            TE.chainW(() => {
+              db.exec('ROLLBACK'); // what SQLite does on SQLITE_FULL, SQLITE_IOERR…
+              return TE.right(undefined);
+            }),
+            TE.chainW(() => async () => (afterWrite = await tx.documents.insert(after)())),
+            TE.map(() => undefined),
+          ),
+        )();
+        expect(E.isLeft(r)).toBe(true);
+        expect(afterWrite === null ? null : E.isLeft(afterWrite)).toBe(true);
+        const check = new Database(file, { readonly: true });
+        const ids = check.prepare('SELECT id FROM documents').pluck().all();
+        check.close();
+        db.close();
+        expect(ids).toEqual([]);
       });
 
       // SQLite copies each page a savepoint's changes touch into a statement journal, which moves to a (deleted)
