@@ -14,7 +14,7 @@ interface TxScope {
 }
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
-const endedBySqlite = () => new Error('SQLite ended this transaction after an error inside it (disk full, I/O); nothing of it will be committed.');
+const endedBySqlite = () => new Error('SQLite ended this transaction under its work (after an error inside it: disk full, I/O; or the connection closed); nothing of it will be committed.');
 
 /** A transaction waiting for the writer: its work, and how to answer whoever started it. */
 interface Pending {

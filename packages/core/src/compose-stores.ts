@@ -109,7 +109,8 @@ const portsOf = (ports: readonly string[]): PropertyDescriptorMap => {
  * set to every transaction, and most transactions use a few of the sixteen ports; building the others (each
  * a dozen closures) for nothing was a measurable share of what a small request allocates, and of what the
  * garbage collector then copies. The ports are enumerable properties, so spreading the set or listing its
- * keys works as on a plain object (and builds every port).
+ * keys works as on a plain object (and builds every port); they are read-only, as a set of stores is: to
+ * replace a port, spread the set into a new object.
  */
 export const lazyStores = <C>(builders: StoreBuilders<C>, context: C): Stores => {
   const out = {};

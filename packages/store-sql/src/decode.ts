@@ -79,7 +79,8 @@ export const oneOf = <T extends string>(values: readonly T[], name: string): t.T
  * `codec` or null: the codec `t.union([codec, t.null])` is, with its name, `is`, encoding and members, and
  * the same errors, but a null is accepted at once. io-ts tries a union's members in order and builds the
  * failure of each one that refuses, so every null read or written (an aggregate holds a dozen) cost a
- * thrown-away error of `codec` first, and every value a context entry for the branch.
+ * thrown-away error of `codec` first, and every value a context entry for the branch. `codec` must refuse null,
+ * as every codec of the rows does: one that turned null into something else would be bypassed.
  */
 export const nullable = <C extends t.Mixed>(codec: C): t.UnionType<[C, t.NullC], t.TypeOf<C> | null, t.OutputOf<C> | null, unknown> => {
   const union = t.union([codec, t.null]);
@@ -101,6 +102,7 @@ export const nullable = <C extends t.Mixed>(codec: C): t.UnionType<[C, t.NullC],
  * `t.readonlyArray(item)`, whose `is` also refuses a list with holes. io-ts checks the elements with
  * `Array.prototype.every`, which skips holes, while decoding reads a hole as `undefined` (and JSON writes it
  * as null): a value `is` accepts must be one that decoding returns as it is (checkedAggregate rests on it).
+ * It relies on `item` refusing `undefined`, as every item codec here does.
  */
 export const listOf = <C extends t.Mixed>(item: C): t.ReadonlyArrayC<C> => {
   const list = t.readonlyArray(item);

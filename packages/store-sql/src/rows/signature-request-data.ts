@@ -81,8 +81,10 @@ export const SignatureRequestData: t.Type<SignatureRequest, unknown, unknown> = 
 /**
  * An aggregate about to be written, checked with the codec that reads it back. SignatureRequestData changes
  * nothing it accepts (plain `t.type`s, refinements and lists without holes: a complete value has no default
- * to fill in and no key is stripped), so a value its `is` accepts is what decoding it returns, and is checked without io-ts
- * building a context for each key on every write. Anything else is decoded, for the errors.
+ * to fill in and no key is stripped), so a value its `is` accepts is what decoding it returns, and is checked
+ * without io-ts building a context for each key on every write. Anything else is decoded, for the errors. Like decoding,
+ * it checks the fields as they read, not the JSON: an aggregate is a plain object (the domain builds them with
+ * spreads), whose JSON holds exactly those fields.
  */
 export const checkedAggregate = (req: SignatureRequest): E.Either<StoreError, SignatureRequest> => {
   // Typed as the domain's type, but written by code: checked as any value would be.
