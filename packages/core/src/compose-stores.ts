@@ -82,14 +82,14 @@ interface LazyState {
   readonly context: unknown;
   readonly made: Partial<Record<keyof Stores, unknown>>;
 }
-// One getter per port, shared by every set: a set costs one object and its state, not a closure per port.
-const lazyPorts = new Map<string, PropertyDescriptorMap>();
-const portsOf = (ports: readonly string[]): PropertyDescriptorMap => {
-  const key = ports.join();
-  let map = lazyPorts.get(key);
+// One getter per port, shared by every set built from the same builders (a module's constant): a set costs one
+// object and its state, not a closure per port.
+const gettersOf = new WeakMap<object, PropertyDescriptorMap>();
+const portsOf = (builders: StoreBuilders<unknown>): PropertyDescriptorMap => {
+  let map = gettersOf.get(builders);
   if (map === undefined) {
     map = {};
-    for (const port of ports)
+    for (const port of Object.keys(builders))
       map[port] = {
         enumerable: true,
         get(this: { readonly [LAZY]: LazyState }) {
@@ -99,7 +99,7 @@ const portsOf = (ports: readonly string[]): PropertyDescriptorMap => {
           return made[port];
         },
       };
-    lazyPorts.set(key, map);
+    gettersOf.set(builders, map);
   }
   return map;
 };
@@ -116,7 +116,7 @@ export const lazyStores = <C>(builders: StoreBuilders<C>, context: C): Stores =>
   const out = {};
   const state: LazyState = { builders: builders as StoreBuilders<unknown>, context, made: {} };
   Object.defineProperty(out, LAZY, { value: state });
-  Object.defineProperties(out, portsOf(Object.keys(builders)));
+  Object.defineProperties(out, portsOf(state.builders));
   return out as Stores;
 };
 
