@@ -1,5 +1,5 @@
 /**
- * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent --workers none|in-process]`
+ * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent --workers none|in-process --allocations all|promoted]`
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
@@ -51,12 +51,20 @@ const { values } = parseArgs({
     // two versions under the same conditions by running the bench once with and once without it.
     'server-root': { type: 'string' },
     'postgres-url': POSTGRES_URL_OPTION,
+    // `all` or `promoted`: V8's sampling heap profiler in each esig server (bench/allocation-sampler.mjs), and
+    // the bytes per request answered over the server's life (warm-up included): all it allocated, or what
+    // reached the old generation. Slows the server: not for throughput figures.
+    allocations: { type: 'string' },
   },
 });
 const duration = Number(values.duration);
 const wanted = values.scenarios!.split(',').map((x) => x.trim());
 if (values.workers !== 'none' && values.workers !== 'in-process') {
   console.error('--workers is none or in-process');
+  process.exit(2);
+}
+if (values.allocations !== undefined && values.allocations !== 'all' && values.allocations !== 'promoted') {
+  console.error('--allocations is all or promoted');
   process.exit(2);
 }
 if (wanted.length === 0 || wanted.some((x) => x !== 'plain' && x !== 'idempotent')) {
@@ -284,9 +292,15 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   const config = loadConfig(env);
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
+  const allocationsOut = join(dir, `allocations-${label}.json`);
   const esig = await startProcess(
-    [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []), join(serverRoot, 'examples/server/bin/esig.mjs'), 'serve'],
-    env,
+    [
+      ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []),
+      ...(values.allocations === undefined ? [] : ['--import', join(root, 'bench/allocation-sampler.mjs')]),
+      join(serverRoot, 'examples/server/bin/esig.mjs'),
+      'serve',
+    ],
+    values.allocations === undefined ? env : { ...env, ESIG_BENCH_ALLOCATIONS: values.allocations, ESIG_BENCH_ALLOCATIONS_OUT: allocationsOut },
     /esig: listening on http:\/\/[^:]+:(\d+)/,
   );
   try {
@@ -296,6 +310,7 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     // Each scenario right after a baseline run of its own: on a shared machine the load of other work changes
     // from minute to minute, and a ratio is only meaningful between two figures taken under the same load.
     const paired: Figures[] = [];
+    answered = WARM_UP_REQUESTS;
     for (const idempotent of [false, true].filter((i) => wanted.includes(i ? 'idempotent' : 'plain'))) {
       const docs = await seedDocuments(config, principal, capacity);
       const base = await measureBare(`  baseline, just before`);
@@ -312,12 +327,21 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
       const halfBase = await measureBareAtRate(`  baseline at the same rate`, rate);
       const half = await measureAtRate(`${f.name} at half load, ${rate} req/s`, { url, rate, duration, connections, request: createRequestSpecs(issued.secret, halfDocs, idempotent) });
       halfLoad.push(half, halfBase);
+      answered += f.requests + half.requests;
     }
     return paired;
   } finally {
     await esig.stop();
+    if (values.allocations !== undefined) {
+      const { bytes } = JSON.parse(readFileSync(allocationsOut, 'utf8')) as { bytes: number };
+      allocationLines.push(
+        `esig server (${label}, ${wanted.join(' + ')}): ${(bytes / answered / 1024).toFixed(1)} KB per request ${values.allocations === 'all' ? 'allocated' : 'promoted to the old generation'} (${(bytes / 1e6).toFixed(0)} MB over ${answered} requests, warm-up included)`,
+      );
+    }
   }
 };
+let answered = 0;
+const allocationLines: string[] = [];
 
 const masterKey = randomBytes(32).toString('hex');
 const cpu: string[] = [];
@@ -383,6 +407,7 @@ try {
     }
   }
   for (const line of cpu) process.stdout.write(`${line}\n`);
+  for (const line of allocationLines) process.stdout.write(`${line}\n`);
 } finally {
   await bare.stop();
   await dropDatabase();
