@@ -293,6 +293,8 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const allocationsOut = join(dir, `allocations-${label}.json`);
+  // Requests this server answered, for the allocations per request.
+  let answered = WARM_UP_REQUESTS;
   const esig = await startProcess(
     [
       ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []),
@@ -310,7 +312,6 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     // Each scenario right after a baseline run of its own: on a shared machine the load of other work changes
     // from minute to minute, and a ratio is only meaningful between two figures taken under the same load.
     const paired: Figures[] = [];
-    answered = WARM_UP_REQUESTS;
     for (const idempotent of [false, true].filter((i) => wanted.includes(i ? 'idempotent' : 'plain'))) {
       const docs = await seedDocuments(config, principal, capacity);
       const base = await measureBare(`  baseline, just before`);
@@ -340,7 +341,6 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     }
   }
 };
-let answered = 0;
 const allocationLines: string[] = [];
 
 const masterKey = randomBytes(32).toString('hex');
