@@ -60,6 +60,43 @@ describe('lazyStores', () => {
     for (const port of PORTS) expect(spread[port]).toBe(base[port]);
     expect(Object.fromEntries(Object.entries(stores))).toEqual(spread);
   });
+
+  it('is read-only: assigning, defining or deleting a port throws and changes nothing', () => {
+    const base = createMemoryStores().stores;
+    const { builders } = counting(base);
+    const stores = lazyStores(builders, 'd') as unknown as Record<string, unknown>;
+    expect(() => {
+      stores.documents = 'replaced';
+    }).toThrow(TypeError);
+    expect(() => Object.defineProperty(stores, 'jobs', { value: 'replaced' })).toThrow(TypeError);
+    expect(() => delete stores.apiLog).toThrow(TypeError);
+    expect(() => {
+      stores.somethingNew = 1;
+    }).toThrow(TypeError);
+    expect(stores.documents).toBe(base.documents);
+    expect(stores.jobs).toBe(base.jobs);
+    expect(stores.apiLog).toBe(base.apiLog);
+    expect('somethingNew' in stores).toBe(false);
+  });
+
+  it('answers like a plain object of ports: `in`, descriptors (building nothing), no other keys, not a thenable', async () => {
+    const base = createMemoryStores().stores;
+    const { builders, built } = counting(base);
+    const stores = lazyStores(builders, 'e');
+    for (const port of PORTS) expect(port in stores).toBe(true);
+    expect('then' in stores).toBe(false);
+    expect((stores as unknown as Record<string, unknown>).then).toBeUndefined();
+    expect((stores as unknown as Record<symbol, unknown>)[Symbol.iterator]).toBeUndefined();
+    const d = Object.getOwnPropertyDescriptor(stores, 'documents')!;
+    expect(d).toMatchObject({ enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(stores, 'nothing')).toBeUndefined();
+    expect(built.size).toBe(0);
+    expect(d.get!.call(stores)).toBe(base.documents);
+    expect([...built.keys()]).toEqual(['documents']);
+    // A set can be the value of a promise (an async function returning it): nothing takes it for a thenable.
+    expect(await Promise.resolve(stores)).toBe(stores);
+    expect(Object.getPrototypeOf(stores)).toBe(Object.prototype);
+  });
 });
 
 describe('noticingNewJobs over a lazy set', () => {
