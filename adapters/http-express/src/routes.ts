@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import * as core from '@esig/core';
 import { validationFailed } from '@esig/core';
 import * as c from './codecs.js';

@@ -1,5 +1,5 @@
 import type { MailFailure, MailMessage, MailTransport } from '@esig/core';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import { pipe } from 'fp-ts/lib/function.js';
 import { createTransport } from 'nodemailer';
 

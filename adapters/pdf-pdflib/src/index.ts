@@ -1,4 +1,4 @@
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { DocumentRenderer } from '@esig/core';
 import { buildCertificate } from './certificate.js';
 import { buildFinished } from './finished.js';

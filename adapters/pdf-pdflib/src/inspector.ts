@@ -1,4 +1,4 @@
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { PDFObject } from 'pdf-lib';
 import { PDFArray, PDFDocument, PDFName, PDFPageLeaf, PDFPageTree, PDFRef } from 'pdf-lib';
 import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';

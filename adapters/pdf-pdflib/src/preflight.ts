@@ -1,4 +1,4 @@
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { Field, FieldProblem, StampCheckInput, StampPreflight } from '@esig/core';
 import { PDFDocument } from 'pdf-lib';
 import type { Stamp } from './finished.js';

@@ -1,7 +1,7 @@
 import type { ApiLogStore } from '@esig/core';
 import { ApiLogKindC, apiLogRow, toApiLogEntry } from '@esig/store-sql';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { writeAny } from './connection.js';

@@ -1,7 +1,7 @@
 import type { DocumentContentStore } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import { contentKeyName } from '@esig/store-sql';
 import type { Conn } from './connection.js';

@@ -2,7 +2,7 @@ import type { EvidenceStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { EvidenceActionC, EvidenceDetailsC, evidenceRow, toEvidenceEntry } from '@esig/store-sql';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';

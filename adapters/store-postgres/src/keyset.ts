@@ -1,7 +1,7 @@
 import type { KeysetTable } from '@esig/store-sql';
 import { keysetLists, singleFilterColumns } from '@esig/store-sql';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
 

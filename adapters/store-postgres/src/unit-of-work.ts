@@ -2,7 +2,7 @@ import type { NewJobKinds, StoreError, Stores, TransactionOptions, UnitOfWork } 
 import { createNewJobKinds, noticingNewJobs, storeFailure } from '@esig/core';
 import type { NestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type pg from 'pg';
 import type { Conn } from './connection.js';
 import { EarlierWriteFailed, queryConfig, sqlState, toStoreError } from './connection.js';

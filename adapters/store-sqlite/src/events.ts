@@ -3,7 +3,7 @@ import { concurrentModification } from '@esig/core';
 import { eventRow, toEvent } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { columnCodecs, decode, rowDecoder } from './decode.js';

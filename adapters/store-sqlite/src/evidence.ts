@@ -4,7 +4,7 @@ import { evidenceRow, toEvidenceEntry } from '@esig/store-sql';
 import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { columnCodecs, decode, rowDecoder } from './decode.js';

@@ -2,7 +2,7 @@ import type { TestMailboxStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { mailRow, toMail } from '@esig/store-sql';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { columnCodecs, decode, rowDecoder } from './decode.js';

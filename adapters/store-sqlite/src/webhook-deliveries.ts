@@ -3,7 +3,7 @@ import { concurrentModification } from '@esig/core';
 import { attemptFilters, attemptRow, decodeJoined, deliveryRow, prefixedColumns, qualifiedColumns, toAttempt, toDelivery } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { flow, pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';

@@ -2,7 +2,7 @@ import type { KeysetPage, KeysetQuery, StoreError, StoreResult, Tenant } from '@
 import { storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import { decodeAll } from './decode.js';
 
 /** What a paged list reads: a tenant-owned table with `created_at` and `id`, and its optional filter column. */

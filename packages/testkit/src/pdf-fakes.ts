@@ -1,4 +1,4 @@
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { FieldProblem, PageSize, PdfInspector, StampCheckInput, StampPreflight } from '@esig/core';
 import { invalidDocument } from '@esig/core';
 

@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../task-either.js';
 import type { FieldProblem } from '../errors.js';
 import { validationFailed } from '../errors.js';
 import type { Document, PageSize } from '../model/document.js';

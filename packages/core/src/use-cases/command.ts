@@ -1,6 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../task-either.js';
 import type { DomainError } from '../errors.js';
 import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../errors.js';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency.js';

@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../task-either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { DomainError, FieldProblem } from '../errors.js';
 import { insufficientScope, invalidState, notFound, rateLimited, validationFailed } from '../errors.js';

@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../task-either.js';
 import { invalidState } from '../errors.js';
 import type { Principal } from '../model/principal.js';
 import type { SignatureRequest } from '../model/signature-request.js';

@@ -1,6 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import type { ContentKey, StoreResult } from '@esig/core';
 import { describe, expect, it } from 'vitest';
 import { TENANT_A, TENANT_A_LIVE, TENANT_B, fails, makeDocument, ok, tagOf } from '../builders.js';

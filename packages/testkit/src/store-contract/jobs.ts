@@ -1,6 +1,6 @@
 import type { Job, JobKind, NewJob, QueuedJob, Stores } from '@esig/core';
 import { JOB_KINDS, concurrentModification } from '@esig/core';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import { pipe } from 'fp-ts/lib/function.js';
 import { describe, expect, it } from 'vitest';
 import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeJob, ok } from '../builders.js';

@@ -1,7 +1,7 @@
 import type { SignatureRequest, StoreError, Stores } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '@esig/core/task-either';
 import { describe, expect, it } from 'vitest';
 import { JOB_KINDS } from '@esig/core';
 import {

@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import { completedMail } from '../../mail/templates.js';
 import type { MailJobDeps } from './handle-invitation-mail.js';
 import { mintSigningLink } from './handle-invitation-mail.js';

@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import { invitationMail } from '../../mail/templates.js';
 import type { StoreError } from '../../errors.js';
 import type { Mode, Tenant } from '../../model/tenant.js';

@@ -1,6 +1,6 @@
 import * as A from 'fp-ts/lib/Array.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
 import type { QueuedJob } from '../../model/job.js';
 import { jobState } from '../../model/job.js';

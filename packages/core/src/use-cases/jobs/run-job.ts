@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type * as T from 'fp-ts/lib/Task.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
 import type { Job } from '../../model/job.js';
 import type { Clock } from '../../ports/clock.js';

@@ -1,6 +1,6 @@
 import { pipe } from 'fp-ts/lib/function.js';
 import * as T from 'fp-ts/lib/Task.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { Job } from '../../model/job.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Stores } from '../../ports/stores.js';

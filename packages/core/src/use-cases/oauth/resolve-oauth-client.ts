@@ -1,4 +1,4 @@
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { StoreError } from '../../errors.js';
 import type { OAuthClient } from '../../model/oauth.js';

@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
 import type { EventType } from '../../model/event.js';
 import type { Principal } from '../../model/principal.js';

@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { Principal } from '../../model/principal.js';
 import type { WebhookEndpoint } from '../../model/webhook.js';
 import type { Command } from '../command.js';

@@ -1,6 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook.js';
 import type { Stores } from '../../ports/stores.js';

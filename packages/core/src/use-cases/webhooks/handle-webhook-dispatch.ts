@@ -1,5 +1,5 @@
 import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import * as TE from '../../task-either.js';
 import type { Stores } from '../../ports/stores.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { tenantOf } from '../jobs/load-job-request.js';
