@@ -27,7 +27,7 @@ const pipeline = (M: typeof FP | typeof TE, i: number): FP.TaskEither<string, nu
   pipe(
     M.right<string, number>(i),
     M.chain((n) => M.right(n + 1)),
-    M.chainW((n) => (n < 0 ? M.left(42) : M.right(n * 2))),
+    M.chainW((n) => (n < 0 ? M.left('negative') : M.right(n * 2))),
     M.chainFirst((n) => M.right(n)),
     M.chainEitherK((n) => E.right(n - 1)),
     M.bind('n', (n) => M.right(n)),

@@ -28,6 +28,9 @@ const eitherStepOf = (b: Behaviour, salt: number) => (n: number): E.Either<strin
   return b === 'left' ? E.left(`left ${n + salt}`) : E.right(n - salt);
 };
 
+/** The combinators under test, typed as fp-ts's: esig's module must fit fp-ts's signatures to be passed as one. */
+type Combinators = Pick<typeof FP, 'map' | 'mapLeft' | 'chain' | 'chainW' | 'chainFirst' | 'chainFirstW' | 'chainEitherK' | 'chainEitherKW' | 'bind' | 'bindW'>;
+
 /** What running a task gives: its Either, the message it rejected with, or the one it threw (not a promise). */
 const outcome = async <A>(task: FP.TaskEither<string, A>): Promise<unknown> => {
   let running: Promise<E.Either<string, A>>;
@@ -61,32 +64,47 @@ describe('task-either: the same values as fp-ts', () => {
       fc.asyncProperty(either, fc.boolean(), fc.array(op, { maxLength: 8 }), async (start, throws, ops) => {
         // Build the same pipeline from each module. `bind` works on records: it wraps the number, names the
         // result, and `map` takes it back out so the next step gets a number again.
-        const build = (M: typeof FP | typeof TE): FP.TaskEither<string, unknown> =>
-          ops.reduce<FP.TaskEither<string, number>>((acc, { name, b, salt }) => {
+        const build = (M: Combinators): FP.TaskEither<string, unknown> => {
+          let acc = source(start, throws);
+          for (const { name, b, salt } of ops) {
             const step = stepOf(b, salt);
+            const either = eitherStepOf(b, salt);
+            const bound = ({ n }: { readonly n: number }) => step(n);
             switch (name) {
               case 'map':
-                return pipe(acc, M.map((n) => n + salt));
+                acc = pipe(acc, M.map((n) => n + salt));
+                break;
               case 'mapLeft':
-                return pipe(acc, M.mapLeft((s) => `${s}/${salt}`));
+                acc = pipe(acc, M.mapLeft((s) => `${s}/${salt}`));
+                break;
               case 'chain':
+                acc = pipe(acc, M.chain(step));
+                break;
               case 'chainW':
+                acc = pipe(acc, M.chainW(step));
+                break;
               case 'chainFirst':
+                acc = pipe(acc, M.chainFirst(step));
+                break;
               case 'chainFirstW':
-                return pipe(acc, M[name](step));
+                acc = pipe(acc, M.chainFirstW(step));
+                break;
               case 'chainEitherK':
+                acc = pipe(acc, M.chainEitherK(either));
+                break;
               case 'chainEitherKW':
-                return pipe(acc, M[name](eitherStepOf(b, salt)));
+                acc = pipe(acc, M.chainEitherKW(either));
+                break;
               case 'bind':
+                acc = pipe(acc, M.map((n) => ({ n })), M.bind('m', bound), M.map(({ n, m }) => n + m));
+                break;
               case 'bindW':
-                return pipe(
-                  acc,
-                  M.map((n) => ({ n })),
-                  M[name]('m', ({ n }) => step(n)),
-                  M.map(({ n, m }) => n + m),
-                );
+                acc = pipe(acc, M.map((n) => ({ n })), M.bindW('m', bound), M.map(({ n, m }) => n + m));
+                break;
             }
-          }, source(start, throws));
+          }
+          return acc;
+        };
         expect(await outcome(build(TE))).toEqual(await outcome(build(FP)));
       }),
       { numRuns: 500 },
