@@ -76,41 +76,68 @@ export const STORE_READS: { readonly [K in keyof Stores]: ReadonlyArray<keyof St
 /** How to build each store port from a context (a connection, say), for `lazyStores`. */
 export type StoreBuilders<C> = { readonly [K in keyof Stores]: (context: C) => Stores[K] };
 
-/** What a lazy set holds: the context its ports are built from, and the ports built so far. */
-interface LazyTarget {
-  readonly context: unknown;
-  readonly made: Map<string, unknown>;
+// How Node's util.inspect finds an object's own formatting, named without importing node:util (the core is pure).
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * What a lazy set is a proxy of: the context its ports are built from and the ports built so far, in private
+ * fields, so that nothing reaches them through the set (util.inspect formats a proxy's target, and the context
+ * is a database connection).
+ */
+class LazyPorts {
+  readonly #build: Readonly<Record<string, (context: unknown) => unknown>>;
+  readonly #context: unknown;
+  readonly #made = new Map<string, unknown>();
+
+  constructor(build: Readonly<Record<string, (context: unknown) => unknown>>, context: unknown) {
+    this.#build = build;
+    this.#context = context;
+  }
+
+  /** The port `key` of `set`: built the first time, then the same. */
+  static port(set: LazyPorts, key: string): unknown {
+    if (!set.#made.has(key)) set.#made.set(key, set.#build[key]!(set.#context));
+    return set.#made.get(key);
+  }
+
+  // Called with the proxy as `this`: its keys are the ports.
+  [INSPECT](): string {
+    return `Stores { ${Object.keys(this).join(', ')} }`;
+  }
 }
+
+const refuse = (what: string) => (): never => {
+  throw new TypeError(`A set of stores is read-only: it cannot ${what}. Spread it into a plain object ({ ...stores }) to get one that can.`);
+};
 
 // One proxy handler per builders object (a module's constant), shared by every set built from it: a set costs
 // its proxy, one small object and a Map. Defining sixteen accessor properties on every set instead
 // (`Object.defineProperties`, the first version) cost about 4 µs a set on this machine, against about 0.3 µs
 // for this, reads included: a unit of work makes a set, or two, for every transaction.
-const handlers = new WeakMap<object, ProxyHandler<LazyTarget>>();
-const handlerFor = (builders: StoreBuilders<unknown>): ProxyHandler<LazyTarget> => {
+const handlers = new WeakMap<object, ProxyHandler<LazyPorts>>();
+const handlerFor = (builders: StoreBuilders<unknown>): ProxyHandler<LazyPorts> => {
   const known = handlers.get(builders);
   if (known !== undefined) return known;
-  const build = builders as unknown as Readonly<Record<string, (context: unknown) => unknown>>;
-  const ports = Object.keys(build);
-  const isPort = (key: string | symbol): key is string => typeof key === 'string' && Object.prototype.hasOwnProperty.call(build, key);
-  const port = (target: LazyTarget, key: string): unknown => {
-    if (!target.made.has(key)) target.made.set(key, build[key]!(target.context));
-    return target.made.get(key);
-  };
-  // An accessor per port, so that listing the keys or reading a descriptor builds nothing; what reads the
-  // values (a spread, Object.entries) builds each port, as reading it would.
-  const getters = new Map(ports.map((key) => [key, function (this: Readonly<Record<string, unknown>>) { return this[key]; }]));
-  const handler: ProxyHandler<LazyTarget> = {
-    get: (target, key) => (isPort(key) ? port(target, key) : undefined),
-    has: (_, key) => isPort(key),
+  const ports = Object.keys(builders);
+  const isPort = ((names) => (key: string | symbol): key is string => typeof key === 'string' && names.has(key))(new Set(ports));
+  // Whatever is not a port reads as on a plain object: toString, hasOwnProperty, constructor (so that String(),
+  // `in` and equality checks treat a set as the plain object of ports it stands for).
+  const plain = Object.prototype as unknown as Record<string | symbol, unknown>;
+  const handler: ProxyHandler<LazyPorts> = {
+    get: (set, key, receiver) => (isPort(key) ? LazyPorts.port(set, key) : Reflect.get(plain, key, receiver)),
+    has: (_, key) => isPort(key) || key in plain,
     ownKeys: () => [...ports],
-    getOwnPropertyDescriptor: (_, key) => (isPort(key) ? { get: getters.get(key)!, set: undefined, enumerable: true, configurable: true } : undefined),
+    // An accessor per port, so that listing the keys or reading a descriptor builds nothing; what reads the
+    // values (a spread, Object.entries, a getter copied elsewhere) builds the port, from this set.
+    getOwnPropertyDescriptor: (set, key) => (isPort(key) ? { get: () => LazyPorts.port(set, key), set: undefined, enumerable: true, configurable: true } : undefined),
+    getPrototypeOf: () => Object.prototype,
     // Read-only, as a set of stores is: assigning, defining or deleting a port throws (modules are strict).
     set: () => false,
     defineProperty: () => false,
     deleteProperty: () => false,
-    setPrototypeOf: () => false,
-    preventExtensions: () => false,
+    setPrototypeOf: refuse('change its prototype'),
+    // A proxy whose target stayed extensible cannot report itself frozen, sealed or closed to new properties.
+    preventExtensions: refuse('be frozen, sealed or closed to new properties'),
   };
   handlers.set(builders, handler);
   return handler;
@@ -120,12 +147,13 @@ const handlerFor = (builders: StoreBuilders<unknown>): ProxyHandler<LazyTarget> 
  * Stores built on first use: each port the first time it is read, then kept. A store adapter binds a whole
  * set to every transaction, and most transactions use a few of the sixteen ports; building the others (each
  * a dozen closures) for nothing was a measurable share of what a small request allocates, and of what the
- * garbage collector then copies. The ports are listed as own, enumerable properties, so spreading the set or
- * listing its keys works as on a plain object (a spread builds every port); they are read-only, as a set of
- * stores is: to replace a port, spread the set into a new object.
+ * garbage collector then copies. The set acts as a plain object of its ports: they are its own, enumerable
+ * keys, so spreading it or listing its keys works as usual (a spread builds every port), and other names
+ * read as on any object (`toString`, `hasOwnProperty`). It is read-only, as a set of stores is: assigning a
+ * port throws, and so does freezing or sealing it. To replace a port, spread the set into a new object.
  */
 export const lazyStores = <C>(builders: StoreBuilders<C>, context: C): Stores =>
-  new Proxy<LazyTarget>({ context, made: new Map() }, handlerFor(builders as StoreBuilders<unknown>)) as unknown as Stores;
+  new Proxy(new LazyPorts(builders as unknown as Readonly<Record<string, (context: unknown) => unknown>>, context), handlerFor(builders as StoreBuilders<unknown>)) as unknown as Stores;
 
 /**
  * Stores for use outside transactions, made from the stores that read committed data and a unit of work:

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { inspect, isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { StoreBuilders, Stores } from '@esig/core';
 import { STORE_READS, lazyStores, noticingNewJobs } from '@esig/core';
@@ -96,6 +97,51 @@ describe('lazyStores', () => {
     // A set can be the value of a promise (an async function returning it): nothing takes it for a thenable.
     expect(await Promise.resolve(stores)).toBe(stores);
     expect(Object.getPrototypeOf(stores)).toBe(Object.prototype);
+  });
+
+  it('reads like a plain object where a name is not a port: String(), hasOwnProperty, constructor, equality', () => {
+    const base = createMemoryStores().stores;
+    const { builders } = counting(base);
+    const stores = lazyStores(builders, 'f');
+    expect(String(stores)).toBe('[object Object]');
+    expect(`${stores as unknown as string}`).toBe('[object Object]');
+    expect(stores.hasOwnProperty('documents')).toBe(true);
+    expect(stores.hasOwnProperty('toString')).toBe(false);
+    expect('toString' in stores).toBe(true);
+    expect(stores.constructor).toBe(Object);
+    expect(stores).toStrictEqual({ ...stores });
+    expect(isDeepStrictEqual(stores, { ...stores })).toBe(true);
+    // Inherited from, it lends its ports.
+    expect((Object.create(stores) as Stores).jobs).toBe(base.jobs);
+  });
+
+  it('shows its ports when inspected, never the context it was built from (a connection)', () => {
+    const base = createMemoryStores().stores;
+    const { builders } = counting(base);
+    const shown = inspect(lazyStores(builders, 'postgres://esig:hunter2@db/esig'));
+    expect(shown).not.toContain('hunter2');
+    for (const port of PORTS) expect(shown).toContain(port);
+  });
+
+  it('copied through its descriptors, reads the ports of the set it came from', () => {
+    const base = createMemoryStores().stores;
+    const { builders, built } = counting(base);
+    const stores = lazyStores(builders, 'g');
+    const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(stores)) as Stores;
+    expect(built.size).toBe(0);
+    expect(copy.documents).toBe(base.documents);
+    expect([...built.keys()]).toEqual(['documents']);
+  });
+
+  it('refuses to be frozen, sealed or given another prototype, with an error that says why', () => {
+    const base = createMemoryStores().stores;
+    const { builders } = counting(base);
+    const stores = lazyStores(builders, 'h');
+    expect(() => Object.freeze(stores)).toThrow(/read-only.*\{ \.\.\.stores \}/);
+    expect(() => Object.seal(stores)).toThrow(TypeError);
+    expect(() => Object.preventExtensions(stores)).toThrow(TypeError);
+    expect(() => Object.setPrototypeOf(stores, null)).toThrow(TypeError);
+    expect(Object.isFrozen(Object.freeze({ ...stores }))).toBe(true);
   });
 });
 

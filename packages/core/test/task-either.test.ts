@@ -155,4 +155,23 @@ describe('task-either: the same values as fp-ts', () => {
     expect(r).toEqual(E.left('first'));
     expect(seen).toEqual([]);
   });
+
+  it('runs a chain built in a loop, thousands of steps long, as fp-ts does (no stack overflow)', async () => {
+    const fold = (M: Combinators & Pick<typeof FP, 'right'>, n: number) =>
+      Array.from({ length: n }, (_, i) => i).reduce<FP.TaskEither<string, number>>(
+        (acc, i) => pipe(acc, i % 2 === 0 ? M.chain((s) => M.right(s + i)) : M.map((s) => s + i)),
+        M.right(0),
+      );
+    for (const n of [1_000, 20_000]) {
+      expect(await outcome(fold(FP, n))).toEqual({ resolved: E.right((n * (n - 1)) / 2) });
+      expect(await outcome(fold(TE, n))).toEqual({ resolved: E.right((n * (n - 1)) / 2) });
+    }
+  });
+
+  it('bind copies the record as fp-ts does, an own `__proto__` key included', async () => {
+    const record = JSON.parse('{"a": 1, "__proto__": {"inherited": true}}') as { readonly a: number };
+    const shape = (r: E.Either<string, object>) => (E.isRight(r) ? { own: Object.keys(r.right), inherited: (r.right as { inherited?: unknown }).inherited } : r);
+    const build = (M: Combinators & Pick<typeof FP, 'right'>) => pipe(M.right<string, { readonly a: number }>(record), M.bind('b', () => M.right(2)));
+    expect(shape(await build(TE)())).toEqual(shape(await build(FP)()));
+  });
 });
