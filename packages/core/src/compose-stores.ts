@@ -119,7 +119,8 @@ const handlerFor = (builders: StoreBuilders<unknown>): ProxyHandler<LazyPorts> =
   const known = handlers.get(builders);
   if (known !== undefined) return known;
   const ports = Object.keys(builders);
-  const isPort = ((names) => (key: string | symbol): key is string => typeof key === 'string' && names.has(key))(new Set(ports));
+  const names = new Set(ports);
+  const isPort = (key: string | symbol): key is string => typeof key === 'string' && names.has(key);
   // Whatever is not a port reads as on a plain object: toString, hasOwnProperty, constructor (so that String(),
   // `in` and equality checks treat a set as the plain object of ports it stands for).
   const plain = Object.prototype as unknown as Record<string | symbol, unknown>;

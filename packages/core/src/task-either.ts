@@ -82,20 +82,23 @@ export const chainEitherKW =
 
 export const chainEitherK: <E, A, B>(f: (a: A) => Either<E, B>) => (ma: TaskEither<E, A>) => TaskEither<E, B> = chainEitherKW;
 
+/** A record with `name` added, typed as fp-ts types it. */
+type Bound<A, N extends string, B> = { readonly [K in keyof A | N]: K extends keyof A ? A[K] : B };
+
 export const bindW =
   <N extends string, A, E2, B>(name: Exclude<N, keyof A>, f: (a: A) => TaskEither<E2, B>) =>
-  <E1>(ma: TaskEither<E1, A>): TaskEither<E1 | E2, { readonly [K in keyof A | N]: K extends keyof A ? A[K] : B }> =>
+  <E1>(ma: TaskEither<E1, A>): TaskEither<E1 | E2, Bound<A, N, B>> =>
   () =>
-    start(ma).then((e): Promise<Either<E1 | E2, { readonly [K in keyof A | N]: K extends keyof A ? A[K] : B }>> | Either<E1, never> =>
+    start(ma).then((e): Promise<Either<E1 | E2, Bound<A, N, B>>> | Either<E1, never> =>
       e._tag === 'Left'
         ? e
         : f(e.right)().then((r) =>
             // Object.assign, as fp-ts: a name such as `__proto__` then acts as it does there.
-            r._tag === 'Left' ? r : { _tag: 'Right', right: Object.assign({}, e.right, { [name]: r.right }) as { readonly [K in keyof A | N]: K extends keyof A ? A[K] : B } },
+            r._tag === 'Left' ? r : { _tag: 'Right', right: Object.assign({}, e.right, { [name]: r.right }) as Bound<A, N, B> },
           ),
     );
 
 export const bind: <N extends string, A, E, B>(
   name: Exclude<N, keyof A>,
   f: (a: A) => TaskEither<E, B>,
-) => (ma: TaskEither<E, A>) => TaskEither<E, { readonly [K in keyof A | N]: K extends keyof A ? A[K] : B }> = bindW;
+) => (ma: TaskEither<E, A>) => TaskEither<E, Bound<A, N, B>> = bindW;
