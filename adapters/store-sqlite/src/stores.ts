@@ -24,26 +24,36 @@ import { sqliteWebhookEndpoints } from './webhook-endpoints.js';
  * With `keys`, API-key lookups on the read connection go through the cache and revocations on the write
  * connection invalidate it.
  */
-export const bindStores = (conn: Conn, keys?: { readonly cache: KeyCache; readonly role: 'read' | 'write' }): Stores => lazyStores(BUILDERS, { conn, keys });
+export const bindStores = (conn: Conn, keys?: Bound['keys']): Stores => lazyStores(BUILDERS, { conn, keys });
+
+interface Bound {
+  readonly conn: Conn;
+  readonly keys: { readonly cache: KeyCache; readonly role: 'read' | 'write' } | undefined;
+}
+/** A port made from the connection alone (every port but the API keys, which also take the key cache). */
+const onConn =
+  <P>(make: (conn: Conn) => P) =>
+  ({ conn }: Bound): P =>
+    make(conn);
 
 // Built on first use (see lazyStores): a transaction pays for the ports it uses.
-const BUILDERS: StoreBuilders<{ readonly conn: Conn; readonly keys: { readonly cache: KeyCache; readonly role: 'read' | 'write' } | undefined }> = {
-  documents: ({ conn }) => sqliteDocuments(conn),
-  documentContents: ({ conn }) => sqliteDocumentContents(conn),
-  signatureRequests: ({ conn }) => sqliteSignatureRequests(conn),
+const BUILDERS: StoreBuilders<Bound> = {
+  documents: onConn(sqliteDocuments),
+  documentContents: onConn(sqliteDocumentContents),
+  signatureRequests: onConn(sqliteSignatureRequests),
   apiKeys: ({ conn, keys }) => sqliteApiKeys(conn, keys),
-  orgs: ({ conn }) => sqliteOrgs(conn),
-  idempotency: ({ conn }) => sqliteIdempotency(conn),
-  events: ({ conn }) => sqliteEvents(conn),
-  jobs: ({ conn }) => sqliteJobs(conn),
-  signingLinks: ({ conn }) => sqliteSigningLinks(conn),
-  embedSessions: ({ conn }) => sqliteEmbedSessions(conn),
-  evidence: ({ conn }) => sqliteEvidence(conn),
-  testMailbox: ({ conn }) => sqliteTestMailbox(conn),
-  webhookEndpoints: ({ conn }) => sqliteWebhookEndpoints(conn),
-  webhookDeliveries: ({ conn }) => sqliteWebhookDeliveries(conn),
-  apiLog: ({ conn }) => sqliteApiLog(conn),
-  oauth: ({ conn }) => sqliteOAuth(conn),
+  orgs: onConn(sqliteOrgs),
+  idempotency: onConn(sqliteIdempotency),
+  events: onConn(sqliteEvents),
+  jobs: onConn(sqliteJobs),
+  signingLinks: onConn(sqliteSigningLinks),
+  embedSessions: onConn(sqliteEmbedSessions),
+  evidence: onConn(sqliteEvidence),
+  testMailbox: onConn(sqliteTestMailbox),
+  webhookEndpoints: onConn(sqliteWebhookEndpoints),
+  webhookDeliveries: onConn(sqliteWebhookDeliveries),
+  apiLog: onConn(sqliteApiLog),
+  oauth: onConn(sqliteOAuth),
 };
 
 /**

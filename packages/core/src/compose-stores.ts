@@ -84,20 +84,25 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
  * fields, so that nothing reaches them through the set (util.inspect formats a proxy's target, and the context
  * is a database connection).
  */
+type AnyBuilders = Readonly<Record<string, (context: unknown) => unknown>>;
+
 class LazyPorts {
-  readonly #build: Readonly<Record<string, (context: unknown) => unknown>>;
+  readonly #build: AnyBuilders;
   readonly #context: unknown;
   readonly #made = new Map<string, unknown>();
 
-  constructor(build: Readonly<Record<string, (context: unknown) => unknown>>, context: unknown) {
+  constructor(build: AnyBuilders, context: unknown) {
     this.#build = build;
     this.#context = context;
   }
 
-  /** The port `key` of `set`: built the first time, then the same. */
+  /** The port `key` of `set`: built the first time, then the same (a port is an object, never undefined). */
   static port(set: LazyPorts, key: string): unknown {
-    if (!set.#made.has(key)) set.#made.set(key, set.#build[key]!(set.#context));
-    return set.#made.get(key);
+    const made = set.#made.get(key);
+    if (made !== undefined) return made;
+    const port = set.#build[key]!(set.#context);
+    set.#made.set(key, port);
+    return port;
   }
 
   // Called with the proxy as `this`: its keys are the ports.
@@ -154,7 +159,7 @@ const handlerFor = (builders: StoreBuilders<unknown>): ProxyHandler<LazyPorts> =
  * port throws, and so does freezing or sealing it. To replace a port, spread the set into a new object.
  */
 export const lazyStores = <C>(builders: StoreBuilders<C>, context: C): Stores =>
-  new Proxy(new LazyPorts(builders as unknown as Readonly<Record<string, (context: unknown) => unknown>>, context), handlerFor(builders as StoreBuilders<unknown>)) as unknown as Stores;
+  new Proxy(new LazyPorts(builders as unknown as AnyBuilders, context), handlerFor(builders as StoreBuilders<unknown>)) as unknown as Stores;
 
 /**
  * Stores for use outside transactions, made from the stores that read committed data and a unit of work:
