@@ -4,21 +4,22 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type pg from 'pg';
 import { isLostRace, prepared } from './connection.js';
-import { Int8, decode, nullable } from './decode.js';
+import { Int, Int8, decode, nullable } from './decode.js';
 
-/** What `esig_rate_limit_consume` (migration 0004) says of one bucket. */
+/** What `esig_rate_limit_consume_many` (migrations 0004 and 0010) says of one bucket. */
 const BucketRow = t.type({
   bucket: t.string,
   used: Int8,
   oldest_ms: nullable(Int8),
   must_expire_ms: nullable(Int8),
-  allowed: t.boolean,
+  // How many of the statement's calls were admitted, the same in every row.
+  admitted: Int,
   now_ms: Int8,
 });
 export type BucketRow = t.TypeOf<typeof BucketRow>;
 
 // Prepared: every request runs it (the function's own statements are planned once per session anyway).
-const CONSUME = prepared('rate_limit_consume', 'SELECT * FROM esig_rate_limit_consume($1::text[], $2::integer[], $3::bigint, $4::bigint)');
+const CONSUME = prepared('rate_limit_consume_one', 'SELECT * FROM esig_rate_limit_consume_many($1::text[], $2::integer[], $3::bigint, $4::bigint, 1)');
 const SWEEP_SQL = 'SELECT esig_rate_limit_sweep($1::bigint)';
 
 /** Attempts of one `consume` that lost a race the server broke (deadlock, lock timeout) before giving up. */
@@ -39,16 +40,16 @@ export const createSweeper = (pool: pg.Pool, windowMs: number) => {
 
 export const decodeRows = (rows: readonly unknown[]): readonly BucketRow[] =>
   rows.map((row) => {
-    const r = decode(BucketRow, 'esig_rate_limit_consume row')(row);
+    const r = decode(BucketRow, 'esig_rate_limit_consume_many row')(row);
     // The RowDecodeError itself: this port reports failures by rejecting.
-    if (E.isLeft(r)) throw r.left._tag === 'StoreFailure' ? r.left.cause : new Error('undecodable esig_rate_limit_consume row');
+    if (E.isLeft(r)) throw r.left._tag === 'StoreFailure' ? r.left.cause : new Error('undecodable esig_rate_limit_consume_many row');
     return r.right;
   });
 
 /**
  * The sliding-window RateLimiter shared by every process on the database, with the decisions of the
  * in-memory limiter (both run @esig/testkit's rate limiter contract). A call is one statement: the
- * `esig_rate_limit_consume` function locks its buckets' rows in a fixed order, decides, and records the
+ * `esig_rate_limit_consume_many` function locks its buckets' rows in a fixed order, decides, and records the
  * call in every bucket only if every bucket admits it; a refused call writes nothing. The locks live only
  * as long as that statement, so a busy bucket's calls queue for microseconds rather than round trips, and
  * each costs O(1) rows however high the limit. The tables are UNLOGGED (see the migration for the trade).
@@ -74,7 +75,7 @@ export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clo
     const ids = [...limits.keys()].sort();
     const res = await pool.query({ ...CONSUME, values: [ids, ids.map((id) => limits.get(id)!), windowMs, clock === undefined ? null : clock.now().getTime()] });
     const rows = new Map(decodeRows(res.rows).map((r) => [r.bucket, r]));
-    if (rows.size !== ids.length) throw new Error(`esig_rate_limit_consume answered for ${rows.size} of ${ids.length} buckets`);
+    if (rows.size !== ids.length) throw new Error(`esig_rate_limit_consume_many answered for ${rows.size} of ${ids.length} buckets`);
     // The time decided at, the same in every row.
     const now = rows.get(ids[0]!)!.now_ms;
     sweep(now);

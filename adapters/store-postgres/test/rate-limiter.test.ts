@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { createManualClock } from '@esig/testkit';
+import type { Admission, ApiKey, KeyLimits } from '@esig/core';
+import { createManualClock, makeApiKey } from '@esig/testkit';
 import { describeKeyAdmissionContract } from '@esig/testkit/key-admission-contract';
 import { describeRateLimiterContract } from '@esig/testkit/rate-limiter-contract';
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
+import { MAX_BATCH, createPgKeyAdmission } from '../src/key-admission.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
 import { available, createTestDatabase } from './pg.js';
@@ -132,5 +137,115 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     }
     expect(left).toBe(0);
     expect(await hitsOf(old.id)).toBe(0);
+  });
+
+  describe('key admission: the calls of one key that arrive while its statement is out go together', () => {
+    const newKey = async (): Promise<ApiKey> => {
+      const key = makeApiKey({ orgId: fresh('org'), mode: 'test' }, { secretHash: randomBytes(32).toString('hex') });
+      const r = await a.stores.apiKeys.insert(key)();
+      if (E.isLeft(r)) throw new Error(JSON.stringify(r.left));
+      return key;
+    };
+    const admitted = async (p: Promise<E.Either<unknown, Admission>>): Promise<Admission> => {
+      const r = await p;
+      if (E.isLeft(r)) throw new Error(`expected Right, got ${JSON.stringify(r.left)}`);
+      return r.right;
+    };
+    /** The store's pool, counting the admission statements sent through it. */
+    const counting = () => {
+      const sent: number[] = [];
+      const pool = {
+        query: (config: { name?: string; values?: unknown[] }, ...rest: unknown[]) => {
+          if (typeof config === 'object' && config.name === 'esig_key_admission_many') sent.push(Number(config.values?.[5]));
+          return (a.pool.query as (...args: unknown[]) => Promise<unknown>)(config, ...rest);
+        },
+      } as unknown as pg.Pool;
+      return { pool, sent };
+    };
+
+    it('30 calls at once from one process: two statements (the first call, then the 29 that waited), exactly the limit admitted', async () => {
+      const clock = createManualClock(START);
+      const { pool, sent } = counting();
+      const admission = createPgKeyAdmission(pool, 60_000, clock);
+      const key = await newKey();
+      const all = await Promise.all(Array.from({ length: 30 }, () => admitted(admission.admit(key.secretHash, { perKey: 12, perOrg: 100 })())));
+      expect(sent).toEqual([1, 29]);
+      expect(all.every((x) => x.key?.id === key.id)).toBe(true);
+      const yes = all.filter((x) => x.decision?.allowed === true);
+      expect(yes.map((x) => x.decision!.remaining).sort((p, q) => p - q)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      for (const x of all.filter((y) => y.decision?.allowed !== true)) expect(x.decision).toMatchObject({ allowed: false, limit: 12, remaining: 0, retryAfterS: 60 });
+      // In arrival order: the batch admits its first calls and refuses the rest.
+      expect(all.map((x) => x.decision!.allowed)).toEqual(Array.from({ length: 30 }, (_, i) => i < 12));
+      // An idle key's call goes out alone, at once.
+      clock.advance(60_000);
+      await admitted(admission.admit(key.secretHash, { perKey: 12, perOrg: 100 })());
+      expect(sent).toEqual([1, 29, 1]);
+    });
+
+    it('a statement decides at most MAX_BATCH calls: the rest wait for the next', async () => {
+      const { pool, sent } = counting();
+      const admission = createPgKeyAdmission(pool, 60_000, createManualClock(START));
+      const key = await newKey();
+      const all = await Promise.all(Array.from({ length: 600 }, () => admitted(admission.admit(key.secretHash, { perKey: 1_000, perOrg: 1_000 })())));
+      expect(sent).toEqual([1, MAX_BATCH, MAX_BATCH, 600 - 1 - 2 * MAX_BATCH]);
+      expect(all.map((x) => x.decision!.remaining)).toEqual(Array.from({ length: 600 }, (_, i) => 999 - i));
+    });
+
+    it('a call that arrives after its key was revoked is refused, even when it waited behind a statement sent before', async () => {
+      const admission = a.keyAdmission(60_000);
+      const key = await newKey();
+      const limits: KeyLimits = { perKey: 100, perOrg: 100 };
+      await admitted(admission.admit(key.secretHash, limits)());
+      // Hold the organization's bucket, so that the next statement waits in the database.
+      const holder = await a.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM rate_limit_buckets WHERE bucket = $1 FOR UPDATE', [`org:${key.orgId}`]);
+        const before = admission.admit(key.secretHash, limits)();
+        for (let waiting = 0; waiting === 0; ) {
+          await pause(10);
+          const r = await a.pool.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%esig_rate_limit_consume_many%'",
+          );
+          waiting = Number(r.rows[0]!.n);
+        }
+        const revoked = await a.stores.apiKeys.revoke({ orgId: key.orgId, mode: key.mode }, key.id, START)();
+        expect(E.isRight(revoked)).toBe(true);
+        const after = admission.admit(key.secretHash, limits)();
+        await holder.query('COMMIT');
+        // The statement out before the revocation counts its call; the call after it waited, and is refused.
+        expect((await admitted(before)).decision?.allowed).toBe(true);
+        const late = await admitted(after);
+        expect(late.decision).toBeNull();
+        expect(late.key?.revokedAt).not.toBeNull();
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+      }
+    });
+
+    it('a batch decides as its calls would one by one at the same time (property, against the one-by-one path)', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record({ perKey: fc.integer({ min: 1, max: 8 }), perOrg: fc.integer({ min: 1, max: 8 }) }),
+          fc.array(fc.record({ calls: fc.integer({ min: 1, max: 12 }), advanceMs: fc.integer({ min: 0, max: 40_000 }) }), { minLength: 1, maxLength: 5 }),
+          async (limits, groups) => {
+            const clock = createManualClock(START);
+            const together = createPgKeyAdmission(a.pool, 60_000, clock);
+            const alone = createPgKeyAdmission(b.pool, 60_000, clock);
+            const [x, y] = [await newKey(), await newKey()];
+            const view = (d: Admission) => JSON.stringify(d.decision);
+            for (const g of groups) {
+              clock.advance(g.advanceMs);
+              const batch = await Promise.all(Array.from({ length: g.calls }, () => admitted(together.admit(x.secretHash, limits)())));
+              const oneByOne: Admission[] = [];
+              for (let i = 0; i < g.calls; i++) oneByOne.push(await admitted(alone.admit(y.secretHash, limits)()));
+              expect(batch.map(view)).toEqual(oneByOne.map(view));
+            }
+          },
+        ),
+        { numRuns: 25 },
+      );
+    });
   });
 });
