@@ -30,6 +30,10 @@ DECLARE
   h       record;
 BEGIN
   FOR i IN 1 .. n LOOP
+    -- Migration 0004's function let a bucket with no limit through; nothing counts against no limit here.
+    IF p_limits[i] IS NULL THEN
+      RAISE EXCEPTION 'rate limit bucket % has no limit', p_buckets[i] USING ERRCODE = '22004';
+    END IF;
     SELECT w.next_seq, w.newest_ms INTO r FROM rate_limit_buckets w WHERE w.bucket = p_buckets[i] FOR UPDATE;
     IF NOT FOUND THEN
       INSERT INTO rate_limit_buckets AS w (bucket) VALUES (p_buckets[i]) ON CONFLICT DO NOTHING;

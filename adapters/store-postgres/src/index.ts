@@ -77,7 +77,9 @@ export interface PostgresStoreOptions {
    * How long one statement of the pool may run before PostgreSQL cancels it, as a StoreFailure (default 30 s):
    * a runaway statement (a plan gone wrong, a wait no lock timeout covers) frees its connection, and the
    * requests and job loops queued behind it, instead of holding them for as long as it runs. The store's own
-   * statements take milliseconds; migrations run on a connection of their own, without this limit.
+   * statements take milliseconds; migrations run on a connection of their own, without this limit. A pooled
+   * connection that answers nothing for a second longer than this is given up (the driver's query timeout),
+   * with a StoreFailure for the statements waiting on it.
    */
   readonly statementTimeoutMs?: number;
   /**
@@ -92,6 +94,13 @@ export interface PostgresStoreOptions {
 
 const LOCK_TIMEOUT_MS = 5_000;
 const STATEMENT_TIMEOUT_MS = 30_000;
+/**
+ * How much longer than the statement timeout the driver waits for an answer before it gives the connection
+ * up. The server ends a slow statement itself; this is for a connection that went silent (a peer gone
+ * without a FIN: a failover, a dropped NAT entry), which would otherwise hold its callers forever, and with
+ * them every call of the API key whose admission it carried (key-admission.ts sends one at a time).
+ */
+const QUERY_TIMEOUT_MARGIN_MS = 1_000;
 /** How long a caller waits for a free pooled connection (or a new one) before failing. */
 const ACQUIRE_TIMEOUT_MS = 30_000;
 
@@ -122,6 +131,10 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
     lock_timeout: lockTimeoutMs,
     statement_timeout: statementTimeoutMs,
     connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
+    // Capped at what a timer can hold.
+    query_timeout: Math.min(statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS, 2_147_483_647),
+    // TCP keepalives find a dead peer on an idle connection; the query timeout above, on a busy one.
+    keepAlive: true,
     // Statements are sent without waiting for the answer to the one before: a transaction's first read goes
     // out with its BEGIN (see unit-of-work.ts). Each statement still has its own Sync, so one that fails
     // touches no other; nothing here keeps a portal open across round trips, which pipelining refuses.

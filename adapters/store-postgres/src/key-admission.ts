@@ -1,11 +1,11 @@
 import type { Admission, Clock, KeyAdmission, KeyLimits, StoreError, StoreResult } from '@esig/core';
-import { rateLimit, storeFailure } from '@esig/core';
+import { storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { COLUMNS, decodeRow } from './api-keys.js';
 import { isLostRace, prepared } from './connection.js';
-import type { BucketRow } from './rate-limiter.js';
-import { ATTEMPTS, createSweeper, decodeRows } from './rate-limiter.js';
+import { createLanes } from './lanes.js';
+import { ATTEMPTS, MAX_BATCH, MAX_LIMIT, batchDecisions, createSweeper, decodeRows, isLimit } from './rate-limiter.js';
 
 const KEY_COLUMNS = COLUMNS.split(', ')
   .map((c) => `k.${c}`)
@@ -31,31 +31,7 @@ const ADMIT = prepared(
    WHERE k.secret_hash = $1`,
 );
 
-/** Most calls one statement decides; the rest wait for the next. Bounds the rows one statement writes. */
-export const MAX_BATCH = 256;
-
 type Answer = E.Either<StoreError, Admission>;
-
-/**
- * Each call of a batch decided in arrival order at the batch's time `now`: the first `admitted` see the
- * calls before them in the batch as used, the rest are refused with the bucket as it stands once those are
- * in. The same decisions the calls would get one after another at `now` (a property test checks it).
- */
-const decisionsOf = (rows: readonly { row: BucketRow; limit: number }[], count: number, windowMs: number) => {
-  const admitted = rows[0]!.row.admitted;
-  const now = rows[0]!.row.now_ms;
-  return Array.from({ length: count }, (_, i) => {
-    const before = Math.min(i, admitted);
-    const state: rateLimit.BucketState[] = rows.map(({ row, limit }) => ({
-      limit,
-      used: row.used + before,
-      // A window empty before the batch starts with the batch's first call.
-      oldestMs: row.oldest_ms ?? (before > 0 ? now : null),
-      mustExpireMs: i >= admitted && row.used + admitted >= limit ? row.must_expire_ms : null,
-    }));
-    return rateLimit.decide(state, now, { windowMs });
-  });
-};
 
 /**
  * The KeyAdmission on PostgreSQL: the API key looked up and its call counted in one round trip instead of
@@ -83,59 +59,38 @@ export const createPgKeyAdmission = (pool: pg.Pool, windowMs: number, clock?: Cl
     const live = res.rows.filter((r: { bucket: unknown }) => r.bucket !== null);
     if (live.length === 0) return all(E.right({ key: key.right, decision: null }));
     const rows = new Map(decodeRows(live).map((r) => [r.bucket, r]));
-    const keyBucket = rows.get(`key:${key.right.id}`);
-    const orgBucket = rows.get(`org:${key.right.orgId}`);
-    if (keyBucket === undefined || orgBucket === undefined || rows.size !== 2)
-      return all(E.left(storeFailure(new Error(`esig_rate_limit_consume_many answered for ${rows.size} of the key's 2 buckets`))));
-    sweep(keyBucket.now_ms);
     const buckets = [
-      { row: keyBucket, limit: perKey },
-      { row: orgBucket, limit: perOrg },
+      { id: `key:${key.right.id}`, limit: perKey },
+      { id: `org:${key.right.orgId}`, limit: perOrg },
     ];
-    return decisionsOf(buckets, count, windowMs).map((decision) => E.right({ key: key.right, decision }));
+    if (rows.size !== 2 || !buckets.every((b) => rows.has(b.id)))
+      return all(E.left(storeFailure(new Error(`esig_rate_limit_consume_many answered for ${rows.size} of the key's 2 buckets`))));
+    sweep(rows.get(buckets[0]!.id)!.now_ms);
+    const calls = Array.from({ length: count }, () => buckets);
+    return batchDecisions(rows, calls, windowMs).map((decision) => E.right({ key: key.right, decision }));
   };
 
-  const admitBatch = async (secretHash: string, limits: KeyLimits, count: number): Promise<readonly Answer[]> => {
+  // A key's calls (with the same limits) share a lane: one statement out at a time (see lanes.ts).
+  const admitBatch = createLanes(MAX_BATCH, async (calls: readonly { secretHash: string; limits: KeyLimits }[]): Promise<readonly Answer[]> => {
+    const { secretHash, limits } = calls[0]!;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await admitOnce(secretHash, limits, count);
+        return await admitOnce(secretHash, limits, calls.length);
       } catch (e) {
-        // A lost race the server broke (a bucket swept while being locked, a deadlock): the call wrote
+        // A lost race the server broke (a bucket swept while being locked, a deadlock): the statement wrote
         // nothing, so it is tried again; anything else is a failure of every call in the batch.
-        if (attempt >= ATTEMPTS || !isLostRace(e)) return Array.from({ length: count }, () => E.left(storeFailure(e)));
+        if (attempt >= ATTEMPTS || !isLostRace(e)) return calls.map(() => E.left(storeFailure(e)));
       }
     }
-  };
-
-  /** The calls waiting for a key's statement, by key and limits; a lane exists while a statement of it is out. */
-  const lanes = new Map<string, { readonly secretHash: string; readonly limits: KeyLimits; waiting: ((a: Answer) => void)[] }>();
-
-  const send = (id: string): void => {
-    const lane = lanes.get(id)!;
-    const batch = lane.waiting.splice(0, MAX_BATCH);
-    void admitBatch(lane.secretHash, lane.limits, batch.length).then((answers) => {
-      batch.forEach((answer, i) => answer(answers[i]!));
-      if (lane.waiting.length > 0) send(id);
-      else lanes.delete(id);
-    });
-  };
+  });
 
   return {
     admit:
-      (secretHash, limits): StoreResult<Admission> =>
+      (secretHash, { perKey, perOrg }): StoreResult<Admission> =>
       () => {
-        for (const [name, limit] of [['perKey', limits.perKey], ['perOrg', limits.perOrg]] as const)
-          if (!Number.isSafeInteger(limit) || limit < 1) return Promise.resolve(E.left(storeFailure(new RangeError(`${name} must be a positive integer, got ${limit}`))));
-        return new Promise<Answer>((answer) => {
-          const id = `${limits.perKey}:${limits.perOrg}:${secretHash}`;
-          const lane = lanes.get(id);
-          if (lane !== undefined) {
-            lane.waiting.push(answer);
-            return;
-          }
-          lanes.set(id, { secretHash, limits: { perKey: limits.perKey, perOrg: limits.perOrg }, waiting: [answer] });
-          send(id);
-        });
+        for (const [name, limit] of [['perKey', perKey], ['perOrg', perOrg]] as const)
+          if (!isLimit(limit)) return Promise.resolve(E.left(storeFailure(new RangeError(`${name} must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`))));
+        return admitBatch(`${perKey}:${perOrg}:${secretHash}`, { secretHash, limits: { perKey, perOrg } }).catch((e: unknown) => E.left(storeFailure(e)));
       },
   };
 };

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import type { Admission, ApiKey, KeyLimits } from '@esig/core';
 import { createManualClock, makeApiKey } from '@esig/testkit';
 import { describeKeyAdmissionContract } from '@esig/testkit/key-admission-contract';
@@ -8,7 +9,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
-import { MAX_BATCH, createPgKeyAdmission } from '../src/key-admission.js';
+import { createPgKeyAdmission } from '../src/key-admission.js';
+import { MAX_BATCH } from '../src/rate-limiter.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
 import { available, createTestDatabase } from './pg.js';
@@ -139,6 +141,31 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     expect(await hitsOf(old.id)).toBe(0);
   });
 
+  it('the rate limiter decides calls that arrive together as one by one, a bucket named twice included (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // Up to three bucket names, each with a limit; a name may come twice, with two limits.
+        fc.array(fc.record({ name: fc.constantFrom('p', 'q', 'r'), limit: fc.integer({ min: 1, max: 6 }) }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.record({ calls: fc.integer({ min: 1, max: 10 }), advanceMs: fc.integer({ min: 0, max: 40_000 }) }), { minLength: 1, maxLength: 4 }),
+        async (spec, groups) => {
+          const clock = createManualClock(START);
+          const together = a.rateLimiter(60_000, clock);
+          const alone = b.rateLimiter(60_000, clock);
+          const [x, y] = [fresh('x'), fresh('y')];
+          const named = (prefix: string) => spec.map((s) => ({ id: `${prefix}:${s.name}`, limit: s.limit }));
+          for (const g of groups) {
+            clock.advance(g.advanceMs);
+            const batch = await Promise.all(Array.from({ length: g.calls }, () => together.consume(named(x))()));
+            const oneByOne = [];
+            for (let i = 0; i < g.calls; i++) oneByOne.push(await alone.consume(named(y))());
+            expect(batch).toEqual(oneByOne);
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
   describe('key admission: the calls of one key that arrive while its statement is out go together', () => {
     const newKey = async (): Promise<ApiKey> => {
       const key = makeApiKey({ orgId: fresh('org'), mode: 'test' }, { secretHash: randomBytes(32).toString('hex') });
@@ -189,6 +216,60 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
       const all = await Promise.all(Array.from({ length: 600 }, () => admitted(admission.admit(key.secretHash, { perKey: 1_000, perOrg: 1_000 })())));
       expect(sent).toEqual([1, MAX_BATCH, MAX_BATCH, 600 - 1 - 2 * MAX_BATCH]);
       expect(all.map((x) => x.decision!.remaining)).toEqual(Array.from({ length: 600 }, (_, i) => 999 - i));
+    });
+
+    it('a connection that goes silent fails the statement out on it, and the key\'s next calls go out on another', async () => {
+      // A TCP relay to the server whose connections can be made to drop everything, as a peer gone without a
+      // FIN does (a failover, a lost NAT entry): the driver then hears nothing, ever.
+      const relays: { silent: boolean }[] = [];
+      const relay = net.createServer((client) => {
+        const state = { silent: false };
+        relays.push(state);
+        const server = net.connect(Number(new URL(db.url).port || 5432), new URL(db.url).hostname);
+        client.on('data', (d) => void (state.silent || server.write(d)));
+        server.on('data', (d) => void (state.silent || client.write(d)));
+        for (const [s, other] of [[client, server], [server, client]] as const) {
+          s.on('error', () => undefined);
+          s.on('close', () => other.destroy());
+        }
+      });
+      await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+      const url = new URL(db.url);
+      url.hostname = '127.0.0.1';
+      url.port = String((relay.address() as net.AddressInfo).port);
+      // One pooled connection, so that the next statement takes the one made silent.
+      const store = await openPostgresStore({ url: url.toString(), statementTimeoutMs: 400, lockTimeoutMs: 200, poolSize: 1 });
+      try {
+        const admission = store.keyAdmission(60_000);
+        const key = await newKey();
+        const limits = { perKey: 100, perOrg: 100 };
+        // The first call also starts a sweep on the pool's one connection; the second waits for it to end.
+        for (let i = 0; i < 2; i++) expect((await admitted(admission.admit(key.secretHash, limits)())).decision?.allowed).toBe(true);
+        for (const r of relays) r.silent = true;
+        const lost = admission.admit(key.secretHash, limits)();
+        const behind = admission.admit(key.secretHash, limits)();
+        // The statement on the silent connection fails once the driver stops waiting for it; the call that
+        // waited behind it goes out on a fresh connection and is answered.
+        expect(E.isLeft(await lost)).toBe(true);
+        expect((await admitted(behind)).decision?.allowed).toBe(true);
+      } finally {
+        await store.close().catch(() => undefined);
+        await new Promise((r) => relay.close(r));
+      }
+    });
+
+    it('refuses, before any statement, a limit the function could not take (above a 32-bit integer)', async () => {
+      const { pool, sent } = counting();
+      const admission = createPgKeyAdmission(pool, 60_000);
+      const key = await newKey();
+      for (const limits of [{ perKey: 2 ** 31, perOrg: 10 }, { perKey: 10, perOrg: 2 ** 31 }]) {
+        const r = await admission.admit(key.secretHash, limits)();
+        expect(E.isLeft(r) && r.left._tag === 'StoreFailure' && r.left.cause instanceof RangeError).toBe(true);
+      }
+      await expect(a.rateLimiter(60_000).consume([{ id: fresh('big'), limit: 2 ** 31 }])()).rejects.toThrow(RangeError);
+      expect(sent).toEqual([]);
+      // The function itself refuses a bucket with no limit, rather than counting nothing against it.
+      await expect(a.pool.query('SELECT * FROM esig_rate_limit_consume_many($1, $2, 60000, NULL, 1)', [[fresh('nolimit')], [null]])).rejects.toMatchObject({ code: '22004' });
     });
 
     it('a call that arrives after its key was revoked is refused, even when it waited behind a statement sent before', async () => {

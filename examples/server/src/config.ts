@@ -106,8 +106,9 @@ export const loadConfig = (env: Env): ServerConfig => {
     dataDir: env.ESIG_DATA_DIR || (database.kind === 'sqlite' ? dirnameOf(database.path) : './data'),
     masterKeyHex,
     rateLimit: {
-      perKey: int(env, 'ESIG_RATE_LIMIT_KEY', 600),
-      perOrg: int(env, 'ESIG_RATE_LIMIT_ORG', 1200),
+      // PostgreSQL counts against limits held as 32-bit integers.
+      perKey: int(env, 'ESIG_RATE_LIMIT_KEY', 600, 1, 2_147_483_647),
+      perOrg: int(env, 'ESIG_RATE_LIMIT_ORG', 1200, 1, 2_147_483_647),
       windowS: int(env, 'ESIG_RATE_LIMIT_WINDOW_S', 60),
     },
     maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
