@@ -48,7 +48,9 @@ const { values } = parseArgs({
     // The server's ESIG_LOG_LEVEL; unset, the server's default (info: a line per request on stdout).
     'log-level': { type: 'string' },
     // Another checkout of esig (built) whose server to measure, e.g. the commit before a change, to compare
-    // two versions under the same conditions by running the bench once with and once without it.
+    // two versions under the same conditions by running the bench once with and once without it. The bench
+    // seeds and migrates with its own code, so a checkout of an older schema refuses the database: run the
+    // bench from that checkout instead.
     'server-root': { type: 'string' },
     'postgres-url': POSTGRES_URL_OPTION,
     // `all` or `promoted`: V8's sampling heap profiler in each esig server (bench/allocation-sampler.mjs), and
