@@ -3,9 +3,9 @@ import { storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { COLUMNS, decodeRow } from './api-keys.js';
-import { isLostRace, prepared } from './connection.js';
+import { prepared } from './connection.js';
 import { createLanes } from './lanes.js';
-import { ATTEMPTS, MAX_BATCH, MAX_LIMIT, batchDecisions, createSweeper, decodeRows, isLimit } from './rate-limiter.js';
+import { MAX_BATCH, MAX_LIMIT, batchDecisions, createSweeper, decodeRows, isLimit, retryingLostRaces } from './rate-limiter.js';
 
 const KEY_COLUMNS = COLUMNS.split(', ')
   .map((c) => `k.${c}`)
@@ -70,19 +70,11 @@ export const createPgKeyAdmission = (pool: pg.Pool, windowMs: number, clock?: Cl
     return batchDecisions(rows, calls, windowMs).map((decision) => E.right({ key: key.right, decision }));
   };
 
-  // A key's calls (with the same limits) share a lane: one statement out at a time (see lanes.ts).
-  const admitBatch = createLanes(MAX_BATCH, async (calls: readonly { secretHash: string; limits: KeyLimits }[]): Promise<readonly Answer[]> => {
-    const { secretHash, limits } = calls[0]!;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await admitOnce(secretHash, limits, calls.length);
-      } catch (e) {
-        // A lost race the server broke (a bucket swept while being locked, a deadlock): the statement wrote
-        // nothing, so it is tried again; anything else is a failure of every call in the batch.
-        if (attempt >= ATTEMPTS || !isLostRace(e)) return calls.map(() => E.left(storeFailure(e)));
-      }
-    }
-  });
+  // A key's calls (with the same limits) share a lane: one statement out at a time (see lanes.ts). A failed
+  // statement fails every call of its batch (below, as a StoreFailure).
+  const admitBatch = createLanes(MAX_BATCH, (calls: readonly { secretHash: string; limits: KeyLimits }[]) =>
+    retryingLostRaces(() => admitOnce(calls[0]!.secretHash, calls[0]!.limits, calls.length)),
+  );
 
   return {
     admit:

@@ -32,12 +32,12 @@ export const createLanes = <T, R>(max: number, run: (items: readonly T[]) => Pro
       decided = Promise.reject(e);
     }
     decided.then(
-        (results) =>
-          settle((w, i) =>
-            i < results.length ? w.resolve(results[i]!) : w.reject(new Error(`a batch of ${batch.length} calls was answered with ${results.length} results`)),
-          ),
-        (e: unknown) => settle((w) => w.reject(e)),
-      );
+      (results) =>
+        settle((w, i) =>
+          i < results.length ? w.resolve(results[i]!) : w.reject(new Error(`a batch of ${batch.length} calls was answered with ${results.length} results`)),
+        ),
+      (e: unknown) => settle((w) => w.reject(e)),
+    );
   };
 
   return (key, item) =>

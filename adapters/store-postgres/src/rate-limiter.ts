@@ -30,8 +30,22 @@ export const isLimit = (n: number): boolean => Number.isSafeInteger(n) && n >= 1
 /** Most calls one statement decides; the rest wait for the next. Bounds the rows one statement writes. */
 export const MAX_BATCH = 256;
 
-/** Attempts of one `consume` that lost a race the server broke (deadlock, lock timeout) before giving up. */
-export const ATTEMPTS = 3;
+/** Attempts of one statement that lost a race the server broke (deadlock, lock timeout) before giving up. */
+const ATTEMPTS = 3;
+
+/**
+ * `statement` run again when it lost a race the server broke (a bucket swept while being locked, a
+ * deadlock): such a statement wrote nothing. Anything else, or a third lost race, rejects.
+ */
+export const retryingLostRaces = async <A>(statement: () => Promise<A>): Promise<A> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (e) {
+      if (attempt >= ATTEMPTS || !isLostRace(e)) throw e;
+    }
+  }
+};
 
 /**
  * Removes buckets idle for a whole window, at most once a window per limiter: best effort, off the request's
@@ -62,8 +76,8 @@ export const decodeRows = (rows: readonly unknown[]): readonly BucketRow[] =>
  * reports against its own buckets' limits.
  */
 export const batchDecisions = (rows: ReadonlyMap<string, BucketRow>, calls: readonly (readonly RateBucket[])[], windowMs: number): RateDecision[] => {
-  const any = rows.values().next().value as BucketRow;
-  const { admitted, now_ms: now } = any;
+  // The same in every row.
+  const { admitted, now_ms: now } = rows.values().next().value as BucketRow;
   return calls.map((buckets, i) => {
     const before = Math.min(i, admitted);
     const state = buckets.map((b): rateLimit.BucketState => {
@@ -112,17 +126,15 @@ export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clo
   };
 
   // Calls over the same buckets and limits share a lane: one statement out at a time (see lanes.ts).
-  const consume = createLanes(MAX_BATCH, async (calls: readonly { ids: readonly string[]; limits: readonly number[]; buckets: readonly RateBucket[] }[]) => {
-    const { ids, limits } = calls[0]!;
-    const buckets = calls.map((c) => c.buckets);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await decideOnce(ids, limits, buckets);
-      } catch (e) {
-        if (attempt >= ATTEMPTS || !isLostRace(e)) throw e;
-      }
-    }
-  });
+  const consume = createLanes(MAX_BATCH, (calls: readonly { ids: readonly string[]; limits: readonly number[]; buckets: readonly RateBucket[] }[]) =>
+    retryingLostRaces(() =>
+      decideOnce(
+        calls[0]!.ids,
+        calls[0]!.limits,
+        calls.map((c) => c.buckets),
+      ),
+    ),
+  );
 
   return {
     consume: (buckets) => () => {
