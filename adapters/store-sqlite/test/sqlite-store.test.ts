@@ -247,19 +247,21 @@ describe('sqlite adapter', () => {
       const doc = makeDocument(TENANT_A);
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
-      let inside: unknown;
+      // Resolved with what the transaction read once it holds at the gate (however long a loaded machine
+      // takes to get there).
+      let reached!: (found: unknown) => void;
+      const inside = new Promise<unknown>((r) => (reached = r));
       const running = s.uow.transaction((tx) =>
         pipe(
           tx.documents.insert(doc),
           TE.chain(() => tx.documents.findById(TENANT_A, doc.id)),
           TE.chainFirstTaskK((found) => {
-            inside = found;
+            reached(found);
             return () => gate;
           }),
         ),
       )();
-      await new Promise((r) => setTimeout(r, 5));
-      expect(inside).toEqual(doc);
+      expect(await inside).toEqual(doc);
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();
       // A third, independent connection (another process, say) agrees.
       const raw = new Database(p, { readonly: true });
