@@ -2,7 +2,10 @@
  * Calls that share a key go out one statement at a time: while a statement of a key is out, the calls
  * of that key that arrive wait, then go together (at most `max` of them) in the next one. A call never
  * joins a statement already sent, so whatever the statement reads, it reads after every call in it arrived.
- * An idle key's call goes out at once.
+ * An idle key's call goes out at once. (turn-batch.ts is the other batcher here: it closes a batch at the
+ * end of an event-loop turn, for reads. A lane does not wait for a turn: it sends the next batch, and
+ * forgets an idle key, in the same callback that answers the previous one, so a call made in answer to
+ * its own result finds the key idle and goes out at once.)
  *
  * `run` decides a batch and answers one result per item, in their order. When it rejects, every call of
  * that batch rejects with its reason, and the calls that waited behind it still go out.

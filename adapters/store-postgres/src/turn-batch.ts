@@ -4,7 +4,8 @@
  * they made is in it. Worth it where many callers ask for rows of one kind at the same moment: the job loops
  * that one claim sets going each read their webhook delivery, and one statement answers them all instead of
  * one each. `answer` gets the wants in call order and answers each, in the same order; should it fail (or
- * answer fewer), every call of the batch fails with that.
+ * answer fewer), every call of the batch fails with that. (lanes.ts batches differently: per key, one
+ * statement out at a time, for the rate limiter's writes.)
  */
 export const turnBatcher = <W, R>(answer: (wants: readonly W[]) => Promise<readonly R[]>): ((want: W) => Promise<R>) => {
   interface Call {
