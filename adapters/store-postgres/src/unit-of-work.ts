@@ -6,6 +6,8 @@ import * as TE from '@esig/core/task-either';
 import type pg from 'pg';
 import type { Conn } from './connection.js';
 import { EarlierWriteFailed, queryConfig, sqlState, toStoreError } from './connection.js';
+import type { BatchMember, BatchOutcome } from './statement-batch.js';
+import { batchable, sendBatch } from './statement-batch.js';
 
 interface TxScope {
   active: boolean;
@@ -33,10 +35,19 @@ interface TxConn extends Conn {
   handedOver(): Promise<void>;
   /** Once the deferred writes sent so far have answered: the first one's failure, or `null` when none failed. */
   deferredFailure(): Promise<StoreError | null>;
-  /** Lets `BEGIN` out of the socket's buffer, if it is still there; deferred writes held there stay. */
+  /** Lets `BEGIN` out of the socket's buffer, if it is still there; deferred writes waiting stay. */
   sendBegin(): void;
-  /** Lets out of the socket's buffer whatever is held there: `BEGIN`, or deferred writes (see `deferWrite`). */
-  flush(): void;
+  /**
+   * Sends the deferred writes still waiting and the `COMMIT`, together with one Sync where it can (see
+   * statement-batch.ts). Answers with the `COMMIT`'s command tag: `ROLLBACK` when PostgreSQL rolled the
+   * transaction back instead, after a failed statement (`deferredFailure` then says which write failed). Rejects
+   * when the `COMMIT`, or the `ROLLBACK` after a failed write, fails: the connection's state is then unknown.
+   */
+  commit(): Promise<{ readonly command: string }>;
+  /** Sends the deferred writes still waiting, then `ROLLBACK`. */
+  rollback(): Promise<unknown>;
+  /** Once the transaction has ended: lets `BEGIN` out, if it never went, and fails writes that never did. */
+  close(): void;
 }
 
 /**
@@ -49,7 +60,7 @@ interface TxConn extends Conn {
  * statement sent behind it runs on its own, outside any transaction. For a read that is harmless (its rows
  * are thrown away, and it answers with `BEGIN`'s failure); a write would commit alone. So a write waits for
  * `BEGIN`'s answer, and fails with it. `BEGIN` waits in the socket's buffer (`beginHeld`, see `holdWrites`)
- * until `flush`: together with the first read, in one system call, or at once before a first write.
+ * until `sendBegin`: together with the first read, in one system call, or at once before a first write.
  *
  * In a transaction run with `deferWrites`, a deferred write (`deferWrite`, the stores' `write`) goes out like a
  * write but nobody waits for its answer: whatever comes next, a statement or the `COMMIT`, follows it on the
@@ -57,7 +68,9 @@ interface TxConn extends Conn {
  * if it fails, with an error from PostgreSQL, and PostgreSQL runs a connection's statements in order and
  * refuses every statement after a failed one until the transaction ends: nothing after it takes effect, and
  * the `COMMIT` rolls back. The transaction then fails with the write's own error, and so does a statement
- * refused after it (`EarlierWriteFailed`), as they would had the write been waited for.
+ * refused after it (`EarlierWriteFailed`), as they would had the write been waited for. Consecutive deferred
+ * writes, and the `COMMIT` when it follows them, go as one batch with one Sync (statement-batch.ts): PostgreSQL
+ * answers them once, and skips what follows a failed one, the `COMMIT` too; `commit` then rolls back.
  */
 const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, beginHeld: { send: () => void }, deferring: boolean): TxConn => {
   // A connection runs one statement at a time. Work may start several at once (independent reads combined
@@ -74,16 +87,36 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   );
   // What each deferred write came to, in the order they were sent (never rejected).
   const deferred: Array<Promise<StoreError | null>> = [];
-  // What waits in the socket's buffer: BEGIN at first, deferred writes later. One hold at a time.
+  // BEGIN, held in the socket's buffer until the first statement joins it (or the next turn of the event loop).
   let held: { send: () => void } | null = beginHeld;
-  const flush = () => {
+  const sendBegin = () => {
     const h = held;
     held = null;
     h?.send();
   };
-  // BEGIN on its way, and only BEGIN: deferred writes held meanwhile wait for what comes next.
-  const sendBegin = () => {
-    if (held === beginHeld) flush();
+  // Deferred writes in the driver's hands as far as work can tell, but not yet sent: they leave together, with
+  // one Sync (statement-batch.ts), ahead of the next statement, the COMMIT or the next turn of the event loop.
+  let waiting: Waiting[] = [];
+  /** Sends the waiting writes, then (in the same system call) whatever `then` sends. */
+  const sendWaiting = <A>(then: () => A): A => {
+    if (waiting.length === 0) return then();
+    const members = waiting;
+    waiting = [];
+    const hold = holdWrites(client);
+    try {
+      if (members.length > 1 && batchable(client, members)) void sendBatch(client, members).then((outcome) => settleMembers(members, outcome));
+      // A write whose prepared statement this connection has not parsed yet goes as the driver sends it, with a Sync
+      // of its own; the next time it is parsed.
+      else for (const m of members) m.settle(client.query(queryConfig(m.stmt, m.values)));
+      return then();
+    } finally {
+      hold.send();
+    }
+  };
+  /** Lets out of the socket's buffer whatever waits: deferred writes, and BEGIN. */
+  const flush = () => {
+    sendWaiting(() => undefined);
+    sendBegin();
   };
   // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
   setImmediate(sendBegin);
@@ -109,10 +142,13 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       // Checked again when its turn comes: the transaction may have ended, or BEGIN failed, while it waited.
       const sent = turn.then(() => {
         const q =
-          beginFailed !== null ? Promise.reject(beginFailed.error) : scope.active ? client.query(queryConfig(stmt, values)) : Promise.reject(ended());
-        // The first read has joined BEGIN in the socket's buffer, or deferred writes waiting there: all leave
-        // in one write.
-        flush();
+          beginFailed !== null
+            ? Promise.reject(beginFailed.error)
+            : scope.active
+              ? sendWaiting(() => client.query(queryConfig(stmt, values)))
+              : Promise.reject(ended());
+        // The first read has joined BEGIN in the socket's buffer: both leave in one write.
+        sendBegin();
         return q;
       });
       // A read that may go out behind BEGIN answers only once BEGIN has: if BEGIN failed, so does the read.
@@ -135,12 +171,12 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       // resolves then rather than with the answer. It was accepted while the transaction ran: the unit of work
       // waits for it to be handed over before it ends the transaction.
       const handed = Promise.all([tail, begun]).then(() => {
-        // Held in the socket's buffer until the next statement, the COMMIT or the next turn of the event loop.
-        if (held === null) {
-          held = holdWrites(client);
-          setImmediate(flush);
-        }
-        return { answer: client.query(queryConfig(stmt, values)) };
+        // Waits until the next statement, the COMMIT or the next turn of the event loop.
+        if (waiting.length === 0) setImmediate(flush);
+        let settle!: (answer: Promise<unknown>) => void;
+        const answer = new Promise<unknown>((resolve) => (settle = resolve));
+        waiting.push({ stmt, values, settle });
+        return { answer };
       });
       tail = handed.catch(() => undefined);
       deferred.push(
@@ -164,9 +200,58 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     },
     deferredFailure: () => failureAmong(deferred.length),
     sendBegin,
-    flush,
+    commit: async () => {
+      const members = waiting;
+      const all = [...members, COMMIT];
+      if (members.length === 0 || !batchable(client, all)) {
+        const committed = sendWaiting(() => client.query('COMMIT'));
+        sendBegin();
+        return committed;
+      }
+      waiting = [];
+      const outcome = await sendBatch(client, all);
+      settleMembers(members, outcome);
+      if (outcome.failedAt === null) return { command: outcome.commands[members.length]! };
+      if (outcome.failedAt === members.length) throw outcome.error;
+      // A write failed, and PostgreSQL skipped the rest up to the Sync, the COMMIT too: the transaction is still
+      // open, aborted. A COMMIT sent alone would have answered ROLLBACK; this does the same.
+      return client.query('ROLLBACK');
+    },
+    rollback: () => {
+      const rolledBack = sendWaiting(() => client.query('ROLLBACK'));
+      sendBegin();
+      return rolledBack;
+    },
+    close: () => {
+      sendBegin();
+      // None should wait here (the unit of work waits for them to be handed over, then sends them with its COMMIT or
+      // ROLLBACK); should one, it must not go out now, outside the transaction, where it would commit alone.
+      for (const m of waiting.splice(0)) m.settle(Promise.reject(ended()));
+    },
   };
 };
+
+/** A deferred write not yet sent, and how to tell it how its statement answered. */
+interface Waiting extends BatchMember {
+  readonly settle: (answer: Promise<unknown>) => void;
+}
+
+const COMMIT: BatchMember = { stmt: 'COMMIT', values: [] };
+
+/**
+ * Tells each member of a batch how it answered: those before the failed one ran, the failed one failed, and those
+ * after it were skipped, as PostgreSQL refuses a statement after a failed one in the same transaction (25P02).
+ */
+const settleMembers = (members: readonly Waiting[], outcome: BatchOutcome) =>
+  members.forEach((m, i) =>
+    m.settle(
+      outcome.failedAt === null || i < outcome.failedAt
+        ? Promise.resolve()
+        : Promise.reject(i === outcome.failedAt ? outcome.error : skipped()),
+    ),
+  );
+
+const skipped = () => Object.assign(new Error('skipped: a statement before it in its batch failed'), { code: IN_FAILED_TRANSACTION });
 
 const ended = () => new Error('This transaction has ended; its stores can no longer be used.');
 
@@ -268,8 +353,7 @@ export const createUnitOfWork = (
           // Behind the deferred writes, unanswered: they fail, if they fail, with an error of PostgreSQL's,
           // which then refuses the rest, and the COMMIT rolls back. The writes and the COMMIT leave in one
           // system call, one round trip.
-          const committing = client.query('COMMIT');
-          conn.flush();
+          const committing = conn.commit();
           const [failed, done] = await Promise.allSettled([conn.deferredFailure(), committing]);
           const writeFailed = failed.status === 'fulfilled' ? failed.value : storeFailure(failed.reason);
           if (done.status === 'rejected') {
@@ -290,8 +374,7 @@ export const createUnitOfWork = (
           if (made !== null) onNewJobs(made);
           return result;
         }
-        const rollingBack = client.query('ROLLBACK');
-        conn.flush();
+        const rollingBack = conn.rollback();
         // Both observed at once: a ROLLBACK that fails while the writes' answers are awaited is not left unheard.
         const [failed, rolledBack] = await Promise.allSettled([conn.deferredFailure(), rollingBack]);
         if (rolledBack.status === 'rejected') {
@@ -306,7 +389,7 @@ export const createUnitOfWork = (
       } finally {
         // Never lent out corked, whatever ended the transaction (BEGIN's hold too, should txConn never have
         // taken it over).
-        conn?.flush();
+        conn?.close();
         begin.send();
         client.off('error', onError);
         client.release(discard);

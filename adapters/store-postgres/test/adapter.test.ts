@@ -26,7 +26,7 @@ import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
 import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase, emptyAllTables } from './pg.js';
+import { available, countSyncs, createTestDatabase, emptyAllTables } from './pg.js';
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -45,15 +45,17 @@ const watchStatements = () => {
     _activeQuery?: unknown;
   }
   const original = pg.Client.prototype.query;
-  const seen: { text: string; onWire: number; queued: number }[] = [];
+  // `batch`: for the statements of one batch (statement-batch.ts), which query of the transaction carried them.
+  const seen: { text: string; onWire: number; queued: number; batch: number | null }[] = [];
+  let queries = 0;
   pg.Client.prototype.query = function (this: Internals, ...args: unknown[]) {
     const result = (original as (...a: unknown[]) => unknown).apply(this, args);
-    const config = args[0] as string | { text: string };
-    seen.push({
-      text: typeof config === 'string' ? config : config.text,
-      onWire: (this._sentQueryQueue?.length ?? 0) + (this._activeQuery ? 1 : 0),
-      queued: this._queryQueue?.length ?? 0,
-    });
+    const config = args[0] as string | { text: string; members?: readonly { stmt: string | { text: string } }[] };
+    const at = { onWire: (this._sentQueryQueue?.length ?? 0) + (this._activeQuery ? 1 : 0), queued: this._queryQueue?.length ?? 0 };
+    const batch = queries++;
+    if (typeof config !== 'string' && config.members !== undefined)
+      for (const { stmt } of config.members) seen.push({ text: typeof stmt === 'string' ? stmt : stmt.text, ...at, batch });
+    else seen.push({ text: typeof config === 'string' ? config : config.text, ...at, batch: null });
     return result;
   } as typeof original;
   return { seen, stop: () => void (pg.Client.prototype.query = original) };
@@ -451,27 +453,68 @@ describe.skipIf(!available)('postgres adapter', () => {
           const doc = makeDocument(TENANT_A);
           const calls = watchStatements();
           const flushes = countSocketWrites();
+          const syncs = countSyncs();
           try {
             await ok(s.uow.transaction(readInsertUpdate(doc), { deferWrites }));
           } finally {
             calls.stop();
             flushes.stop();
+            syncs.stop();
           }
           expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toEqual(doc);
-          return { texts: calls.seen.map((c) => c.text.split(/\s/)[0]), onWire: calls.seen.map((c) => c.onWire), queued: calls.seen.map((c) => c.queued), flushes: flushes.count() };
+          return {
+            texts: calls.seen.map((c) => c.text.split(/\s/)[0]),
+            onWire: calls.seen.map((c) => c.onWire),
+            queued: calls.seen.map((c) => c.queued),
+            batch: calls.seen.map((c) => c.batch),
+            flushes: flushes.count(),
+            answers: syncs.count(),
+          };
         };
         const waited = await run(false);
         const deferred = await run(true);
         expect(waited.texts).toEqual(['BEGIN', 'WITH', 'INSERT', 'UPDATE', 'COMMIT']);
         expect(deferred.texts).toEqual(waited.texts);
-        // Each write alone on the wire when it is waited for; the update joins the insert, and the COMMIT both,
-        // when they are not.
+        // Each write alone on the wire when it is waited for; when they are not, the two writes and the COMMIT
+        // are one query of the driver's, one batch (statement-batch.ts).
         expect(waited.onWire).toEqual([1, 2, 1, 1, 1]);
-        expect(deferred.onWire).toEqual([1, 2, 1, 2, 3]);
+        expect(waited.batch).toEqual([null, null, null, null, null]);
+        expect(deferred.onWire).toEqual([1, 2, 1, 1, 1]);
+        expect(deferred.batch).toEqual([null, null, 2, 2, 2]);
         expect(deferred.queued).toEqual([0, 0, 0, 0, 0]);
         // BEGIN with the read, then the two writes and the COMMIT in one system call: two writes to the socket.
         expect(waited.flushes).toBe(4);
         expect(deferred.flushes).toBe(2);
+        // Answers (ReadyForQuery, each a flush of PostgreSQL's socket): one per statement when waited for; the batch
+        // has one Sync for the writes and the COMMIT.
+        expect(waited.answers).toBe(5);
+        expect(deferred.answers).toBe(3);
+      });
+
+      it('a deferred write whose prepared statement its connection has not parsed yet goes with a Sync of its own; once parsed, in the batch', async () => {
+        await fresh();
+        const run = async () => {
+          const req = makeSignatureRequest(TENANT_A, { version: 1 });
+          const calls = watchStatements();
+          const syncs = countSyncs();
+          try {
+            await ok(
+              s.uow.transaction(
+                (tx) => pipe(tx.signatureRequests.insert(req), TE.chain(() => tx.signatureRequests.update({ ...req, title: 'changed', version: 2 }))),
+                { deferWrites: true },
+              ),
+            );
+          } finally {
+            calls.stop();
+            syncs.stop();
+          }
+          expect(await ok(s.stores.signatureRequests.findById(TENANT_A, req.id))).toEqual({ ...req, title: 'changed', version: 2 });
+          return { batch: calls.seen.map((c) => c.batch !== null), answers: syncs.count() };
+        };
+        // BEGIN, the insert and the update (prepared statements new to the connection), the COMMIT: each answered.
+        expect(await run()).toEqual({ batch: [false, false, false, false], answers: 4 });
+        // The pool lends the same idle connection again, which has parsed them: BEGIN, then one batch.
+        expect(await run()).toEqual({ batch: [false, true, true, true], answers: 2 });
       });
 
       it('a write that fails (a stale version) fails the transaction with its own error, though work went on; nothing commits', async () => {
@@ -556,6 +599,7 @@ describe.skipIf(!available)('postgres adapter', () => {
           await ok(s.stores.jobs.enqueue(job));
           expect(await ok(s.stores.jobs.claim([job.kind], 'w1', at(0), at(60), 1))).toHaveLength(1);
           const flushes = countSocketWrites();
+          const syncs = countSyncs();
           try {
             await ok(
               s.uow.transaction(
@@ -572,14 +616,15 @@ describe.skipIf(!available)('postgres adapter', () => {
             );
           } finally {
             flushes.stop();
+            syncs.stop();
           }
           expect((await ok(s.stores.webhookDeliveries.findById(TENANT_A, delivery.id)))?.status).toBe('succeeded');
           expect(await ok(s.stores.jobs.list({ ids: [job.id], limit: 1 }))).toEqual([]);
-          return flushes.count();
+          return { flushes: flushes.count(), answers: syncs.count() };
         };
         // BEGIN, each of the five writes, the COMMIT; deferred: BEGIN, then the writes and the COMMIT together.
-        expect(await settle(false)).toBe(7);
-        expect(await settle(true)).toBe(2);
+        expect(await settle(false)).toEqual({ flushes: 7, answers: 7 });
+        expect(await settle(true)).toEqual({ flushes: 2, answers: 2 });
         expect((await ok(s.stores.webhookEndpoints.findById(TENANT_A, endpoint.id)))?.consecutiveFinalFailures).toBe(0);
       });
 

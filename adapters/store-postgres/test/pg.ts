@@ -126,3 +126,19 @@ export const rowsRead = async (c: Pick<pg.ClientBase, 'query'>, table: string, s
     await c.query('ROLLBACK');
   }
 };
+
+/**
+ * How many answers PostgreSQL is asked for, each a ReadyForQuery after which it flushes its socket: one per Sync
+ * of the extended protocol, one per simple-protocol query.
+ */
+export const countSyncs = () => {
+  const proto = pg.Connection.prototype as unknown as Record<'sync' | 'query', (...a: unknown[]) => unknown>;
+  const originals = { sync: proto.sync, query: proto.query };
+  let n = 0;
+  for (const name of ['sync', 'query'] as const)
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      n++;
+      return originals[name].apply(this, args);
+    };
+  return { count: () => n, stop: () => void Object.assign(proto, originals) };
+};
