@@ -34,7 +34,7 @@ export type BatchOutcome =
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (v: unknown) => unknown };
 
 interface WireConnection {
-  readonly stream: { cork?: () => void; uncork?: () => void };
+  readonly stream: { cork?: () => void; uncork?: () => void; destroy?: (error?: Error) => void };
   readonly parsedStatements: Record<string, string | undefined>;
   parse(msg: { text: string; name: string }): void;
   bind(msg: { statement: string; values: unknown[] }): void;
@@ -92,6 +92,12 @@ class StatementBatch extends QueryBase {
         connection.execute({ portal: '' });
       });
       connection.sync();
+    } catch (e) {
+      // Not expected (the values are encoded above), but messages may be out without their Sync: nothing on this
+      // connection can be read right any more. Closing it fails whatever waits on it, this batch too.
+      const error = e instanceof Error ? e : new Error(String(e));
+      connection.stream.destroy?.(error);
+      return error;
     } finally {
       connection.stream.uncork?.();
     }
@@ -102,8 +108,6 @@ class StatementBatch extends QueryBase {
   handleRowDescription() {}
   handleDataRow() {}
   handlePortalSuspended() {}
-  handleCopyInResponse() {}
-  handleCopyData() {}
   handleEmptyQuery() {
     this.commands.push('');
   }

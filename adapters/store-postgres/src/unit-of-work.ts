@@ -42,8 +42,10 @@ interface TxConn extends Conn {
    * statement-batch.ts). Answers with the `COMMIT`'s command tag: `ROLLBACK` when PostgreSQL rolled the
    * transaction back instead, after a failed statement (`deferredFailure` then says which write failed). Rejects
    * when the `COMMIT`, or the `ROLLBACK` after a failed write, fails: the connection's state is then unknown.
+   * `connectionLost`: the `COMMIT` answered, but the connection failed before the rest of its batch's answer
+   * came (its ReadyForQuery): committed, on a connection whose state is unknown.
    */
-  commit(): Promise<{ readonly command: string }>;
+  commit(): Promise<{ readonly command: string; readonly connectionLost?: true }>;
   /** Sends the deferred writes still waiting, then `ROLLBACK`. */
   rollback(): Promise<unknown>;
   /** Once the transaction has ended: lets `BEGIN` out, if it never went, and fails writes that never did. */
@@ -212,6 +214,10 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       const outcome = await sendBatch(client, all);
       settleMembers(members, outcome);
       if (outcome.failedAt === null) return { command: outcome.commands[members.length]! };
+      // The COMMIT's own answer came, and then the connection failed (the query timeout, a reset) before the batch's
+      // ReadyForQuery: the outcome is known, the connection's state is not. No ROLLBACK: it would fail, and the
+      // transaction would be reported failed though PostgreSQL committed it.
+      if (outcome.commands.length > members.length) return { command: outcome.commands[members.length]!, connectionLost: true };
       if (outcome.failedAt === members.length) throw outcome.error;
       // A write failed, and PostgreSQL skipped the rest up to the Sync, the COMMIT too: the transaction is still
       // open, aborted. A COMMIT sent alone would have answered ROLLBACK; this does the same.
@@ -360,6 +366,7 @@ export const createUnitOfWork = (
             discard = true;
             return E.left(writeFailed ?? toStoreError(done.reason));
           }
+          if (done.value.connectionLost === true) discard = true;
           const committed = done.value.command === 'COMMIT';
           // A write that failed aborted the transaction, and the COMMIT rolled it back. (Had it committed, a
           // store's `raising` form would not have raised where it failed: a fault, reported as one.)

@@ -1,0 +1,93 @@
+// A transaction whose COMMIT PostgreSQL answered, on a connection that then went silent before the rest of the
+// answer (its ReadyForQuery): found by a helper session's attacker review of the statement batches. The
+// transaction committed, and must say so; its connection's state is unknown, and must not serve again.
+import net from 'node:net';
+import type { Stores } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { createNestingGuard } from '@esig/store-sql';
+import * as E from 'fp-ts/lib/Either.js';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Conn } from '../src/connection.js';
+import { TYPES, anyRows, write } from '../src/connection.js';
+import { createUnitOfWork } from '../src/unit-of-work.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase } from './pg.js';
+
+const INSERT = 'INSERT INTO t (id) VALUES ($1)';
+/** A write the unit of work may defer: it raises on a conflict, as the stores' writes do. */
+const insert = (c: Conn, id: number) => write(c, `${INSERT} ON CONFLICT DO NOTHING`, [id], anyRows, (code) => concurrentModification('t', code), INSERT)();
+
+/** ReadyForQuery, as it ends a chunk of the server's answers: 'Z', length 5, status. */
+const endsWithReadyForQuery = (d: Buffer) => d.length >= 6 && d[d.length - 6] === 0x5a && d.readInt32BE(d.length - 5) === 5;
+
+describe.skipIf(!available)('a COMMIT answered on a connection that goes silent before its ReadyForQuery', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.raw((c) => c.query('CREATE TABLE t (id integer PRIMARY KEY)'));
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('is reported committed, and its connection is not lent out again', async () => {
+    // Relays each connection to PostgreSQL. Once armed, it passes on the answer that carries COMMIT up to its final
+    // ReadyForQuery, then nothing more in either direction (a peer gone without closing, a lost NAT entry).
+    const relays: { armed: boolean; silent: boolean }[] = [];
+    const target = new URL(db.url);
+    const relay = net.createServer((client) => {
+      const state = { armed: false, silent: false };
+      relays.push(state);
+      const server = net.connect(Number(target.port || 5432), target.hostname);
+      client.on('data', (d) => void (state.silent || server.write(d)));
+      server.on('data', (d: Buffer) => {
+        if (state.silent) return;
+        if (state.armed && endsWithReadyForQuery(d) && d.toString('latin1').includes('COMMIT')) {
+          client.write(d.subarray(0, d.length - 6));
+          state.silent = true;
+          return;
+        }
+        client.write(d);
+      });
+      for (const [s, other] of [[client, server], [server, client]] as const) {
+        s.on('error', () => undefined);
+        s.on('close', () => other.destroy());
+      }
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const url = new URL(db.url);
+    url.hostname = '127.0.0.1';
+    url.port = String((relay.address() as net.AddressInfo).port);
+    // As the store's pool is made (pipelining, a query timeout), with one connection.
+    const pool = new pg.Pool({ connectionString: url.toString(), types: TYPES, max: 1, query_timeout: 800, pipeline: true } as pg.PoolConfig);
+    pool.on('error', () => undefined);
+    const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
+    const ids = () => db.raw(async (c) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((x) => x.id));
+    try {
+      const r = await uow.transaction(
+        (tx) => async () => {
+          const c = tx.documents as unknown as Conn;
+          await insert(c, 1);
+          await insert(c, 2);
+          for (const s of relays) s.armed = true;
+          return E.right('done');
+        },
+        { deferWrites: true },
+      )();
+      expect(await ids()).toEqual([1, 2]);
+      expect(r).toEqual(E.right('done'));
+      // The next transaction gets a new connection (the silent one was discarded, not lent out to wait), and commits.
+      const next = await uow.transaction((tx) => async () => {
+        const c = tx.documents as unknown as Conn;
+        return insert(c, 3);
+      }, { deferWrites: true })();
+      expect(next).toEqual(E.right(undefined));
+      expect(await ids()).toEqual([1, 2, 3]);
+      expect(relays).toHaveLength(2);
+    } finally {
+      await pool.end().catch(() => undefined);
+      await new Promise((r) => relay.close(r));
+    }
+  }, 30_000);
+});
