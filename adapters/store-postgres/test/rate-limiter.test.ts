@@ -10,7 +10,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { createPgKeyAdmission } from '../src/key-admission.js';
-import { MAX_BATCH } from '../src/rate-limiter.js';
+import { MAX_BATCH, createPgRateLimiter } from '../src/rate-limiter.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
 import { available, createTestDatabase } from './pg.js';
@@ -19,6 +19,27 @@ const START = '2026-11-23T08:00:00.000Z';
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Bucket ids of their own per test (and per property run), since the table outlives them. */
 const fresh = (name: string) => `${name}:${randomBytes(6).toString('hex')}`;
+
+/**
+ * `pool` as one property run's limiters see it, and `settled`, which waits for every statement they sent,
+ * their fire-and-forget sweeps included. Every run's clock starts again at START, so a sweep of an earlier
+ * run (cutoff up to that run's last time less a window) that the server runs late would remove buckets of
+ * the next run that still hold calls in its windows: a run ends only once its sweeps have.
+ */
+const settling = (pool: pg.Pool) => {
+  const out = new Set<Promise<unknown>>();
+  const query = (...args: unknown[]) => {
+    const p = (pool.query as (...a: unknown[]) => Promise<unknown>).apply(pool, args);
+    out.add(p);
+    const forget = () => void out.delete(p);
+    p.then(forget, forget);
+    return p;
+  };
+  const settled = async () => {
+    while (out.size > 0) await Promise.allSettled([...out]);
+  };
+  return { pool: { query } as unknown as pg.Pool, settled };
+};
 
 describe.skipIf(!available)('PostgreSQL rate limiter', () => {
   let db: TestDatabase;
@@ -149,16 +170,21 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
         fc.array(fc.record({ calls: fc.integer({ min: 1, max: 10 }), advanceMs: fc.integer({ min: 0, max: 40_000 }) }), { minLength: 1, maxLength: 4 }),
         async (spec, groups) => {
           const clock = createManualClock(START);
-          const together = a.rateLimiter(60_000, clock);
-          const alone = b.rateLimiter(60_000, clock);
+          const [pa, pb] = [settling(a.pool), settling(b.pool)];
+          const together = createPgRateLimiter(pa.pool, 60_000, clock);
+          const alone = createPgRateLimiter(pb.pool, 60_000, clock);
           const [x, y] = [fresh('x'), fresh('y')];
           const named = (prefix: string) => spec.map((s) => ({ id: `${prefix}:${s.name}`, limit: s.limit }));
-          for (const g of groups) {
-            clock.advance(g.advanceMs);
-            const batch = await Promise.all(Array.from({ length: g.calls }, () => together.consume(named(x))()));
-            const oneByOne = [];
-            for (let i = 0; i < g.calls; i++) oneByOne.push(await alone.consume(named(y))());
-            expect(batch).toEqual(oneByOne);
+          try {
+            for (const g of groups) {
+              clock.advance(g.advanceMs);
+              const batch = await Promise.all(Array.from({ length: g.calls }, () => together.consume(named(x))()));
+              const oneByOne = [];
+              for (let i = 0; i < g.calls; i++) oneByOne.push(await alone.consume(named(y))());
+              expect(batch).toEqual(oneByOne);
+            }
+          } finally {
+            await Promise.all([pa.settled(), pb.settled()]);
           }
         },
       ),
@@ -312,16 +338,22 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
           fc.array(fc.record({ calls: fc.integer({ min: 1, max: 12 }), advanceMs: fc.integer({ min: 0, max: 40_000 }) }), { minLength: 1, maxLength: 5 }),
           async (limits, groups) => {
             const clock = createManualClock(START);
-            const together = createPgKeyAdmission(a.pool, 60_000, clock);
-            const alone = createPgKeyAdmission(b.pool, 60_000, clock);
+            // Its sweeps end with the run, as above.
+            const [pa, pb] = [settling(a.pool), settling(b.pool)];
+            const together = createPgKeyAdmission(pa.pool, 60_000, clock);
+            const alone = createPgKeyAdmission(pb.pool, 60_000, clock);
             const [x, y] = [await newKey(), await newKey()];
             const view = (d: Admission) => JSON.stringify(d.decision);
-            for (const g of groups) {
-              clock.advance(g.advanceMs);
-              const batch = await Promise.all(Array.from({ length: g.calls }, () => admitted(together.admit(x.secretHash, limits)())));
-              const oneByOne: Admission[] = [];
-              for (let i = 0; i < g.calls; i++) oneByOne.push(await admitted(alone.admit(y.secretHash, limits)()));
-              expect(batch.map(view)).toEqual(oneByOne.map(view));
+            try {
+              for (const g of groups) {
+                clock.advance(g.advanceMs);
+                const batch = await Promise.all(Array.from({ length: g.calls }, () => admitted(together.admit(x.secretHash, limits)())));
+                const oneByOne: Admission[] = [];
+                for (let i = 0; i < g.calls; i++) oneByOne.push(await admitted(alone.admit(y.secretHash, limits)()));
+                expect(batch.map(view)).toEqual(oneByOne.map(view));
+              }
+            } finally {
+              await Promise.all([pa.settled(), pb.settled()]);
             }
           },
         ),
