@@ -1,7 +1,6 @@
 // A transaction whose COMMIT PostgreSQL answered, on a connection that then went silent before the rest of the
 // answer (its ReadyForQuery): found by a helper session's attacker review of the statement batches. The
 // transaction committed, and must say so; its connection's state is unknown, and must not serve again.
-import net from 'node:net';
 import type { Stores } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { createNestingGuard } from '@esig/store-sql';
@@ -12,7 +11,7 @@ import type { Conn } from '../src/connection.js';
 import { TYPES, anyRows, write } from '../src/connection.js';
 import { createUnitOfWork } from '../src/unit-of-work.js';
 import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase } from './pg.js';
+import { available, createTestDatabase, relayTo } from './pg.js';
 
 const INSERT = 'INSERT INTO t (id) VALUES ($1)';
 /** A write the unit of work may defer: it raises on a conflict, as the stores' writes do. */
@@ -32,35 +31,16 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
   });
 
   it('is reported committed, and its connection is not lent out again', async () => {
-    // Relays each connection to PostgreSQL. Once armed, it passes on the answer that carries COMMIT up to its final
-    // ReadyForQuery, then nothing more in either direction (a peer gone without closing, a lost NAT entry).
-    const relays: { armed: boolean; silent: boolean }[] = [];
-    const target = new URL(db.url);
-    const relay = net.createServer((client) => {
-      const state = { armed: false, silent: false };
-      relays.push(state);
-      const server = net.connect(Number(target.port || 5432), target.hostname);
-      client.on('data', (d) => void (state.silent || server.write(d)));
-      server.on('data', (d: Buffer) => {
-        if (state.silent) return;
-        if (state.armed && endsWithReadyForQuery(d) && d.toString('latin1').includes('COMMIT')) {
-          client.write(d.subarray(0, d.length - 6));
-          state.silent = true;
-          return;
-        }
-        client.write(d);
-      });
-      for (const [s, other] of [[client, server], [server, client]] as const) {
-        s.on('error', () => undefined);
-        s.on('close', () => other.destroy());
-      }
+    // Once armed, a connection passes on the answer that carries COMMIT up to its final ReadyForQuery, then nothing
+    // more in either direction (a peer gone without closing, a lost NAT entry).
+    const relay = await relayTo(db.url, (d, connection, toClient) => {
+      if (!connection.armed || !endsWithReadyForQuery(d) || !d.toString('latin1').includes('COMMIT')) return false;
+      toClient(d.subarray(0, d.length - 6));
+      connection.silent = true;
+      return true;
     });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    const url = new URL(db.url);
-    url.hostname = '127.0.0.1';
-    url.port = String((relay.address() as net.AddressInfo).port);
     // As the store's pool is made (pipelining, a query timeout), with one connection.
-    const pool = new pg.Pool({ connectionString: url.toString(), types: TYPES, max: 1, query_timeout: 800, pipeline: true } as pg.PoolConfig);
+    const pool = new pg.Pool({ connectionString: relay.url, types: TYPES, max: 1, query_timeout: 800, pipeline: true } as pg.PoolConfig);
     pool.on('error', () => undefined);
     const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
     const ids = () => db.raw(async (c) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((x) => x.id));
@@ -70,7 +50,7 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
           const c = tx.documents as unknown as Conn;
           await insert(c, 1);
           await insert(c, 2);
-          for (const s of relays) s.armed = true;
+          for (const c of relay.connections) c.armed = true;
           return E.right('done');
         },
         { deferWrites: true },
@@ -84,10 +64,10 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
       }, { deferWrites: true })();
       expect(next).toEqual(E.right(undefined));
       expect(await ids()).toEqual([1, 2, 3]);
-      expect(relays).toHaveLength(2);
+      expect(relay.connections).toHaveLength(2);
     } finally {
       await pool.end().catch(() => undefined);
-      await new Promise((r) => relay.close(r));
+      await relay.close();
     }
   }, 30_000);
 });

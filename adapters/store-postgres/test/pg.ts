@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 
 /** The server the tests create their throwaway databases on (a maintenance database's URL). */
@@ -141,4 +142,44 @@ export const countSyncs = () => {
       return originals[name].apply(this, args);
     };
   return { count: () => n, stop: () => void Object.assign(proto, originals) };
+};
+
+/** One connection through a `relayTo` relay: once `silent`, nothing more passes, in either direction. */
+export interface RelayedConnection {
+  silent: boolean;
+  /** Set by the test; what `onServerData` makes of it is the test's own. */
+  armed: boolean;
+}
+
+/**
+ * A TCP relay to the database at `dbUrl`, and the URL that connects through it. Each connection made through it is
+ * in `connections`; the test can silence one, as a peer gone without a FIN does (a failover, a lost NAT entry): the
+ * driver then hears nothing, ever. `onServerData` sees each chunk the server sends first, and may pass on part of
+ * it itself and answer `true` (the relay then passes on nothing of it).
+ */
+export const relayTo = async (
+  dbUrl: string,
+  onServerData?: (chunk: Buffer, connection: RelayedConnection, toClient: (b: Buffer) => void) => boolean,
+): Promise<{ url: string; connections: RelayedConnection[]; close: () => Promise<void> }> => {
+  const target = new URL(dbUrl);
+  const connections: RelayedConnection[] = [];
+  const relay = net.createServer((client) => {
+    const state: RelayedConnection = { silent: false, armed: false };
+    connections.push(state);
+    const server = net.connect(Number(target.port || 5432), target.hostname);
+    client.on('data', (d) => void (state.silent || server.write(d)));
+    server.on('data', (d: Buffer) => {
+      if (state.silent || onServerData?.(d, state, (b) => client.write(b)) === true) return;
+      client.write(d);
+    });
+    for (const [s, other] of [[client, server], [server, client]] as const) {
+      s.on('error', () => undefined);
+      s.on('close', () => other.destroy());
+    }
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  const url = new URL(dbUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((relay.address() as net.AddressInfo).port);
+  return { url: url.toString(), connections, close: () => new Promise<void>((r) => relay.close(() => r())) };
 };

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import type { Admission, ApiKey, KeyLimits } from '@esig/core';
 import { createManualClock, makeApiKey } from '@esig/testkit';
 import { describeKeyAdmissionContract } from '@esig/testkit/key-admission-contract';
@@ -13,7 +12,7 @@ import { createPgKeyAdmission } from '../src/key-admission.js';
 import { MAX_BATCH, createPgRateLimiter } from '../src/rate-limiter.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase } from './pg.js';
+import { available, createTestDatabase, relayTo } from './pg.js';
 
 const START = '2026-11-23T08:00:00.000Z';
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -245,33 +244,16 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     });
 
     it('a connection that goes silent fails the statement out on it, and the key\'s next calls go out on another', async () => {
-      // A TCP relay to the server whose connections can be made to drop everything, as a peer gone without a
-      // FIN does (a failover, a lost NAT entry): the driver then hears nothing, ever.
-      const relays: { silent: boolean }[] = [];
-      const relay = net.createServer((client) => {
-        const state = { silent: false };
-        relays.push(state);
-        const server = net.connect(Number(new URL(db.url).port || 5432), new URL(db.url).hostname);
-        client.on('data', (d) => void (state.silent || server.write(d)));
-        server.on('data', (d) => void (state.silent || client.write(d)));
-        for (const [s, other] of [[client, server], [server, client]] as const) {
-          s.on('error', () => undefined);
-          s.on('close', () => other.destroy());
-        }
-      });
-      await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-      const url = new URL(db.url);
-      url.hostname = '127.0.0.1';
-      url.port = String((relay.address() as net.AddressInfo).port);
+      const relay = await relayTo(db.url);
       // One pooled connection, so that the next statement takes the one made silent.
-      const store = await openPostgresStore({ url: url.toString(), statementTimeoutMs: 400, lockTimeoutMs: 200, poolSize: 1 });
+      const store = await openPostgresStore({ url: relay.url, statementTimeoutMs: 400, lockTimeoutMs: 200, poolSize: 1 });
       try {
         const admission = store.keyAdmission(60_000);
         const key = await newKey();
         const limits = { perKey: 100, perOrg: 100 };
         // The first call also starts a sweep on the pool's one connection; the second waits for it to end.
         for (let i = 0; i < 2; i++) expect((await admitted(admission.admit(key.secretHash, limits)())).decision?.allowed).toBe(true);
-        for (const r of relays) r.silent = true;
+        for (const r of relay.connections) r.silent = true;
         const lost = admission.admit(key.secretHash, limits)();
         const behind = admission.admit(key.secretHash, limits)();
         // The statement on the silent connection fails once the driver stops waiting for it; the call that
@@ -280,7 +262,7 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
         expect((await admitted(behind)).decision?.allowed).toBe(true);
       } finally {
         await store.close().catch(() => undefined);
-        await new Promise((r) => relay.close(r));
+        await relay.close();
       }
     });
 
