@@ -17,7 +17,6 @@ import {
   tagOf,
 } from '@esig/testkit';
 import * as E from 'fp-ts/lib/Either.js';
-import net from 'node:net';
 import pg from 'pg';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -26,7 +25,7 @@ import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
 import type { TestDatabase } from './pg.js';
-import { available, countSyncs, createTestDatabase, emptyAllTables } from './pg.js';
+import { available, countSocketWrites, countSyncs, createTestDatabase, emptyAllTables } from './pg.js';
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -59,19 +58,6 @@ const watchStatements = () => {
     return result;
   } as typeof original;
   return { seen, stop: () => void (pg.Client.prototype.query = original) };
-};
-
-/** How many times any socket hands bytes to the kernel (`_write` or `_writev`, once per flush) until `stop`. */
-const countSocketWrites = () => {
-  const proto = net.Socket.prototype as unknown as Record<'_write' | '_writev', (...a: unknown[]) => unknown>;
-  const originals = { _write: proto._write, _writev: proto._writev };
-  let n = 0;
-  for (const name of ['_write', '_writev'] as const)
-    proto[name] = function (this: unknown, ...args: unknown[]) {
-      n++;
-      return originals[name].apply(this, args);
-    };
-  return { count: () => n, stop: () => void Object.assign(proto, originals) };
 };
 
 describe.skipIf(!available)('postgres adapter', () => {

@@ -128,21 +128,27 @@ export const rowsRead = async (c: Pick<pg.ClientBase, 'query'>, table: string, s
   }
 };
 
+/** Counts the calls of `names` on `proto` (every instance's, as they go through the prototype) until `stop`. */
+const countCalls = <K extends string>(proto: object, names: readonly K[]) => {
+  const methods = proto as Record<K, (...a: unknown[]) => unknown>;
+  const originals = Object.fromEntries(names.map((name) => [name, methods[name]])) as Record<K, (...a: unknown[]) => unknown>;
+  let n = 0;
+  for (const name of names)
+    methods[name] = function (this: unknown, ...args: unknown[]) {
+      n++;
+      return originals[name].apply(this, args);
+    };
+  return { count: () => n, stop: () => void Object.assign(methods, originals) };
+};
+
 /**
  * How many answers PostgreSQL is asked for, each a ReadyForQuery after which it flushes its socket: one per Sync
  * of the extended protocol, one per simple-protocol query.
  */
-export const countSyncs = () => {
-  const proto = pg.Connection.prototype as unknown as Record<'sync' | 'query', (...a: unknown[]) => unknown>;
-  const originals = { sync: proto.sync, query: proto.query };
-  let n = 0;
-  for (const name of ['sync', 'query'] as const)
-    proto[name] = function (this: unknown, ...args: unknown[]) {
-      n++;
-      return originals[name].apply(this, args);
-    };
-  return { count: () => n, stop: () => void Object.assign(proto, originals) };
-};
+export const countSyncs = () => countCalls(pg.Connection.prototype, ['sync', 'query']);
+
+/** How many times any socket hands bytes to the kernel (`_write` or `_writev`, once per flush) until `stop`. */
+export const countSocketWrites = () => countCalls(net.Socket.prototype, ['_write', '_writev']);
 
 /** One connection through a `relayTo` relay: once `silent`, nothing more passes, in either direction. */
 export interface RelayedConnection {

@@ -12,6 +12,15 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
     await c.connect();
     return c;
   };
+  /** `f` on a client of its own, closed after it. */
+  const withClient = async (f: (c: pg.Client) => Promise<void>) => {
+    const c = await connect();
+    try {
+      await f(c);
+    } finally {
+      await c.end();
+    }
+  };
   const ids = async (c: pg.Client) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((r) => r.id);
   const insert = (id: number | string) => ({ stmt: 'INSERT INTO t (id) VALUES ($1)', values: [id] });
 
@@ -27,9 +36,8 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
     await db?.drop();
   });
 
-  it('runs every statement in order, with one Sync for all, and tells each command', async () => {
-    const c = await connect();
-    try {
+  it('runs every statement in order, with one Sync for all, and tells each command', async () =>
+    withClient(async (c) => {
       await c.query('TRUNCATE t');
       const syncs = countSyncs();
       const outcome = await sendBatch(c, [insert(1), insert(2), { stmt: 'UPDATE t SET id = id + 10 WHERE id = $1', values: [2] }, { stmt: 'DELETE FROM t WHERE id = 1', values: [] }]);
@@ -37,14 +45,10 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
       expect(outcome).toEqual({ failedAt: null, commands: ['INSERT', 'INSERT', 'UPDATE', 'DELETE'] });
       expect(syncs.count()).toBe(1);
       expect(await ids(c)).toEqual([12]);
-    } finally {
-      await c.end();
-    }
-  });
+    }));
 
-  it('a failed statement: those before it ran, it fails with its own error, those after it do not run; the connection serves on', async () => {
-    const c = await connect();
-    try {
+  it('a failed statement: those before it ran, it fails with its own error, those after it do not run; the connection serves on', async () =>
+    withClient(async (c) => {
       await c.query('TRUNCATE t');
       await c.query('INSERT INTO t (id) VALUES (2)');
       // Outside a transaction the statements before a Sync are one implicit transaction: all of it rolls back.
@@ -59,14 +63,10 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
       await expect(c.query('SELECT 1')).rejects.toMatchObject({ code: '25P02' });
       expect((await c.query('ROLLBACK')).command).toBe('ROLLBACK');
       expect(await ids(c)).toEqual([2]);
-    } finally {
-      await c.end();
-    }
-  });
+    }));
 
-  it('a COMMIT that fails (a deferred constraint) fails as the batch member it is; nothing is committed', async () => {
-    const c = await connect();
-    try {
+  it('a COMMIT that fails (a deferred constraint) fails as the batch member it is; nothing is committed', async () =>
+    withClient(async (c) => {
       await c.query('TRUNCATE d');
       await c.query('BEGIN');
       const outcome = await sendBatch(c, [
@@ -77,14 +77,10 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
       expect(outcome).toMatchObject({ failedAt: 2, commands: ['INSERT', 'INSERT'], error: { code: '23505' } });
       // A failed COMMIT ends the transaction.
       expect((await c.query('SELECT count(*)::int AS n FROM d')).rows).toEqual([{ n: 0 }]);
-    } finally {
-      await c.end();
-    }
-  });
+    }));
 
-  it('a value the driver cannot encode fails the batch before anything is sent', async () => {
-    const c = await connect();
-    try {
+  it('a value the driver cannot encode fails the batch before anything is sent', async () =>
+    withClient(async (c) => {
       await c.query('TRUNCATE t');
       const syncs = countSyncs();
       const unencodable = { toPostgres: () => { throw new Error('cannot encode'); } };
@@ -93,27 +89,19 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
       expect(outcome).toMatchObject({ failedAt: 0, commands: [], error: { message: 'cannot encode' } });
       expect(syncs.count()).toBe(0);
       expect(await ids(c)).toEqual([]);
-    } finally {
-      await c.end();
-    }
-  });
+    }));
 
-  it('statements queued behind a batch on the pipeline get their own answers, after it', async () => {
-    const c = await connect();
-    try {
+  it('statements queued behind a batch on the pipeline get their own answers, after it', async () =>
+    withClient(async (c) => {
       await c.query('TRUNCATE t');
       const batch = sendBatch(c, [insert(1), insert(1)]);
       const after = c.query<{ n: number }>('SELECT count(*)::int AS n FROM t');
       expect(await batch).toMatchObject({ failedAt: 1 });
       expect((await after).rows).toEqual([{ n: 0 }]);
-    } finally {
-      await c.end();
-    }
-  });
+    }));
 
-  it('takes a prepared statement only once its connection has parsed it', async () => {
-    const c = await connect();
-    try {
+  it('takes a prepared statement only once its connection has parsed it', async () =>
+    withClient(async (c) => {
       const named = { stmt: { name: 'esig_test_batch_insert', text: 'INSERT INTO t (id) VALUES ($1)' }, values: [30] };
       expect(batchable(c, [insert(1)])).toBe(true);
       expect(batchable(c, [insert(1), named])).toBe(false);
@@ -124,8 +112,5 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
       expect(batchable(c, [{ ...named, stmt: { ...named.stmt, text: 'INSERT INTO t (id) VALUES ($1 + 1)' } }])).toBe(false);
       expect(await sendBatch(c, [named, insert(1)])).toEqual({ failedAt: null, commands: ['INSERT', 'INSERT'] });
       expect(await ids(c)).toEqual([1, 30, 31]);
-    } finally {
-      await c.end();
-    }
-  });
+    }));
 });
