@@ -203,15 +203,21 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     deferredFailure: () => failureAmong(deferred.length),
     sendBegin,
     commit: async () => {
-      const members = waiting;
-      const all = [...members, COMMIT];
-      if (members.length === 0 || !batchable(client, all)) {
-        const committed = sendWaiting(() => client.query('COMMIT'));
-        sendBegin();
-        return committed;
-      }
+      // The COMMIT always goes as (the end of) a batch, even alone: a batch tells its COMMIT's answer apart from the
+      // ReadyForQuery behind it, so a connection lost between the two is known to have committed. A query resolves
+      // only at the ReadyForQuery, and would report that loss as a failure.
+      sendBegin();
+      const together = batchable(client, [...waiting, COMMIT]);
+      const members = together ? waiting : [];
+      // Writes whose prepared statements this connection has not parsed yet go first, each with a Sync of its own,
+      // in the same system call as the COMMIT's batch.
+      const hold = together ? null : holdWrites(client);
+      if (!together) sendWaiting(() => undefined);
       waiting = [];
-      const outcome = await sendBatch(client, all);
+      const all = [...members, COMMIT];
+      const sent = sendBatch(client, all);
+      hold?.send();
+      const outcome = await sent;
       settleMembers(members, outcome);
       if (outcome.failedAt === null) return { command: outcome.commands[members.length]! };
       // The COMMIT's own answer came, and then the connection failed (the query timeout, a reset) before the batch's

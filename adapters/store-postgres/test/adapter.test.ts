@@ -462,9 +462,10 @@ describe.skipIf(!available)('postgres adapter', () => {
         expect(waited.texts).toEqual(['BEGIN', 'WITH', 'INSERT', 'UPDATE', 'COMMIT']);
         expect(deferred.texts).toEqual(waited.texts);
         // Each write alone on the wire when it is waited for; when they are not, the two writes and the COMMIT
-        // are one query of the driver's, one batch (statement-batch.ts).
+        // are one query of the driver's, one batch (statement-batch.ts). The COMMIT is a batch even alone (so a
+        // connection lost after its answer is known to have committed: commit-outcome.test.ts).
         expect(waited.onWire).toEqual([1, 2, 1, 1, 1]);
-        expect(waited.batch).toEqual([null, null, null, null, null]);
+        expect(waited.batch).toEqual([null, null, null, null, 4]);
         expect(deferred.onWire).toEqual([1, 2, 1, 1, 1]);
         expect(deferred.batch).toEqual([null, null, 2, 2, 2]);
         expect(deferred.queued).toEqual([0, 0, 0, 0, 0]);
@@ -497,8 +498,9 @@ describe.skipIf(!available)('postgres adapter', () => {
           expect(await ok(s.stores.signatureRequests.findById(TENANT_A, req.id))).toEqual({ ...req, title: 'changed', version: 2 });
           return { batch: calls.seen.map((c) => c.batch !== null), answers: syncs.count() };
         };
-        // BEGIN, the insert and the update (prepared statements new to the connection), the COMMIT: each answered.
-        expect(await run()).toEqual({ batch: [false, false, false, false], answers: 4 });
+        // BEGIN, the insert and the update (prepared statements new to the connection), the COMMIT (a batch of its
+        // own): each answered.
+        expect(await run()).toEqual({ batch: [false, false, false, true], answers: 4 });
         // The pool lends the same idle connection again, which has parsed them: BEGIN, then one batch.
         expect(await run()).toEqual({ batch: [false, true, true, true], answers: 2 });
       });

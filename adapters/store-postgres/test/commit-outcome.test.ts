@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conn } from '../src/connection.js';
-import { TYPES, anyRows, write } from '../src/connection.js';
+import { TYPES, anyRows, prepared, write } from '../src/connection.js';
 import { createUnitOfWork } from '../src/unit-of-work.js';
 import type { TestDatabase } from './pg.js';
 import { available, createTestDatabase, relayTo } from './pg.js';
@@ -16,6 +16,9 @@ import { available, createTestDatabase, relayTo } from './pg.js';
 const INSERT = 'INSERT INTO t (id) VALUES ($1)';
 /** A write the unit of work may defer: it raises on a conflict, as the stores' writes do. */
 const insert = (c: Conn, id: number) => write(c, `${INSERT} ON CONFLICT DO NOTHING`, [id], anyRows, (code) => concurrentModification('t', code), INSERT)();
+
+/** A prepared write: the first time on a connection it is parsed, and goes with a Sync of its own. */
+const PREPARED = prepared('commit_outcome_insert', `${INSERT} ON CONFLICT DO NOTHING`);
 
 /** ReadyForQuery, as it ends a chunk of the server's answers: 'Z', length 5, status. */
 const endsWithReadyForQuery = (d: Buffer) => d.length >= 6 && d[d.length - 6] === 0x5a && d.readInt32BE(d.length - 5) === 5;
@@ -30,9 +33,13 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
     await db?.drop();
   });
 
-  it('is reported committed, and its connection is not lent out again', async () => {
-    // Once armed, a connection passes on the answer that carries COMMIT up to its final ReadyForQuery, then nothing
-    // more in either direction (a peer gone without closing, a lost NAT entry).
+  /**
+   * Runs `write` twice in a transaction on a pool of one connection through a relay that, once armed, passes on the
+   * answer that carries COMMIT up to its final ReadyForQuery, then nothing more in either direction (a peer gone
+   * without closing, a lost NAT entry). The transaction must be reported committed, and the next one must get a new
+   * connection (the silent one discarded, not lent out to wait) and commit.
+   */
+  const commitGoesSilent = async (write: (c: Conn, id: number) => Promise<unknown>, deferWrites: boolean) => {
     const relay = await relayTo(db.url, (d, connection, toClient) => {
       if (!connection.armed || !endsWithReadyForQuery(d) || !d.toString('latin1').includes('COMMIT')) return false;
       toClient(d.subarray(0, d.length - 6));
@@ -44,30 +51,38 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
     pool.on('error', () => undefined);
     const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
     const ids = () => db.raw(async (c) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((x) => x.id));
+    const base = (await ids()).length;
+    const id = (n: number) => base * 10 + n;
     try {
       const r = await uow.transaction(
         (tx) => async () => {
           const c = tx.documents as unknown as Conn;
-          await insert(c, 1);
-          await insert(c, 2);
+          await write(c, id(1));
+          await write(c, id(2));
           for (const c of relay.connections) c.armed = true;
           return E.right('done');
         },
-        { deferWrites: true },
+        { deferWrites },
       )();
-      expect(await ids()).toEqual([1, 2]);
+      expect((await ids()).slice(base)).toEqual([id(1), id(2)]);
       expect(r).toEqual(E.right('done'));
-      // The next transaction gets a new connection (the silent one was discarded, not lent out to wait), and commits.
       const next = await uow.transaction((tx) => async () => {
         const c = tx.documents as unknown as Conn;
-        return insert(c, 3);
+        return insert(c, id(3));
       }, { deferWrites: true })();
       expect(next).toEqual(E.right(undefined));
-      expect(await ids()).toEqual([1, 2, 3]);
+      expect((await ids()).slice(base)).toEqual([id(1), id(2), id(3)]);
       expect(relay.connections).toHaveLength(2);
     } finally {
       await pool.end().catch(() => undefined);
       await relay.close();
     }
-  }, 30_000);
+  };
+
+  it('is reported committed when it went in one batch with the deferred writes', () => commitGoesSilent(insert, true), 30_000);
+
+  it('is reported committed when it went alone, after writes that were waited for', () => commitGoesSilent(insert, false), 30_000);
+
+  it('is reported committed when it went after deferred writes of a statement new to the connection (each with its own Sync)', () =>
+    commitGoesSilent((c, id) => write(c, PREPARED, [id], anyRows, (code) => concurrentModification('t', code), PREPARED)(), true), 30_000);
 });
