@@ -4,7 +4,7 @@ import type { NestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from '@esig/core/task-either';
 import type pg from 'pg';
-import type { Conn } from './connection.js';
+import type { Conn, OnConflict } from './connection.js';
 import { EarlierWriteFailed, queryConfig, sqlState, toStoreError } from './connection.js';
 import type { BatchMember, BatchOutcome } from './statement-batch.js';
 import { batchable, sendBatch } from './statement-batch.js';
@@ -37,6 +37,13 @@ interface TxConn extends Conn {
   deferredFailure(): Promise<StoreError | null>;
   /** Lets `BEGIN` out of the socket's buffer, if it is still there; deferred writes waiting stay. */
   sendBegin(): void;
+  /** The transaction's `BEGIN` answered: resolves, or rejects with its failure. */
+  readonly begun: Promise<unknown>;
+  /**
+   * Whether `BEGIN` still waits, unsent, at the head of the deferred writes: it then goes in one batch with them and
+   * the `COMMIT` (or `ROLLBACK`), and is answered only then.
+   */
+  beginRides(): boolean;
   /**
    * Sends the deferred writes still waiting and the `COMMIT`, together with one Sync where it can (see
    * statement-batch.ts). Answers with the `COMMIT`'s command tag: `ROLLBACK` when PostgreSQL rolled the
@@ -56,13 +63,15 @@ interface TxConn extends Conn {
  * A transaction's client. Once the transaction has ended the client is back in the pool, serving someone
  * else: stores that escaped `work` (kept in a closure, used by a timer) fail instead of writing there.
  *
- * `begun` is the transaction's `BEGIN`, sent but not yet answered when work starts. The pool's connections
- * pipeline (`pipeline: true`), so a read can follow `BEGIN` on the wire without waiting for its answer: one
- * round trip instead of two for the read that starts most transactions. Only a read: should `BEGIN` fail, a
- * statement sent behind it runs on its own, outside any transaction. For a read that is harmless (its rows
- * are thrown away, and it answers with `BEGIN`'s failure); a write would commit alone. So a write waits for
- * `BEGIN`'s answer, and fails with it. `BEGIN` waits in the socket's buffer (`beginHeld`, see `holdWrites`)
- * until `sendBegin`: together with the first read, in one system call, or at once before a first write.
+ * `BEGIN` goes out with work's first statement. The pool's connections pipeline (`pipeline: true`), so a read
+ * can follow `BEGIN` on the wire without waiting for its answer: one round trip instead of two for the read that
+ * starts most transactions. Only a read: should `BEGIN` fail, a statement sent behind it runs on its own, outside
+ * any transaction. For a read that is harmless (its rows are thrown away, and it answers with `BEGIN`'s failure); a
+ * write would commit alone. So a write waits for `BEGIN`'s answer, and fails with it. `BEGIN` waits in the
+ * socket's buffer (see `holdWrites`) until `sendBegin`: together with the first read, in one system call, or at
+ * once before a first write. A transaction whose first statement is a deferred write (a worker's record) sends
+ * `BEGIN` in the batch of its writes instead (below): a batch skips everything after a failed statement, so no
+ * write there can run outside the transaction, and `BEGIN` needs no round trip of its own.
  *
  * In a transaction run with `deferWrites`, a deferred write (`deferWrite`, the stores' `write`) goes out like a
  * write but nobody waits for its answer: whatever comes next, a statement or the `COMMIT`, follows it on the
@@ -74,12 +83,17 @@ interface TxConn extends Conn {
  * writes, and the `COMMIT` when it follows them, go as one batch with one Sync (statement-batch.ts): PostgreSQL
  * answers them once, and skips what follows a failed one, the `COMMIT` too; `commit` then rolls back.
  */
-const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, beginHeld: { send: () => void }, deferring: boolean): TxConn => {
+const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring: boolean): TxConn => {
   // A connection runs one statement at a time. Work may start several at once (independent reads combined
   // in parallel); they queue here, in call order, rather than in the driver (which, pipelining, would send
   // them all at once: a write behind a read that fails must not run). A deferred write holds the queue only
   // until it is in the driver's hands.
   let tail: Promise<unknown> = Promise.resolve();
+  // BEGIN's answer, however it goes out: as a query of its own (`startBegin`) or at the head of a batch.
+  let answerBegin!: (answer: Promise<unknown>) => void;
+  const begun = new Promise<unknown>((resolve) => (answerBegin = resolve));
+  // Observed through the statements that wait for it, and by the unit of work.
+  begun.catch(() => undefined);
   // Once BEGIN is known to have failed, nothing more is sent: only a read already on its way went out alone.
   let beginFailed: { readonly error: unknown } | null = null;
   let beginAnswered = false;
@@ -89,9 +103,21 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   );
   // What each deferred write came to, in the order they were sent (never rejected).
   const deferred: Array<Promise<StoreError | null>> = [];
-  // BEGIN, held in the socket's buffer until the first statement joins it (or the next turn of the event loop).
-  let held: { send: () => void } | null = beginHeld;
+  // How BEGIN goes: not yet; as a query of its own; or at the head of the deferred writes' batch.
+  let beginWay: 'unsent' | 'query' | 'batch' = 'unsent';
+  // While true, BEGIN waits unsent at the head of `waiting`, and a deferred write may join it there at once (no
+  // statement of any other kind has been asked for since, so none can be overtaken).
+  let beginWaits = false;
+  // BEGIN as a query, held in the socket's buffer until the first statement joins it (or the next turn of the event loop).
+  let held: { send: () => void } | null = null;
+  const startBegin = () => {
+    if (beginWay !== 'unsent') return;
+    beginWay = 'query';
+    held = holdWrites(client);
+    answerBegin(client.query(begin.text));
+  };
   const sendBegin = () => {
+    startBegin();
     const h = held;
     held = null;
     h?.send();
@@ -104,9 +130,13 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     if (waiting.length === 0) return then();
     const members = waiting;
     waiting = [];
+    // BEGIN at their head: they go as a batch whatever else (each member was batchable when it joined), since only a
+    // batch keeps the writes from running should BEGIN fail.
+    const headed = beginWaits;
+    beginWaits = false;
     const hold = holdWrites(client);
     try {
-      if (members.length > 1 && batchable(client, members)) void sendBatch(client, members).then((outcome) => settleMembers(members, outcome));
+      if (headed || (members.length > 1 && batchable(client, members))) void sendBatch(client, members).then((outcome) => settleMembers(members, outcome));
       // A write whose prepared statement this connection has not parsed yet goes as the driver sends it, with a Sync
       // of its own; the next time it is parsed.
       else for (const m of members) m.settle(client.query(queryConfig(m.stmt, m.values)));
@@ -118,10 +148,12 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   /** Lets out of the socket's buffer whatever waits: deferred writes, and BEGIN. */
   const flush = () => {
     sendWaiting(() => undefined);
-    sendBegin();
+    if (beginWay !== 'batch') sendBegin();
   };
   // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
-  setImmediate(sendBegin);
+  setImmediate(() => {
+    if (beginWay !== 'batch') sendBegin();
+  });
   /** The first failure among the first `count` deferred writes, once they have answered. */
   const failureAmong = async (count: number): Promise<StoreError | null> => {
     for (const outcome of deferred.slice(0, count)) {
@@ -130,6 +162,12 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     }
     return null;
   };
+  /**
+   * What a deferred write that failed reports. Refused (25P02) because a statement before it failed: that statement's
+   * failure is the one to report (an earlier deferred write's, or one work has seen itself, or BEGIN's), not this refusal.
+   */
+  const outcomeOf = (after: number, onConflict: OnConflict | undefined) => async (e: unknown) =>
+    (await failureAmong(after)) ?? (sqlState(e) === IN_FAILED_TRANSACTION ? null : toStoreError(e, onConflict));
   /** A statement sent after `count` deferred writes fails with the first of their failures, if one failed. */
   const blame = (count: number) => async (e: unknown) => {
     const earlier = await failureAmong(count);
@@ -137,8 +175,15 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
   };
   return {
     query: (stmt, values, access) => {
-      // A write waits for BEGIN's answer, so BEGIN must be on its way first.
-      if (access !== 'read') sendBegin();
+      // From here on, deferred writes queue behind this statement, not ahead of it.
+      const beginWaited = beginWaits;
+      beginWaits = false;
+      // BEGIN goes ahead of this statement on the wire. A write waits for BEGIN's answer, so BEGIN must be on its way
+      // first (with the deferred writes it heads, when it heads them).
+      if (access !== 'read') {
+        if (beginWaited) flush();
+        else sendBegin();
+      } else startBegin();
       const after = deferred.length;
       const turn = access === 'read' ? tail : Promise.all([tail, begun]);
       // Checked again when its turn comes: the transaction may have ended, or BEGIN failed, while it waited.
@@ -166,9 +211,32 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       // hear of it before it does. And only values the driver cannot fail to encode: a value it refuses never
       // reaches the server, which would not abort the transaction, and the COMMIT behind it would commit.
       if (!deferring || !values.every(encodable)) return false;
-      // It waits for BEGIN's answer, so BEGIN must be on its way first.
-      sendBegin();
       const after = deferred.length;
+      // Work's first statement, or one more deferred write behind it, and one a batch can carry: it joins BEGIN in
+      // the batch at once. Should BEGIN fail there, PostgreSQL skips the rest of the batch: it cannot run alone.
+      if ((beginWay === 'unsent' || beginWaits) && batchable(client, [{ stmt, values }])) {
+        if (beginWay === 'unsent') {
+          beginWay = 'batch';
+          beginWaits = true;
+          const parts = begin.members.map(() => {
+            let settle!: (answer: Promise<unknown>) => void;
+            const answer = new Promise<unknown>((resolve) => (settle = resolve));
+            return { answer, settle };
+          });
+          answerBegin(Promise.all(parts.map((p) => p.answer)));
+          waiting.push(...begin.members.map((m, i) => ({ ...m, settle: parts[i]!.settle })));
+          setImmediate(flush);
+        }
+        let settle!: (answer: Promise<unknown>) => void;
+        const answer = new Promise<unknown>((resolve) => (settle = resolve));
+        waiting.push({ stmt, values, settle });
+        deferred.push(answer.then(() => null, outcomeOf(after, onConflict)));
+        return true;
+      }
+      beginWaits = false;
+      // It waits for BEGIN's answer, so BEGIN must be on its way first.
+      if (beginWay === 'batch') flush();
+      else sendBegin();
       // Handed to the driver once its turn comes, after BEGIN has answered; wrapped, so that `handed`
       // resolves then rather than with the answer. It was accepted while the transaction ran: the unit of work
       // waits for it to be handed over before it ends the transaction.
@@ -184,12 +252,7 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       deferred.push(
         handed
           .then(({ answer }) => answer)
-          .then(
-            () => null,
-            // Refused (25P02) because a statement before it failed: that statement's failure is the one to
-            // report (an earlier deferred write's, or one work has seen itself), not this refusal.
-            async (e: unknown) => (await failureAmong(after)) ?? (sqlState(e) === IN_FAILED_TRANSACTION ? null : toStoreError(e, onConflict)),
-          ),
+          .then(() => null, outcomeOf(after, onConflict)),
       );
       return true;
     },
@@ -201,12 +264,17 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
       }
     },
     deferredFailure: () => failureAmong(deferred.length),
-    sendBegin,
+    sendBegin: () => {
+      if (beginWay !== 'batch') sendBegin();
+    },
+    begun,
+    beginRides: () => beginWaits,
     commit: async () => {
       // The COMMIT always goes as (the end of) a batch, even alone: a batch tells its COMMIT's answer apart from the
       // ReadyForQuery behind it, so a connection lost between the two is known to have committed. A query resolves
       // only at the ReadyForQuery, and would report that loss as a failure.
-      sendBegin();
+      if (beginWay !== 'batch') sendBegin();
+      beginWaits = false;
       const together = batchable(client, [...waiting, COMMIT]);
       const members = together ? waiting : [];
       // Writes whose prepared statements this connection has not parsed yet go first, each with a Sync of its own,
@@ -231,11 +299,11 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begun: Promise<unknown>, 
     },
     rollback: () => {
       const rolledBack = sendWaiting(() => client.query('ROLLBACK'));
-      sendBegin();
+      if (beginWay !== 'batch') sendBegin();
       return rolledBack;
     },
     close: () => {
-      sendBegin();
+      if (beginWay !== 'batch') sendBegin();
       // None should wait here (the unit of work waits for them to be handed over, then sends them with its COMMIT or
       // ROLLBACK); should one, it must not go out now, outside the transaction, where it would commit alone.
       for (const m of waiting.splice(0)) m.settle(Promise.reject(ended()));
@@ -249,6 +317,25 @@ interface Waiting extends BatchMember {
 }
 
 const COMMIT: BatchMember = { stmt: 'COMMIT', values: [] };
+
+/** A transaction's `BEGIN`: as one simple query, or as the statements that head a batch (one each). */
+interface TxBegin {
+  readonly text: string;
+  readonly members: readonly BatchMember[];
+}
+
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+
+/**
+ * With a lock timeout, `BEGIN` and `SET LOCAL` in one simple-protocol message (one round trip, as a plain `BEGIN`), or
+ * two members of a batch. `SET LOCAL` ends with the transaction, so the pooled connection goes back with the server's
+ * own setting.
+ */
+const txBegin = (lockTimeoutMs: number | undefined): TxBegin => {
+  if (lockTimeoutMs === undefined) return { text: BEGIN, members: [{ stmt: BEGIN, values: [] }] };
+  const set = `SET LOCAL lock_timeout = '${lockTimeoutMs}ms'`;
+  return { text: `${BEGIN}; ${set}`, members: [{ stmt: BEGIN, values: [] }, { stmt: set, values: [] }] };
+};
 
 /**
  * Tells each member of a batch how it answered: those before the failed one ran, the failed one failed, and those
@@ -328,22 +415,13 @@ export const createUnitOfWork = (
       // would end the process. The statement waiting on it fails, and so does the transaction.
       const onError = () => void (discard = true);
       client.on('error', onError);
-      // BEGIN waits in the socket's buffer (corked) until work's first statement joins it or another turn of
-      // the event loop comes, whichever is first: BEGIN and a first read then leave in one system call.
-      const begin = holdWrites(client);
       let conn: TxConn | undefined;
       try {
-        // With a lock timeout, both in one simple-protocol message: one round trip, as a plain BEGIN. `SET LOCAL`
-        // ends with the transaction, so the pooled connection goes back with the server's own setting. Not
-        // awaited here: work's first read goes out behind it (txConn), and its answer is awaited below.
-        const begun = client.query(
-          lockTimeoutMs === undefined ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '${lockTimeoutMs}ms'`,
-        );
-        // Observed below, after work; until then only through the statements that wait for it.
-        begun.catch(() => undefined);
+        // BEGIN goes out with work's first statement (txConn): in one system call with a first read, or in one batch
+        // with first deferred writes. Its answer is awaited below.
         const scope: TxScope = { active: true };
         const newJobs = createNewJobKinds();
-        conn = txConn(client, scope, begun, begin, options?.deferWrites === true);
+        conn = txConn(client, scope, txBegin(lockTimeoutMs), options?.deferWrites === true);
         const tx = noticingNewJobs(bind(conn), newJobs.note);
         const outcome = await TE.tryCatch(
           () => nesting.run(scope, () => work(tx)()),
@@ -353,12 +431,21 @@ export const createUnitOfWork = (
         conn.sendBegin();
         // Deferred writes still on their way to the driver go before the COMMIT or ROLLBACK, never after it.
         await conn.handedOver();
-        try {
-          await begun;
-        } catch (e) {
-          // The connection's state is unknown (in a transaction or not): it is closed, not rolled back.
-          discard = true;
-          return E.left(storeFailure(e));
+        // A BEGIN that heads the deferred writes, unsent, is answered with them and the COMMIT or ROLLBACK: looked at after.
+        const beginRides = conn.beginRides();
+        /** BEGIN failed: the connection's state is unknown (in a transaction or not), so it is closed, not rolled back. */
+        const beginFailure = async (): Promise<E.Either<StoreError, never> | null> => {
+          try {
+            await conn!.begun;
+            return null;
+          } catch (e) {
+            discard = true;
+            return E.left(storeFailure(e));
+          }
+        };
+        if (!beginRides) {
+          const failed = await beginFailure();
+          if (failed !== null) return failed;
         }
         const result: E.Either<Err | StoreError, A> = E.flattenW(outcome);
         if (E.isRight(result)) {
@@ -368,6 +455,10 @@ export const createUnitOfWork = (
           const committing = conn.commit();
           const [failed, done] = await Promise.allSettled([conn.deferredFailure(), committing]);
           const writeFailed = failed.status === 'fulfilled' ? failed.value : storeFailure(failed.reason);
+          if (beginRides) {
+            const beginFailed = await beginFailure();
+            if (beginFailed !== null) return beginFailed;
+          }
           if (done.status === 'rejected') {
             discard = true;
             return E.left(writeFailed ?? toStoreError(done.reason));
@@ -390,6 +481,10 @@ export const createUnitOfWork = (
         const rollingBack = conn.rollback();
         // Both observed at once: a ROLLBACK that fails while the writes' answers are awaited is not left unheard.
         const [failed, rolledBack] = await Promise.allSettled([conn.deferredFailure(), rollingBack]);
+        if (beginRides) {
+          const beginFailed = await beginFailure();
+          if (beginFailed !== null) return beginFailed;
+        }
         if (rolledBack.status === 'rejected') {
           // A failed ROLLBACK leaves the connection unusable; that is the fault worth reporting.
           discard = true;
@@ -403,7 +498,6 @@ export const createUnitOfWork = (
         // Never lent out corked, whatever ended the transaction (BEGIN's hold too, should txConn never have
         // taken it over).
         conn?.close();
-        begin.send();
         client.off('error', onError);
         client.release(discard);
       }

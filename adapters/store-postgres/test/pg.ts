@@ -166,6 +166,8 @@ export interface RelayedConnection {
 export const relayTo = async (
   dbUrl: string,
   onServerData?: (chunk: Buffer, connection: RelayedConnection, toClient: (b: Buffer) => void) => boolean,
+  /** Sees each chunk the client sends, and answers what to pass on instead (the same chunk, or another). */
+  onClientData?: (chunk: Buffer, connection: RelayedConnection) => Buffer,
 ): Promise<{ url: string; connections: RelayedConnection[]; close: () => Promise<void> }> => {
   const target = new URL(dbUrl);
   const connections: RelayedConnection[] = [];
@@ -173,7 +175,7 @@ export const relayTo = async (
     const state: RelayedConnection = { silent: false, armed: false };
     connections.push(state);
     const server = net.connect(Number(target.port || 5432), target.hostname);
-    client.on('data', (d) => void (state.silent || server.write(d)));
+    client.on('data', (d: Buffer) => void (state.silent || server.write(onClientData?.(d, state) ?? d)));
     server.on('data', (d: Buffer) => {
       if (state.silent || onServerData?.(d, state, (b) => client.write(b)) === true) return;
       client.write(d);

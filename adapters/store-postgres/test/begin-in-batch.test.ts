@@ -1,0 +1,121 @@
+// A transaction whose first statement is a deferred write sends its BEGIN at the head of the writes' batch, with no
+// round trip of its own. The attack: a BEGIN that fails there. PostgreSQL must then skip the writes behind it (one
+// Sync for all), so none runs on its own, outside a transaction, and commits; the transaction must fail with BEGIN's
+// error, and its connection, in an unknown state, must not serve again.
+import type { Stores } from '@esig/core';
+import { concurrentModification } from '@esig/core';
+import { createNestingGuard } from '@esig/store-sql';
+import * as E from 'fp-ts/lib/Either.js';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Conn } from '../src/connection.js';
+import { TYPES, anyRows, write } from '../src/connection.js';
+import { createUnitOfWork } from '../src/unit-of-work.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase, relayTo } from './pg.js';
+
+const INSERT = 'INSERT INTO t (id) VALUES ($1)';
+/** A write the unit of work may defer: it raises on a conflict, as the stores' writes do. */
+const insert = (c: Conn, id: number) => write(c, `${INSERT} ON CONFLICT DO NOTHING`, [id], anyRows, (code) => concurrentModification('t', code), INSERT)();
+
+/** Rewrites `from` to `to` (of the same length, so every message keeps its length) in what the client sends, once armed. */
+const corrupting = (from: string, to: string) => (d: Buffer, connection: { armed: boolean }) => {
+  if (!connection.armed) return d;
+  const text = d.toString('latin1');
+  return text.includes(from) ? Buffer.from(text.split(from).join(to), 'latin1') : d;
+};
+
+describe.skipIf(!available)('a BEGIN that fails', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.raw((c) => c.query('CREATE TABLE t (id integer PRIMARY KEY)'));
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const ids = () => db.raw(async (c) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((x) => x.id));
+
+  /**
+   * Runs `work` in a transaction through a relay that turns `from` into `to` on its way to the server, on a pool of
+   * one connection; then a plain transaction, which must get a new connection and commit.
+   */
+  const failingBegin = async (
+    from: string,
+    to: string,
+    work: (c: Conn, id: (n: number) => number) => Promise<unknown>,
+    lockTimeoutMs?: number,
+  ): Promise<{ outcome: E.Either<unknown, unknown>; rows: number[] }> => {
+    const relay = await relayTo(db.url, undefined, corrupting(from, to));
+    const pool = new pg.Pool({ connectionString: relay.url, types: TYPES, max: 1, query_timeout: 5_000, pipeline: true } as pg.PoolConfig);
+    pool.on('error', () => undefined);
+    const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
+    const base = (await ids()).length;
+    const id = (n: number) => base * 10 + n;
+    try {
+      for (const c of relay.connections) c.armed = false;
+      // The connection is made (and its start-up sent) before the relay is armed.
+      await pool.query('SELECT 1');
+      for (const c of relay.connections) c.armed = true;
+      const outcome = await uow.transaction(
+        (tx) => async () => {
+          await work(tx.documents as unknown as Conn, id);
+          return E.right('done');
+        },
+        { deferWrites: true, ...(lockTimeoutMs === undefined ? {} : { lockTimeoutMs }) },
+      )();
+      const rows = (await ids()).slice(base);
+      // The next transaction gets a new connection (the one whose BEGIN failed was discarded), and commits.
+      for (const c of relay.connections) c.armed = false;
+      const next = await uow.transaction((tx) => async () => insert(tx.documents as unknown as Conn, id(9)), { deferWrites: true })();
+      expect(next).toEqual(E.right(undefined));
+      expect((await ids()).slice(base)).toEqual([...rows, id(9)]);
+      expect(relay.connections).toHaveLength(2);
+      return { outcome, rows };
+    } finally {
+      await pool.end().catch(() => undefined);
+      await relay.close();
+    }
+  };
+
+  const beginFailed = (outcome: E.Either<unknown, unknown>, message: RegExp) => {
+    expect(E.isLeft(outcome)).toBe(true);
+    const left = (outcome as E.Left<{ _tag: string; cause?: Error }>).left;
+    expect(left._tag).toBe('StoreFailure');
+    expect(String(left.cause?.message)).toMatch(message);
+  };
+
+  it('at the head of the deferred writes: none of them runs, and the transaction fails with its error', async () => {
+    const { outcome, rows } = await failingBegin('READ COMMITTED', 'READ COMMITTEX', async (c, id) => {
+      await insert(c, id(1));
+      await insert(c, id(2));
+    });
+    beginFailed(outcome, /syntax error/);
+    expect(rows).toEqual([]);
+  }, 30_000);
+
+  it("with a lock timeout whose SET LOCAL fails: the writes behind it do not run", async () => {
+    const { outcome, rows } = await failingBegin(
+      'SET LOCAL lock_timeout',
+      'SET LOCAL lock_timeoux',
+      async (c, id) => {
+        await insert(c, id(1));
+        await insert(c, id(2));
+      },
+      100,
+    );
+    beginFailed(outcome, /lock_timeoux/);
+    expect(rows).toEqual([]);
+  }, 30_000);
+
+  it('before a first read (BEGIN then goes as a query): the writes after it are not sent', async () => {
+    const { outcome, rows } = await failingBegin('READ COMMITTED', 'READ COMMITTEX', async (c, id) => {
+      await c.query('SELECT 1', [], 'read').catch(() => undefined);
+      await insert(c, id(1));
+      await insert(c, id(2));
+    });
+    beginFailed(outcome, /syntax error/);
+    expect(rows).toEqual([]);
+  }, 30_000);
+});
