@@ -3,20 +3,15 @@
 // Sync for all), so none runs on its own, outside a transaction, and commits; the transaction must fail with BEGIN's
 // error, and its connection, in an unknown state, must not serve again.
 import type { Stores } from '@esig/core';
-import { concurrentModification } from '@esig/core';
 import { createNestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Conn } from '../src/connection.js';
-import { TYPES, anyRows, write } from '../src/connection.js';
+import { TYPES } from '../src/connection.js';
 import { createUnitOfWork } from '../src/unit-of-work.js';
-import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase, relayTo } from './pg.js';
-
-const INSERT = 'INSERT INTO t (id) VALUES ($1)';
-/** A write the unit of work may defer: it raises on a conflict, as the stores' writes do. */
-const insert = (c: Conn, id: number) => write(c, `${INSERT} ON CONFLICT DO NOTHING`, [id], anyRows, (code) => concurrentModification('t', code), INSERT)();
+import { available, relayTo } from './pg.js';
+import { insert, tableT } from './table-t.js';
 
 /** Rewrites `from` to `to` (of the same length, so every message keeps its length) in what the client sends, once armed. */
 const corrupting = (from: string, to: string) => (d: Buffer, connection: { armed: boolean }) => {
@@ -26,16 +21,7 @@ const corrupting = (from: string, to: string) => (d: Buffer, connection: { armed
 };
 
 describe.skipIf(!available)('a BEGIN that fails', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    await db.raw((c) => c.query('CREATE TABLE t (id integer PRIMARY KEY)'));
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
-
-  const ids = () => db.raw(async (c) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((x) => x.id));
+  const { db, ids } = tableT();
 
   /**
    * Runs `work` in a transaction through a relay that turns `from` into `to` on its way to the server, on a pool of
@@ -47,7 +33,7 @@ describe.skipIf(!available)('a BEGIN that fails', () => {
     work: (c: Conn, id: (n: number) => number) => Promise<unknown>,
     lockTimeoutMs?: number,
   ): Promise<{ outcome: E.Either<unknown, unknown>; rows: number[] }> => {
-    const relay = await relayTo(db.url, undefined, corrupting(from, to));
+    const relay = await relayTo(db().url, undefined, corrupting(from, to));
     const pool = new pg.Pool({ connectionString: relay.url, types: TYPES, max: 1, query_timeout: 5_000, pipeline: true } as pg.PoolConfig);
     pool.on('error', () => undefined);
     const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));

@@ -6,16 +6,12 @@ import { concurrentModification } from '@esig/core';
 import { createNestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Conn } from '../src/connection.js';
 import { TYPES, anyRows, prepared, write } from '../src/connection.js';
 import { createUnitOfWork } from '../src/unit-of-work.js';
-import type { TestDatabase } from './pg.js';
-import { available, createTestDatabase, relayTo } from './pg.js';
-
-const INSERT = 'INSERT INTO t (id) VALUES ($1)';
-/** A write the unit of work may defer: it raises on a conflict, as the stores' writes do. */
-const insert = (c: Conn, id: number) => write(c, `${INSERT} ON CONFLICT DO NOTHING`, [id], anyRows, (code) => concurrentModification('t', code), INSERT)();
+import { available, relayTo } from './pg.js';
+import { INSERT, insert, tableT } from './table-t.js';
 
 /** A prepared write: the first time on a connection it is parsed, and goes with a Sync of its own. */
 const PREPARED = prepared('commit_outcome_insert', `${INSERT} ON CONFLICT DO NOTHING`);
@@ -24,14 +20,7 @@ const PREPARED = prepared('commit_outcome_insert', `${INSERT} ON CONFLICT DO NOT
 const endsWithReadyForQuery = (d: Buffer) => d.length >= 6 && d[d.length - 6] === 0x5a && d.readInt32BE(d.length - 5) === 5;
 
 describe.skipIf(!available)('a COMMIT answered on a connection that goes silent before its ReadyForQuery', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    await db.raw((c) => c.query('CREATE TABLE t (id integer PRIMARY KEY)'));
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
+  const { db, ids } = tableT();
 
   /**
    * Runs `write` twice in a transaction on a pool of one connection through a relay that, once armed, passes on the
@@ -40,7 +29,7 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
    * connection (the silent one discarded, not lent out to wait) and commit.
    */
   const commitGoesSilent = async (write: (c: Conn, id: number) => Promise<unknown>, deferWrites: boolean) => {
-    const relay = await relayTo(db.url, (d, connection, toClient) => {
+    const relay = await relayTo(db().url, (d, connection, toClient) => {
       if (!connection.armed || !endsWithReadyForQuery(d) || !d.toString('latin1').includes('COMMIT')) return false;
       toClient(d.subarray(0, d.length - 6));
       connection.silent = true;
@@ -50,7 +39,6 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
     const pool = new pg.Pool({ connectionString: relay.url, types: TYPES, max: 1, query_timeout: 800, pipeline: true } as pg.PoolConfig);
     pool.on('error', () => undefined);
     const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
-    const ids = () => db.raw(async (c) => (await c.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map((x) => x.id));
     const base = (await ids()).length;
     const id = (n: number) => base * 10 + n;
     try {
