@@ -360,6 +360,89 @@ describe('the job worker, its loops together', () => {
     g.gateOf(slow.id).resolve();
     await until(async () => (await g.queuedSeals()).length === 0, 'the slow job to finish');
   });
+
+  /**
+   * The gated worker with its outcomes' transactions held until `release`, and every claim counted (those that
+   * found nothing too), with how many transactions were held when it went out.
+   */
+  const heldRecords = (idleLoopsSleep = false) => {
+    const g = (current = gated());
+    let hold = deferred();
+    let held = 0;
+    const claimsWhileHeld: number[] = [];
+    const jobs = {
+      ...g.stores.jobs,
+      claim: (...args: Parameters<Stores['jobs']['claim']>) => {
+        claimsWhileHeld.push(held);
+        return g.stores.jobs.claim(...args);
+      },
+      // A loop that found nothing then sleeps until woken, rather than claiming again at each poll.
+      ...(idleLoopsSleep ? { nextRunAt: () => TE.right(null) } : {}),
+    };
+    // Once the test is over, nothing is held (so the worker can stop, whatever the test found).
+    let over = false;
+    const uow = {
+      ...g.uow,
+      transaction: ((work) => async () => {
+        held += 1;
+        if (!over) await hold.promise;
+        held -= 1;
+        return g.uow.transaction(work)();
+      }) as typeof g.uow.transaction,
+    };
+    const release = () => {
+      hold.resolve();
+      hold = deferred();
+    };
+    const gateResolve = g.gate.resolve;
+    g.gate.resolve = () => {
+      over = true;
+      hold.resolve();
+      gateResolve();
+    };
+    const launch = (concurrency: number) => g.launch({ concurrency, stores: { ...g.stores, jobs }, uow, ...(idleLoopsSleep ? { pollMs: 600_000 } : {}) });
+    return { g, release, launch, claimsWhileHeld, held: () => held };
+  };
+
+  it('through a backlog, claims the next jobs while the outcomes commit, and starts none before its loop’s outcome is recorded', async () => {
+    const { g, release, launch, claimsWhileHeld, held } = heldRecords();
+    const jobs = await g.enqueueSeals(4);
+    launch(2);
+    await until(() => g.running.size === 2, 'the first two jobs to run');
+    // The first claim asked for two jobs and found two: a backlog.
+    expect(claimsWhileHeld).toEqual([0]);
+    const first = [...g.running];
+    for (const id of first) g.gateOf(id).resolve();
+    await until(() => held() === 2, 'both outcomes to wait for their commit');
+    // The claim for the loops' next jobs went out beside the commits, while they were held.
+    await until(() => claimsWhileHeld.length === 2, 'the next claim');
+    expect(claimsWhileHeld[1]).toBeGreaterThan(0);
+    // Both loops still wait for their outcomes: neither starts a claimed job before its own is recorded.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(g.running.size).toBe(0);
+    expect(g.performed.size).toBe(2);
+    release();
+    await until(() => g.running.size === 2, 'the next two jobs to run, from the claim made meanwhile');
+    expect(claimsWhileHeld).toHaveLength(2);
+    for (const j of jobs) g.gateOf(j.id).resolve();
+    g.gate.resolve();
+    await until(async () => (await g.queuedSeals()).length === 0, 'every job to be recorded');
+  });
+
+  it('when the last claim found fewer jobs than it asked for, claims only once a loop asks', async () => {
+    const { g, release, launch, claimsWhileHeld, held } = heldRecords(true);
+    const [job] = await g.enqueueSeals(1);
+    launch(2);
+    await until(() => g.running.size === 1, 'the job to run');
+    g.gateOf(job!.id).resolve();
+    await until(() => held() === 1, 'its outcome to wait for its commit');
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    // One claim (two loops asked, one job found); none more while the commit is held, so an idle queue costs no
+    // claim per job.
+    expect(claimsWhileHeld.filter((h) => h > 0)).toEqual([]);
+    release();
+    await until(async () => (await g.queuedSeals()).length === 0, 'the job to be recorded');
+  });
 });
 
 // Faults a worker must survive without running a job twice or stopping: a handler that throws, a database
