@@ -2,16 +2,11 @@
 // round trip of its own. The attack: a BEGIN that fails there. PostgreSQL must then skip the writes behind it (one
 // Sync for all), so none runs on its own, outside a transaction, and commits; the transaction must fail with BEGIN's
 // error, and its connection, in an unknown state, must not serve again.
-import type { Stores } from '@esig/core';
-import { createNestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Conn } from '../src/connection.js';
-import { TYPES } from '../src/connection.js';
-import { createUnitOfWork } from '../src/unit-of-work.js';
 import { available, relayTo } from './pg.js';
-import { insert, tableT } from './table-t.js';
+import { freshIds, insert, oneConnectionUnitOfWork, tableT } from './table-t.js';
 
 /** Rewrites `from` to `to` (of the same length, so every message keeps its length) in what the client sends, once armed. */
 const corrupting = (from: string, to: string) => (d: Buffer, connection: { armed: boolean }) => {
@@ -34,11 +29,8 @@ describe.skipIf(!available)('a BEGIN that fails', () => {
     lockTimeoutMs?: number,
   ): Promise<{ outcome: E.Either<unknown, unknown>; rows: number[] }> => {
     const relay = await relayTo(db().url, undefined, corrupting(from, to));
-    const pool = new pg.Pool({ connectionString: relay.url, types: TYPES, max: 1, query_timeout: 5_000, pipeline: true } as pg.PoolConfig);
-    pool.on('error', () => undefined);
-    const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
-    const base = (await ids()).length;
-    const id = (n: number) => base * 10 + n;
+    const { pool, uow } = oneConnectionUnitOfWork(relay.url, 5_000);
+    const { base, id } = await freshIds(ids);
     try {
       for (const c of relay.connections) c.armed = false;
       // The connection is made (and its start-up sent) before the relay is armed.

@@ -1,17 +1,13 @@
 // A transaction whose COMMIT PostgreSQL answered, on a connection that then went silent before the rest of the
 // answer (its ReadyForQuery): found by a helper session's attacker review of the statement batches. The
 // transaction committed, and must say so; its connection's state is unknown, and must not serve again.
-import type { Stores } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { createNestingGuard } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Conn } from '../src/connection.js';
-import { TYPES, anyRows, prepared, write } from '../src/connection.js';
-import { createUnitOfWork } from '../src/unit-of-work.js';
+import { anyRows, prepared, write } from '../src/connection.js';
 import { available, relayTo } from './pg.js';
-import { INSERT, insert, tableT } from './table-t.js';
+import { INSERT, freshIds, insert, oneConnectionUnitOfWork, tableT } from './table-t.js';
 
 /** A prepared write: the first time on a connection it is parsed, and goes with a Sync of its own. */
 const PREPARED = prepared('commit_outcome_insert', `${INSERT} ON CONFLICT DO NOTHING`);
@@ -35,12 +31,8 @@ describe.skipIf(!available)('a COMMIT answered on a connection that goes silent 
       connection.silent = true;
       return true;
     });
-    // As the store's pool is made (pipelining, a query timeout), with one connection.
-    const pool = new pg.Pool({ connectionString: relay.url, types: TYPES, max: 1, query_timeout: 800, pipeline: true } as pg.PoolConfig);
-    pool.on('error', () => undefined);
-    const uow = createUnitOfWork(pool, (conn) => ({ documents: conn }) as unknown as Stores, () => undefined, createNestingGuard(false));
-    const base = (await ids()).length;
-    const id = (n: number) => base * 10 + n;
+    const { pool, uow } = oneConnectionUnitOfWork(relay.url, 800);
+    const { base, id } = await freshIds(ids);
     try {
       const r = await uow.transaction(
         (tx) => async () => {
