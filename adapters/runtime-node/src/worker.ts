@@ -85,6 +85,11 @@ interface InHand {
    * renewal that got through. Past it, another worker may hold the job, so a job not started yet is not started.
    */
   until: number;
+  /**
+   * A claim took the job again while its outcome was being recorded: a retry due at once, committed before the
+   * rest of its group, made it claimable. Run again once its loop has heard that outcome, if it was that retry.
+   */
+  reclaimed?: { readonly job: Job; readonly until: number };
 }
 
 /**
@@ -232,6 +237,12 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     for (const job of got.right) {
       const held = inHand.get(job.id);
       if (held !== undefined) {
+        // Its outcome is being recorded: a retry that committed first (no delay), or its lease ran out meanwhile.
+        // Which one is known once its loop hears the outcome (`runJob`).
+        if (held.settling && !held.lost) {
+          held.reclaimed = { job, until: leaseUntil };
+          continue;
+        }
         // Already in this worker's hand: its lease ran out (renewals failed) and this claim took it again. It is
         // running or waiting here already; a second run would repeat its outside work. The claim renewed it.
         held.until = Math.max(held.until, leaseUntil);
@@ -300,8 +311,11 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     // their outcomes' commit, rather than after it: one round trip fewer between a loop's jobs. Each loop still
     // starts its next job only once its outcome is recorded, so a killed worker leaves at most one unrecorded job
     // per loop; the jobs claimed meanwhile are in hand (renewed, given back on stop) as any claimed job is.
-    if (running && lastClaimFull && claiming === null && claimed.length === 0)
+    if (running && lastClaimFull && claiming === null && claimed.length === 0) {
       claiming = claimMore(group.length).finally(() => (claiming = null));
+      // No loop may wait for it (a worker stopping): a store that rejects instead of answering Left is not left unheard.
+      claiming.catch(() => undefined);
+    }
     // The loops hear of their jobs together, once all are recorded, so that they go on in step and the next
     // claim serves them all; each hears only its own failure.
     void Promise.allSettled(outcomes).then((results) =>
@@ -317,6 +331,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
 
   const runJob = async (job: Job) => {
     const hand = inHand.get(job.id)!;
+    let outcome: JobRunOutcome | undefined;
     try {
       if (hand.lost) return log.warn(jobFields(job), 'job lease lost before the job started; another worker has it');
       // Renewals did not get through (the database did not answer) and the lease has run out meanwhile: another
@@ -330,13 +345,23 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       } finally {
         performing -= 1;
       }
-      const outcome = await new Promise<JobRunOutcome>((answer, fail) => {
+      outcome = await new Promise<JobRunOutcome>((answer, fail) => {
         unsettled.push({ job, done, hand, answer, fail });
         settleWhenDue();
       });
       report(job, outcome);
     } finally {
-      inHand.delete(job.id);
+      if (inHand.get(job.id) === hand) inHand.delete(job.id);
+      const again = hand.reclaimed;
+      if (again !== undefined) {
+        // Retried, and the retry committed before the claim that took it again: that claim is the job's lease now,
+        // so it runs (this loop or another takes it next). Anything else (recorded done, the lease lost, the settle
+        // failed) and the claim may have come first: the job is not run again here, and its lease is given back.
+        if (outcome?._tag === 'Retrying' && !inHand.has(job.id)) {
+          inHand.set(job.id, { lost: false, settling: false, until: again.until });
+          claimed.push(again.job);
+        } else void o.stores.jobs.extendLease(job.id, o.id, o.clock.now().toISOString())();
+      }
       // This loop ran a handler until now; the outcomes waiting for it may be due.
       settleWhenDue();
     }
@@ -372,7 +397,12 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
 
   const loops = Array.from({ length: concurrency }, () => loop().catch((e: unknown) => log.error({ err: String(e) }, 'worker loop crashed')));
   // Every loop finishes the job it runs, then the claimed jobs none of them started are given back.
-  const finished = Promise.all(loops).then(giveBack);
+  const finished = Promise.all(loops)
+    .then(async () => {
+      // A claim still under way (the one beside a commit, which no loop waits for) brings jobs to give back too.
+      while (claiming !== null) await claiming.catch(() => undefined);
+    })
+    .then(giveBack);
   return {
     wake: wakeAll,
     stop: async () => {

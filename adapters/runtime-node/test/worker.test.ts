@@ -429,6 +429,72 @@ describe('the job worker, its loops together', () => {
     await until(async () => (await g.queuedSeals()).length === 0, 'every job to be recorded');
   });
 
+  // Found by a helper session's attacker review of the claim beside the commit.
+  it('stopped while the commits and the next claim are in flight, gives back the jobs that claim brings', async () => {
+    const s = (current = setup());
+    const jobs = await s.enqueueSeals(4);
+    let claims = 0;
+    const answer = deferred();
+    const claim = (...a: Parameters<Stores['jobs']['claim']>) => async () => {
+      claims += 1;
+      const n = claims;
+      const got = await s.stores.jobs.claim(...a)();
+      // The second claim (beside the commits) is applied at once, and answers late.
+      if (n === 2) await answer.promise;
+      return got;
+    };
+    const commit = deferred();
+    const uow = {
+      ...s.uow,
+      transaction: ((work) => async () => {
+        await commit.promise;
+        return s.uow.transaction(work)();
+      }) as typeof s.uow.transaction,
+    };
+    const seal: JobHandler = () => TE.right(() => TE.right(undefined));
+    const w = s.start('w1', { stores: { ...s.stores, jobs: { ...s.stores.jobs, claim } }, uow, handlers: { seal }, concurrency: 2, leaseMs: 60_000, pollMs: 60_000 });
+    await until(() => claims === 2, 'the claim beside the held commits');
+    const stopped = w.stop();
+    commit.resolve();
+    // The two outcomes commit and the loops end, before the claim answers.
+    await until(async () => (await s.list()).filter((j) => j.kind === 'seal').length === 2, 'the first two outcomes to commit');
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    answer.resolve();
+    await stopped;
+    const seals = (await s.list()).filter((j) => j.kind === 'seal');
+    // Given back as any claimed job not started is (not failed), rather than held for a lease: the next worker
+    // takes them at once.
+    expect(seals.map((j) => [j.id, j.lastError])).toEqual([
+      [jobs[2]!.id, null],
+      [jobs[3]!.id, null],
+    ]);
+    const now = s.clock.now().toISOString();
+    expect((await ok(s.stores.jobs.claim(KINDS, 'w2', now, now, 10))).map((j) => j.id)).toEqual([jobs[2]!.id, jobs[3]!.id]);
+  });
+
+  // Found by the same review: a job retried at once, whose retry commits before the group it was recorded in.
+  it('runs again a job retried with no delay that the claim beside the commit took while its loop waited for the group', async () => {
+    const s = (current = setup());
+    const [a, b] = await s.enqueueSeals(2);
+    const runs: string[] = [];
+    const seal: JobHandler = (job) => {
+      runs.push(job.id);
+      return job.id === a!.id && runs.filter((r) => r === a!.id).length === 1 ? TE.left(jobFailure('SMTP 451 try later')) : TE.right(() => TE.right(undefined));
+    };
+    // Each commit takes a round trip; b's is slower, so a's retry commits first and the group waits for b.
+    const uow = {
+      ...s.uow,
+      transaction: ((work) => async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        return s.uow.transaction(work)();
+      }) as typeof s.uow.transaction,
+    };
+    s.start('w1', { uow, handlers: { seal }, concurrency: 2, retryDelayMs: () => 0, leaseMs: 60_000, pollMs: 10 });
+    await until(async () => (await s.list()).filter((j) => j.kind === 'seal').length === 0, 'both jobs done, the retried one run again');
+    expect(runs.filter((r) => r === a!.id)).toHaveLength(2);
+    expect(runs.filter((r) => r === b!.id)).toHaveLength(1);
+  });
+
   it('when the last claim found fewer jobs than it asked for, claims only once a loop asks', async () => {
     const { g, release, launch, claimsWhileHeld, held } = heldRecords(true);
     const [job] = await g.enqueueSeals(1);
