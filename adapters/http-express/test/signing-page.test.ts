@@ -539,7 +539,8 @@ describe('signing page in Chromium', () => {
     expect(d.x).toBeGreaterThanOrEqual(0);
     expect(d.x + d.width).toBeLessThanOrEqual(360);
     await dialog.getByRole('button', { name: 'Draw' }).tap();
-    await page.waitForTimeout(300); // let the toggle's colour transition finish before the picture
+    // Let the toggle's colour transition finish before the picture (when there is one: none under reduced motion).
+    await page.evaluate('Promise.all(document.getAnimations().map((a) => a.finished)).then(() => true)');
     await page.screenshot({ path: '/tmp/esig-sign-phone-dialog.png' });
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
 

@@ -341,22 +341,33 @@ describe.skipIf(!available)('postgres adapter', () => {
       const doc = makeDocument(TENANT_A);
       // Between two of the transaction's statements, its backend is terminated (a restart, a failover, an
       // operator): the driver reports it as an 'error' event on the checked-out client.
-      const r = await fails(
-        s.uow.transaction((tx) =>
-          pipe(
-            tx.documents.findById(TENANT_A, doc.id),
-            TE.chainFirst(() =>
-              TE.fromTask(async () => {
-                await db.raw((c) =>
-                  c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'esig' AND state = 'idle in transaction'"),
-                );
-                await pause(100);
-              }),
+      // The client the transaction holds: its 'end' comes right after that 'error' (listening to 'end' leaves
+      // the 'error' to the store's own listener), so the next statement is sent only once the driver knows.
+      let held: pg.PoolClient | undefined;
+      const onAcquire = (c: pg.PoolClient) => void (held ??= c);
+      s.pool.on('acquire', onAcquire);
+      let r: unknown;
+      try {
+        r = await fails(
+          s.uow.transaction((tx) =>
+            pipe(
+              tx.documents.findById(TENANT_A, doc.id),
+              TE.chainFirst(() =>
+                TE.fromTask(async () => {
+                  const ended = new Promise<void>((done) => held!.once('end', () => done()));
+                  await db.raw((c) =>
+                    c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'esig' AND state = 'idle in transaction'"),
+                  );
+                  await ended;
+                }),
+              ),
+              TE.chain(() => tx.documents.insert(doc)),
             ),
-            TE.chain(() => tx.documents.insert(doc)),
           ),
-        ),
-      );
+        );
+      } finally {
+        s.pool.off('acquire', onAcquire);
+      }
       expect(tagOf(r)).toBe('StoreFailure');
       // Nothing committed, and the store goes on with a fresh connection.
       expect(await ok(s.stores.documents.findById(TENANT_A, doc.id))).toBeNull();

@@ -30,6 +30,22 @@ const inbox = () => {
   };
 };
 
+let barriers = 0;
+/**
+ * Resolves once `listener` has handed its handlers every notification committed before this call: a store
+ * listens on one connection for all its channels, and PostgreSQL delivers to a session in commit order, so
+ * a mark sent now arrives after all of them. What has not been heard by then was never sent, however slow
+ * the machine. The deadline only bounds how long a broken listener is waited for.
+ */
+const barrier = async (listener: PostgresStore, sender: PostgresStore) => {
+  const channel = `barrier_${++barriers}`;
+  const mark = inbox();
+  const stop = await listener.listen(channel, mark.handler);
+  await sender.notify(channel);
+  await mark.until(1, 20_000);
+  await stop();
+};
+
 describe.skipIf(!available)('LISTEN/NOTIFY', () => {
   let db: TestDatabase;
   let a: PostgresStore;
@@ -60,7 +76,7 @@ describe.skipIf(!available)('LISTEN/NOTIFY', () => {
     await stopOne();
     await b.notify('wake up', 'again');
     expect(await two.until(2)).toEqual(['hello', 'again']);
-    await pause(100);
+    await barrier(a, b);
     expect(one.got).toEqual(['hello']);
     await stopTwo();
     await stopOther();
@@ -78,8 +94,8 @@ describe.skipIf(!available)('LISTEN/NOTIFY', () => {
         tx.jobs.enqueue(makeJob(TENANT_A, { kind: 'expire' })),
         TE.chainFirstTaskK(() => async () => {
           enqueued = true;
-          // Inside the transaction nothing has been sent yet.
-          await pause(150);
+          // Inside the transaction nothing has been sent yet: not even what was committed before the mark.
+          await barrier(b, a);
           expect(heard.got).toEqual(['seal']);
         }),
         TE.chainW(() => TE.left('abort' as const)),
@@ -89,7 +105,7 @@ describe.skipIf(!available)('LISTEN/NOTIFY', () => {
     expect(await ok(a.stores.jobs.enqueue(makeJob(TENANT_A, { dedupeKey: 'seal:req_1' })))).toBe(false);
     await ok(a.uow.transaction((tx) => tx.jobs.enqueue(makeJob(TENANT_A, { kind: 'mail.invite' }))));
     expect(await heard.until(2)).toEqual(['seal', 'mail.invite']);
-    await pause(100);
+    await barrier(b, a);
     expect(heard.got).toEqual(['seal', 'mail.invite']);
     await stop();
   });

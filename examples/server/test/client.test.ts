@@ -373,12 +373,18 @@ describe('retries, through a proxy that fails on purpose', () => {
     proxy.reset();
     proxy.failNext((m) => m === 'GET', { kind: 'status', status: 503, body: 'down' });
     // The 503 is retried after a backoff of at least 250 ms; the caller aborts during it.
+    // The client's attempts are also recorded as it makes them: a retry despite the abort would be made by its
+    // backoff timer (at most 500 ms, set before the wait below began), so it is recorded before that wait
+    // ends however slow the machine, where the proxy might only see it later.
+    const rec = recordingFetch(fetch);
+    const watched = new Esig({ apiKey: s.key, baseUrl: proxy.url, fetch: rec.fetch });
     const controller = new AbortController();
-    const aborted = viaProxy.documents.list(undefined, { signal: controller.signal }).page();
+    const aborted = watched.documents.list(undefined, { signal: controller.signal }).page();
     await until(async () => (proxy.log.length === 1 ? true : undefined), 'the first attempt');
     controller.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
     await new Promise((r) => setTimeout(r, 1100));
+    expect(rec.attempts).toHaveLength(1);
     expect(proxy.log).toHaveLength(1);
   });
 

@@ -248,6 +248,14 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
     const { url } = await sessionFor(hostA.origin);
     const h = await openHost(hostA, url);
     await h.waitForEvent('ready');
+    // The frame counts the `hello`s that reach it, each once its own listener has answered or ignored it.
+    const frame = await h.frame();
+    await frame.evaluate(() => {
+      window.hellosHeard = 0;
+      window.addEventListener('message', (e: any) => {
+        if (e.data && e.data.type === 'hello') window.hellosHeard++;
+      });
+    });
     // The host page's own window and same-origin and cross-origin sibling frames post look-alike messages.
     await h.page.evaluate(() => window.postMessage({ esig: 1, type: 'signer.signed', requestId: 'req_x', recipientId: 'rcp_x', at: '' }, '*'));
     for (const origin of [hostA.origin, hostB.origin])
@@ -261,7 +269,16 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
           }),
         `${origin}/forger`,
       );
-    await h.page.waitForTimeout(500);
+    // Every forged message has reached the host: its own window's, and each forger's two.
+    await h.page.waitForFunction(([a, b]: string[]) => {
+      const count = (origin: string, type: string) => (window.raw as { origin: string; type: string }[]).filter((m) => m.origin === origin && m.type === type).length;
+      return count(a!, 'signer.signed') >= 2 && count(b!, 'signer.signed') >= 1 && count(a!, 'request.completed') >= 1 && count(b!, 'request.completed') >= 1;
+    }, [hostA.origin, hostB.origin]);
+    // Both forged hellos have reached the frame; a mark it posts to the host now arrives after anything it
+    // posted before (a `ready` answering a forged hello), so once the mark is in, nothing more is on its way.
+    await frame.waitForFunction(() => window.hellosHeard === 2);
+    await frame.evaluate(() => window.parent.postMessage({ type: 'test.mark' }, '*'));
+    await h.page.waitForFunction(() => (window.raw as { type: string }[]).some((m) => m.type === 'test.mark'));
     // They arrived (from the host's own window and from both sibling frames)…
     const raw = await h.page.evaluate(() => (window as any).raw as { origin: string; type: string }[]);
     const forgedFrom = new Set(raw.filter((m) => m.type === 'signer.signed').map((m) => m.origin));

@@ -299,6 +299,8 @@ describe('11. signing tokens never reach a log line; lines carry the route patte
   it('redacts the token of /sign/{token} and of the signer API', async () => {
     const logged = await startTestServer({ ESIG_LOG_LEVEL: 'info', ESIG_WORKER_POLL_MS: '50', ESIG_PUBLIC_URL: 'http://esig.test' });
     const lines: string[] = [];
+    // The logger writes whatever a turn of the event loop logged in one chunk: count lines, not chunks.
+    const requestLines = () => lines.join('').split('\n').filter((l) => l.includes('"msg":"request"'));
     const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
       return true;
@@ -308,12 +310,16 @@ describe('11. signing tokens never reach a log line; lines carry the route patte
       await fetch(`${logged.url}/sign/${token}`);
       await logged.call('GET', `/api/v1/signing/${token}`, { key: null });
       await logged.call('POST', `/api/v1/signing/${token}/view`, { key: null, body: {} });
-      await new Promise((r) => setTimeout(r, 100));
+      // A request's line is written after its response has gone out, a turn or more after the client has it:
+      // keep listening until the three requests' lines are in. The deadline only bounds how long a logger
+      // that never writes them is waited for.
+      const ours = () => requestLines().filter((l) => l.includes('"path":"/sign/') || l.includes('"path":"/api/v1/signing/'));
+      for (const end = Date.now() + 20_000; ours().length < 3 && Date.now() < end; )
+        await new Promise((r) => setTimeout(r, 10));
     } finally {
       spy.mockRestore();
     }
-    // The logger writes whatever a turn of the event loop logged in one chunk: count lines, not chunks.
-    const requests = lines.join('').split('\n').filter((l) => l.includes('"msg":"request"'));
+    const requests = requestLines();
     expect(requests.length).toBeGreaterThanOrEqual(3);
     expect(lines.join('')).not.toContain('A'.repeat(43));
     expect(requests.some((l) => l.includes('/api/v1/signing/{token}/view'))).toBe(true);

@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Stores } from '@esig/core';
+import { ok } from '@esig/testkit';
 import type { TestSmtpServer } from '@esig/testkit/smtp';
 import { startSmtpServer } from '@esig/testkit/smtp';
+import { T } from '../src/tokens.js';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
 
@@ -182,7 +185,13 @@ describe('signing end to end (real SMTP server, worker, PDFs)', () => {
     await s.call('POST', `/api/v1/signature-requests/${p.req.id}/send`);
     const adaMail = await mailFor(p.ada.email, /Please sign/);
     const adaToken = linkIn(adaMail.text)!;
-    await new Promise((r) => setTimeout(r, 300));
+    // Once no invitation job of the request is left, every invitation the send queued has been mailed (a job
+    // ends only after the SMTP server took its message): only then does "none for Bob" mean he was not invited.
+    const stores = s.container.resolve<Stores>(T.Stores);
+    await waitFor(
+      async () => ((await ok(stores.jobs.list({ kinds: ['mail.invite'], requestId: p.req.id, limit: 10 }))).length === 0 ? true : undefined),
+      'the invitations the send queued to go out',
+    );
     expect(smtp.messages.some((m) => m.to.includes(p.bob.email))).toBe(false);
     await signer(adaToken).post('sign', { values: { [p.adaText.id]: 'v' }, signature: { kind: 'typed', value: 'Ada Tester' } });
     const bobMail = await mailFor(p.bob.email, /Please sign/);

@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Stores } from '@esig/core';
+import { ok } from '@esig/testkit';
 import type { HttpsReceiver } from '@esig/testkit/https-receiver';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { verifySignature } from '@esig/webhooks';
+import { T } from '../src/tokens.js';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
 
@@ -43,6 +46,23 @@ const until = async <T>(probe: () => Promise<T | undefined>, what: string, ms = 
     await new Promise((r) => setTimeout(r, 25));
   }
 };
+/**
+ * Resolves once no job is left that could still call the endpoint: no fan-out waits to run (it could create a
+ * delivery to it), and no delivery to it has an attempt, or a retry, still to come. A hit that has not arrived
+ * by then never will, however slow the machine: every attempt is a job's, and a job ends only after its POST.
+ */
+const settled = (endpointId: string) =>
+  until(async () => {
+    const stores = s.container.resolve<Stores>(T.Stores);
+    for (const job of await ok(stores.jobs.list({ kinds: ['webhook.dispatch', 'webhook.deliver'], limit: 10_000 }))) {
+      // A buried job is never run again (nobody revives one here).
+      if (job.buried) continue;
+      if (job.kind === 'webhook.dispatch') return undefined;
+      if (job.kind === 'webhook.deliver' && (await ok(stores.webhookDeliveries.findById({ orgId: job.orgId, mode: job.mode }, job.payload.deliveryId)))?.endpointId === endpointId)
+        return undefined;
+    }
+    return true;
+  }, `the last job that could call ${endpointId}`);
 
 describe('webhook endpoints', () => {
   it('shows the secret once, stores it encrypted, and lists endpoints without it', async () => {
@@ -151,7 +171,7 @@ describe('deliveries', () => {
       const d = await deliveriesOf(e.id);
       return d.length === 1 ? d : undefined;
     }, 'the log entry');
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(e.id);
     expect(hits(e.path)).toHaveLength(1);
     expect(log[0]).toMatchObject({ attempt: 1, status: String(status), succeeded: false });
     expect(log[0].responseBody).toHaveLength(1024);
@@ -162,7 +182,7 @@ describe('deliveries', () => {
     rx.answer(e.path, { status: 503 });
     await s.uploadPdf('eight.pdf', 1);
     await rx.waitFor((r) => r.path === e.path, 8, 30_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await settled(e.id);
     expect(hits(e.path).map((r) => r.headers['esig-attempt'])).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
   }, 40_000);
 
@@ -173,7 +193,7 @@ describe('deliveries', () => {
     const testEndpoint = await endpoint(['document.created']);
     await s.uploadPdf('mode.pdf', 1);
     await rx.waitFor((r) => r.path === testEndpoint.path);
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(liveEndpoint.id);
     expect(hits(liveEndpoint.path)).toHaveLength(0);
     await s.uploadPdf('live.pdf', 1, live);
     const [liveHit] = await rx.waitFor((r) => r.path === liveEndpoint.path);
@@ -193,7 +213,7 @@ describe('endpoint health, rotation, resend, logs', () => {
     expect(disabled.disabledReason).toMatch(/5 deliveries in a row failed/);
     const count = hits(e.path).length;
     await s.uploadPdf('after-disable.pdf', 1);
-    await new Promise((r) => setTimeout(r, 400));
+    await settled(e.id);
     expect(hits(e.path)).toHaveLength(count);
 
     rx.answer(e.path, { status: 200 });
@@ -210,12 +230,15 @@ describe('endpoint health, rotation, resend, logs', () => {
     await rx.waitFor((r) => r.path === e.path);
     const disabled = await s.call('PATCH', `/api/v1/webhooks/endpoints/${e.id}`, { body: { enabled: false } });
     expect(disabled.body).toMatchObject({ enabled: false, disabledReason: 'disabled through the API' });
-    // An attempt already in flight may still land; after that, the cancelled delivery is never tried again
-    // (its retries would otherwise keep coming every few hundred ms at this retry scale).
-    await new Promise((r) => setTimeout(r, 400));
-    const settled = hits(e.path).length;
+    // An attempt already in flight may still land (one at most: a delivery has one job at a time); after that,
+    // the cancelled delivery is never tried again (its retries would otherwise keep coming every few hundred
+    // ms at this retry scale, for seconds: all of them would land before its last job ended).
+    const atDisable = hits(e.path).length;
+    await settled(e.id);
+    const landed = hits(e.path).length;
+    expect(landed).toBeLessThanOrEqual(atDisable + 1);
     await new Promise((r) => setTimeout(r, 2000));
-    expect(hits(e.path)).toHaveLength(settled);
+    expect(hits(e.path)).toHaveLength(landed);
   });
 
   it('rotates the secret: both signatures during the overlap, the new one first', async () => {
