@@ -215,6 +215,13 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
     return query;
   };
 
+  /** A job a claim brought: in hand (the heartbeat renews it) and waiting for a loop. */
+  const take = (job: Job, until: number) => {
+    inHand.set(job.id, { lost: false, settling: false, until });
+    claimed.push(job);
+  };
+  /** Ends this worker's lease on a job it will not run, so the next claim anywhere takes it at once. */
+  const release = (jobId: string) => o.stores.jobs.extendLease(jobId, o.id, o.clock.now().toISOString())();
   /** Whether the last claim found as many jobs as it asked for: a backlog, most likely. */
   let lastClaimFull = false;
   const claimMore = async (loops: number = waiting): Promise<number | 'failed'> => {
@@ -248,8 +255,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         held.until = Math.max(held.until, leaseUntil);
         continue;
       }
-      inHand.set(job.id, { lost: false, settling: false, until: leaseUntil });
-      claimed.push(job);
+      take(job, leaseUntil);
       fresh += 1;
     }
     // Every job it brought was in hand already: for the loops, as if nothing had been due.
@@ -357,10 +363,8 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         // Retried, and the retry committed before the claim that took it again: that claim is the job's lease now,
         // so it runs (this loop or another takes it next). Anything else (recorded done, the lease lost, the settle
         // failed) and the claim may have come first: the job is not run again here, and its lease is given back.
-        if (outcome?._tag === 'Retrying' && !inHand.has(job.id)) {
-          inHand.set(job.id, { lost: false, settling: false, until: again.until });
-          claimed.push(again.job);
-        } else void o.stores.jobs.extendLease(job.id, o.id, o.clock.now().toISOString())();
+        if (outcome?._tag === 'Retrying' && !inHand.has(job.id)) take(again.job, again.until);
+        else void release(job.id);
       }
       // This loop ran a handler until now; the outcomes waiting for it may be due.
       settleWhenDue();
@@ -390,7 +394,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const giveBack = async () => {
     for (const job of claimed.splice(0)) {
       inHand.get(job.id)!.settling = true;
-      await o.stores.jobs.extendLease(job.id, o.id, o.clock.now().toISOString())();
+      await release(job.id);
       inHand.delete(job.id);
     }
   };

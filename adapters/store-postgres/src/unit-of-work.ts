@@ -90,8 +90,7 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
   // until it is in the driver's hands.
   let tail: Promise<unknown> = Promise.resolve();
   // BEGIN's answer, however it goes out: as a query of its own (`startBegin`) or at the head of a batch.
-  let answerBegin!: (answer: Promise<unknown>) => void;
-  const begun = new Promise<unknown>((resolve) => (answerBegin = resolve));
+  const { answer: begun, settle: answerBegin } = laterAnswer();
   // Observed through the statements that wait for it, and by the unit of work.
   begun.catch(() => undefined);
   // Once BEGIN is known to have failed, nothing more is sent: only a read already on its way went out alone.
@@ -116,6 +115,7 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
     held = holdWrites(client);
     answerBegin(client.query(begin.text));
   };
+  /** Starts BEGIN as a query if nothing has started it, and lets it out of the socket's buffer. Once BEGIN heads a batch, nothing to do. */
   const sendBegin = () => {
     startBegin();
     const h = held;
@@ -148,12 +148,10 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
   /** Lets out of the socket's buffer whatever waits: deferred writes, and BEGIN. */
   const flush = () => {
     sendWaiting(() => undefined);
-    if (beginWay !== 'batch') sendBegin();
+    sendBegin();
   };
   // Work whose first statement comes later (after other I/O), or never, does not hold BEGIN back.
-  setImmediate(() => {
-    if (beginWay !== 'batch') sendBegin();
-  });
+  setImmediate(sendBegin);
   /** The first failure among the first `count` deferred writes, once they have answered. */
   const failureAmong = async (count: number): Promise<StoreError | null> => {
     for (const outcome of deferred.slice(0, count)) {
@@ -218,24 +216,20 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
         if (beginWay === 'unsent') {
           beginWay = 'batch';
           beginWaits = true;
-          const parts = begin.members.map(() => {
-            let settle!: (answer: Promise<unknown>) => void;
-            const answer = new Promise<unknown>((resolve) => (settle = resolve));
-            return { answer, settle };
-          });
+          const parts = begin.members.map(laterAnswer);
           answerBegin(Promise.all(parts.map((p) => p.answer)));
           waiting.push(...begin.members.map((m, i) => ({ ...m, settle: parts[i]!.settle })));
           setImmediate(flush);
         }
-        let settle!: (answer: Promise<unknown>) => void;
-        const answer = new Promise<unknown>((resolve) => (settle = resolve));
+        const { answer, settle } = laterAnswer();
         waiting.push({ stmt, values, settle });
         deferred.push(answer.then(() => null, outcomeOf(after, onConflict)));
         return true;
       }
+      // It waits for BEGIN's answer, so BEGIN must be on its way first (with the writes it heads, if it heads them).
+      const beginWaited = beginWaits;
       beginWaits = false;
-      // It waits for BEGIN's answer, so BEGIN must be on its way first.
-      if (beginWay === 'batch') flush();
+      if (beginWaited) flush();
       else sendBegin();
       // Handed to the driver once its turn comes, after BEGIN has answered; wrapped, so that `handed`
       // resolves then rather than with the answer. It was accepted while the transaction ran: the unit of work
@@ -243,8 +237,7 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
       const handed = Promise.all([tail, begun]).then(() => {
         // Waits until the next statement, the COMMIT or the next turn of the event loop.
         if (waiting.length === 0) setImmediate(flush);
-        let settle!: (answer: Promise<unknown>) => void;
-        const answer = new Promise<unknown>((resolve) => (settle = resolve));
+        const { answer, settle } = laterAnswer();
         waiting.push({ stmt, values, settle });
         return { answer };
       });
@@ -264,16 +257,14 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
       }
     },
     deferredFailure: () => failureAmong(deferred.length),
-    sendBegin: () => {
-      if (beginWay !== 'batch') sendBegin();
-    },
+    sendBegin,
     begun,
     beginRides: () => beginWaits,
     commit: async () => {
       // The COMMIT always goes as (the end of) a batch, even alone: a batch tells its COMMIT's answer apart from the
       // ReadyForQuery behind it, so a connection lost between the two is known to have committed. A query resolves
       // only at the ReadyForQuery, and would report that loss as a failure.
-      if (beginWay !== 'batch') sendBegin();
+      sendBegin();
       beginWaits = false;
       const together = batchable(client, [...waiting, COMMIT]);
       const members = together ? waiting : [];
@@ -299,16 +290,23 @@ const txConn = (client: pg.PoolClient, scope: TxScope, begin: TxBegin, deferring
     },
     rollback: () => {
       const rolledBack = sendWaiting(() => client.query('ROLLBACK'));
-      if (beginWay !== 'batch') sendBegin();
+      sendBegin();
       return rolledBack;
     },
     close: () => {
-      if (beginWay !== 'batch') sendBegin();
+      sendBegin();
       // None should wait here (the unit of work waits for them to be handed over, then sends them with its COMMIT or
       // ROLLBACK); should one, it must not go out now, outside the transaction, where it would commit alone.
       for (const m of waiting.splice(0)) m.settle(Promise.reject(ended()));
     },
   };
+};
+
+/** A statement's answer, to come once it is sent: `settle` hands it the driver's (or a batch's) promise. */
+const laterAnswer = (): { readonly answer: Promise<unknown>; readonly settle: (answer: Promise<unknown>) => void } => {
+  let settle!: (answer: Promise<unknown>) => void;
+  const answer = new Promise<unknown>((resolve) => (settle = resolve));
+  return { answer, settle };
 };
 
 /** A deferred write not yet sent, and how to tell it how its statement answered. */
