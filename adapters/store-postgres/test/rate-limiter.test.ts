@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { createPgKeyAdmission } from '../src/key-admission.js';
+import { loadMigrations, migrate } from '../src/migrations.js';
 import { MAX_BATCH, createPgRateLimiter } from '../src/rate-limiter.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
@@ -104,6 +105,110 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     // 1 s of window at one call per 37 ms holds 27 calls, over the limit of 10: a tenth-ish get in.
     expect(admitted).toBeGreaterThan(80);
     expect(await hitsOf(bucket.id)).toBeLessThanOrEqual(bucket.limit);
+  });
+
+  it("a bucket's row keeps where its log starts, after admitted and refused calls alike (migration 0011)", async () => {
+    // Where the function starts reading and deleting the log; below it lie only deleted rows, which a scan
+    // from the bucket's lowest seq would walk through until vacuum removes them.
+    const clock = createManualClock(START);
+    const limiter = a.rateLimiter(1_000, clock);
+    const bucket = { id: fresh('head'), limit: 10 };
+    let refused = 0;
+    for (let i = 0; i < 120; i++) {
+      clock.advance(i < 60 ? 37 : 211);
+      if (!(await limiter.consume([bucket])()).allowed) refused++;
+      const r = await a.pool.query<{ first_seq: string; next_seq: string; lowest: string | null; lowest_at: string | null }>(
+        `SELECT w.first_seq, w.next_seq, h.seq AS lowest, h.at_ms AS lowest_at FROM rate_limit_buckets w
+         LEFT JOIN LATERAL (SELECT seq, at_ms FROM rate_limit_hits x WHERE x.bucket = w.bucket ORDER BY seq LIMIT 1) h ON true
+         WHERE w.bucket = $1`,
+        [bucket.id],
+      );
+      const row = r.rows[0]!;
+      // The head is the log's first row (or where the next call goes when the window is empty) …
+      expect(row.first_seq).toBe(row.lowest ?? row.next_seq);
+      // … and that row is still in the window.
+      if (row.lowest_at !== null) expect(Number(row.lowest_at)).toBeGreaterThan(clock.now().getTime() - 1_000);
+    }
+    // Both paths ran: refusals while the calls came every 37 ms, admissions that let old calls go after.
+    expect(refused).toBeGreaterThan(20);
+    expect(await hitsOf(bucket.id)).toBeLessThanOrEqual(bucket.limit);
+
+    // A call refused by another of its buckets still deletes what left this one's window, and moves the head.
+    const key = { id: fresh('head-key'), limit: 100 };
+    const org = { id: fresh('head-org'), limit: 3 };
+    for (let i = 0; i < 2; i++) expect((await limiter.consume([key])()).allowed).toBe(true);
+    clock.advance(600);
+    // A third call keeps the key's bucket young enough for the limiter's sweep to leave it.
+    expect((await limiter.consume([key])()).allowed).toBe(true);
+    for (let i = 0; i < 3; i++) expect((await limiter.consume([org])()).allowed).toBe(true);
+    clock.advance(500);
+    expect((await limiter.consume([key, org])()).allowed).toBe(false);
+    expect(await hitsOf(key.id)).toBe(1);
+    const head = await a.pool.query<{ first_seq: string }>('SELECT first_seq FROM rate_limit_buckets WHERE bucket = $1', [key.id]);
+    expect(head.rows[0]!.first_seq).toBe('2');
+  });
+
+  it('finds the first call in the window however many left since the last call (0 to all 40)', async () => {
+    // The head is probed, then 1, 3, 7, … past it, then bisected: every count of calls gone takes its own path.
+    const clock = createManualClock(new Date(Date.parse(START) + 3 * 86_400_000).toISOString());
+    const limiter = a.rateLimiter(1_000, clock);
+    for (let gone = 0; gone <= 40; gone++) {
+      const bucket = { id: fresh(`gone${gone}`), limit: 100 };
+      const from = clock.now().getTime();
+      for (let i = 0; i < 40; i++) {
+        expect((await limiter.consume([bucket])()).allowed).toBe(true);
+        clock.advance(10);
+      }
+      // Call i was at from + 10 i; the window (now − 1000 ms, now] leaves out the first `gone`.
+      clock.set(new Date(from + 1_000 + 10 * (gone - 1)));
+      const d = await limiter.consume([bucket])();
+      expect(d).toMatchObject({ allowed: true, remaining: 100 - (40 - gone) - 1 });
+      expect(await hitsOf(bucket.id)).toBe(40 - gone + 1);
+      clock.advance(1_000);
+    }
+  });
+
+  it('a log missing a row in its middle (deleted by hand) is still read right, by a scan', async () => {
+    const clock = createManualClock(new Date(Date.parse(START) + 4 * 86_400_000).toISOString());
+    const limiter = a.rateLimiter(1_000, clock);
+    const bucket = { id: fresh('holed'), limit: 10 };
+    for (let i = 0; i < 8; i++) {
+      expect((await limiter.consume([bucket])()).allowed).toBe(true);
+      clock.advance(100);
+    }
+    await a.pool.query('DELETE FROM rate_limit_hits WHERE bucket = $1 AND seq = 1', [bucket.id]);
+    // Calls 0 and 1 (the deleted one) have left; 2 … 7 count: 6, so 3 more fit after this one.
+    clock.advance(350);
+    expect(await limiter.consume([bucket])()).toMatchObject({ allowed: true, remaining: 3 });
+    for (let i = 0; i < 3; i++) expect((await limiter.consume([bucket])()).allowed).toBe(true);
+    expect((await limiter.consume([bucket])()).allowed).toBe(false);
+  });
+
+  it('upgrading from version 10 keeps the windows of logs written before: each starts at its lowest row', async () => {
+    const old = await createTestDatabase();
+    try {
+      await old.raw((c) => migrate(c, loadMigrations().slice(0, 10)));
+      const now = Date.parse(START);
+      // Version 10's function: 5 calls, then 2 of them leave the window (and are deleted by the next call).
+      await old.raw(async (c) => {
+        for (let i = 0; i < 5; i++) await c.query("SELECT * FROM esig_rate_limit_consume_many(ARRAY['key:k'], ARRAY[6], 1000, $1, 1)", [now + i * 100]);
+        await c.query("SELECT * FROM esig_rate_limit_consume_many(ARRAY['key:k'], ARRAY[6], 1000, $1, 1)", [now + 1_150]);
+      });
+      const s = await openPostgresStore({ url: old.url });
+      try {
+        const head = await s.pool.query<{ first_seq: string; next_seq: string }>("SELECT first_seq, next_seq FROM rate_limit_buckets WHERE bucket = 'key:k'");
+        expect(head.rows).toEqual([{ first_seq: '2', next_seq: '6' }]);
+        // In the window at now + 1,250: the calls at +300, +400 and +1,150 (+200 has left too), so this one and 2 more fit.
+        const limiter = s.rateLimiter(1_000, createManualClock(new Date(now + 1_250)));
+        expect(await limiter.consume([{ id: 'key:k', limit: 6 }])()).toMatchObject({ allowed: true, remaining: 2 });
+        for (let i = 0; i < 2; i++) expect((await limiter.consume([{ id: 'key:k', limit: 6 }])()).allowed).toBe(true);
+        expect((await limiter.consume([{ id: 'key:k', limit: 6 }])()).allowed).toBe(false);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await old.drop();
+    }
   });
 
   it('its tables are UNLOGGED: a decision never waits for a WAL flush', async () => {
