@@ -1,6 +1,7 @@
 import type { WebhookRequest, WebhookResponse } from '@esig/core';
 import { signatureHeader, verifySignature } from '@esig/webhooks';
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { onItsTimer } from '@esig/testkit/timers';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_EXCERPT_BYTES, DEFAULT_USER_AGENT, createHttpsWebhookSender } from '../src/index.js';
 import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures.js';
 
@@ -55,31 +56,6 @@ beforeAll(() => {
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
-
-/**
- * Runs `send` with the timers on a fake clock (the sockets on real ones), so a timeout is shown without reading a
- * clock: once `ready` holds (the request is where the test wants it to stall), `timeoutMs` − 1 ms passes and the
- * send must still be waiting; 1 ms more and it must answer. A slow machine only makes `ready` come later.
- */
-const onItsTimer = async (send: () => Promise<WebhookResponse>, timeoutMs: number, ready: () => boolean): Promise<WebhookResponse> => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-  try {
-    let answer: WebhookResponse | undefined;
-    const sent = send().then((r) => (answer = r));
-    // Polled on turns of the event loop, which the fake clock leaves alone (vi.waitFor would move it); the deadline only
-    // bounds how long a broken sender is waited for.
-    for (const end = Date.now() + 20_000; !ready(); ) {
-      if (Date.now() > end) throw new Error('the request never got where the test stalls it');
-      await new Promise((r) => setImmediate(r));
-    }
-    await vi.advanceTimersByTimeAsync(timeoutMs - 1);
-    expect(answer).toBeUndefined();
-    await vi.advanceTimersByTimeAsync(1);
-    return await sent;
-  } finally {
-    vi.useRealTimers();
-  }
-};
 
 const sender = (over: Parameters<typeof createHttpsWebhookSender>[0] = {}) =>
   createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: cert.cert, ...over });
