@@ -18,8 +18,12 @@
 -- Invariant, under the bucket's row lock: the bucket's log is exactly the seqs first_seq .. next_seq - 1.
 ALTER TABLE rate_limit_buckets ADD COLUMN first_seq bigint NOT NULL DEFAULT 0;
 
--- Logs written before this migration start where their lowest row is. (A process of the previous version
--- calls the function under the same row locks, so none is appended meanwhile.)
+-- Logs written before this migration start where their lowest row is. The table holds only buckets used
+-- within the last window (the sweep removes the rest), so this is quick; rate-limit calls wait for it
+-- behind the ALTER TABLE's lock. A call of a process still on the previous version that was queued behind
+-- that lock can run the previous function's body after this commits: it deletes and appends without moving
+-- `first_seq`, which can then lie below the log's lowest row. Its decision is right, and the next call's
+-- first probe misses, so that call reads the log with the previous scan and moves the head (see below).
 UPDATE rate_limit_buckets w
 SET first_seq = coalesce((SELECT min(x.seq) FROM rate_limit_hits x WHERE x.bucket = w.bucket), w.next_seq);
 
