@@ -1,8 +1,8 @@
 -- Finding a bucket's first call still in the window now costs a few primary-key lookups, however many calls
 -- the window holds and whatever the table's statistics say. Before, one query found it: the bucket's rows
 -- with `at_ms` past the window's start, ordered by `seq`, the first. Measured on the API bench (limits raised
--- so that a 60 s window holds thousands of calls), two things made it cost 0.3–0.5 ms of a backend per
--- bucket and call, a third of a create-request's backend time:
+-- so that a 60 s window holds thousands of calls), the two statements cost 0.6–1.7 ms of a backend per bucket
+-- and statement together, a third of a create-request's backend time, for two reasons:
 --   * with the table's statistics from when it was small (it is UNLOGGED and grows fast), the plan read every
 --     row of the bucket into a sort (a bitmap scan, then top-N) instead of walking the index and stopping at
 --     the first: O(calls in the window) per call;
@@ -89,6 +89,7 @@ BEGIN
     step := 1;
     galloping := true;
     WHILE lo < hi LOOP
+      -- Both stay in lo .. hi - 1, so each probe narrows the range (a midpoint of hi would never end).
       p := CASE WHEN galloping THEN least(heads[i] + step - 1, hi - 1) ELSE lo + (hi - lo) / 2 END;
       SELECT x.at_ms INTO a FROM rate_limit_hits x WHERE x.bucket = p_buckets[i] AND x.seq = p;
       IF NOT FOUND THEN
