@@ -101,8 +101,10 @@ describe.skipIf(!available)("the rate limiter's head (migration 0011) decides as
     [v10, v11] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     await v10.raw((c) => migrate(c, loadMigrations().slice(0, 10)));
     await v11.raw((c) => migrate(c, loadMigrations().slice(0, 11)));
-    c10 = new pg.Client({ connectionString: v10.url });
-    c11 = new pg.Client({ connectionString: v11.url });
+    // A function broken so that its search never ends is cancelled by the server, not left running until the
+    // database is dropped (the test fails either way: its answer is an error where 0010 answers rows).
+    c10 = new pg.Client({ connectionString: v10.url, statement_timeout: 10_000 });
+    c11 = new pg.Client({ connectionString: v11.url, statement_timeout: 10_000 });
     await Promise.all([c10.connect(), c11.connect()]);
   });
   afterAll(async () => {
