@@ -87,8 +87,10 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     // The database's clock cannot be moved by the test, so nothing here asks the machine to be quick: the
     // refusal is shown on a window of 10 s, which four calls do not outlast however slow they are; the slide on
     // one of 400 ms, by waiting longer than it (a slow machine only makes more time pass).
+    // Its limiters' sweeps (cutoff: now less a window, past every manual clock of the tests after) end with it.
+    const [onA, onB] = [settling(a.pool), settling(b.pool)];
     const full = { id: fresh('full'), limit: 3 };
-    const long = a.rateLimiter(10_000);
+    const long = createPgRateLimiter(onA.pool, 10_000);
     for (let i = 0; i < 3; i++) expect((await long.consume([full])()).allowed).toBe(true);
     const refused = await long.consume([full])();
     expect(refused).toMatchObject({ allowed: false, remaining: 0 });
@@ -96,11 +98,12 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     expect(refused.retryAfterS).toBeLessThanOrEqual(10);
 
     const sliding = { id: fresh('slide'), limit: 3 };
-    const short = a.rateLimiter(400);
+    const short = createPgRateLimiter(onA.pool, 400);
     for (let i = 0; i < 3; i++) expect((await short.consume([sliding])()).allowed).toBe(true);
     await pause(450);
     // The three have left: a full window's room again, seen from another process.
-    expect(await b.rateLimiter(400).consume([sliding])()).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await createPgRateLimiter(onB.pool, 400).consume([sliding])()).toMatchObject({ allowed: true, remaining: 2 });
+    await Promise.all([onA.settled(), onB.settled()]);
   });
 
   it('keeps only the calls still in the window: rows per bucket stay bounded by the limit, not the traffic', async () => {
@@ -120,9 +123,10 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
   it("a bucket's row keeps where its log starts, after admitted and refused calls alike (migration 0011)", async () => {
     // Where the function starts reading and deleting the log; below it lie only deleted rows, which a scan
     // from the bucket's lowest seq would walk through until vacuum removes them. Five days after START, out of
-    // reach of sweeps the tests before may have left running (see below).
+    // reach of sweeps the tests before may have left running (see below); its own end with it.
     const clock = createManualClock(new Date(Date.parse(START) + 5 * 86_400_000).toISOString());
-    const limiter = a.rateLimiter(1_000, clock);
+    const sweeps = settling(a.pool);
+    const limiter = createPgRateLimiter(sweeps.pool, 1_000, clock);
     const bucket = { id: fresh('head'), limit: 10 };
     let refused = 0;
     for (let i = 0; i < 120; i++) {
@@ -157,12 +161,14 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     expect(await hitsOf(key.id)).toBe(1);
     const head = await a.pool.query<{ first_seq: string }>('SELECT first_seq FROM rate_limit_buckets WHERE bucket = $1', [key.id]);
     expect(head.rows[0]!.first_seq).toBe('2');
+    await sweeps.settled();
   });
 
   it('finds the first call in the window however many left since the last call (0 to all 40)', async () => {
     // The head is probed, then 1, 3, 7, … past it, then bisected: every count of calls gone takes its own path.
     const clock = createManualClock(new Date(Date.parse(START) + 3 * 86_400_000).toISOString());
-    const limiter = a.rateLimiter(1_000, clock);
+    const sweeps = settling(a.pool);
+    const limiter = createPgRateLimiter(sweeps.pool, 1_000, clock);
     for (let gone = 0; gone <= 40; gone++) {
       const bucket = { id: fresh(`gone${gone}`), limit: 100 };
       const from = clock.now().getTime();
@@ -177,11 +183,13 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
       expect(await hitsOf(bucket.id)).toBe(40 - gone + 1);
       clock.advance(1_000);
     }
+    await sweeps.settled();
   });
 
   it('a log missing a row in its middle (deleted by hand) is still read right, by a scan', async () => {
     const clock = createManualClock(new Date(Date.parse(START) + 4 * 86_400_000).toISOString());
-    const limiter = a.rateLimiter(1_000, clock);
+    const sweeps = settling(a.pool);
+    const limiter = createPgRateLimiter(sweeps.pool, 1_000, clock);
     const bucket = { id: fresh('holed'), limit: 10 };
     for (let i = 0; i < 8; i++) {
       expect((await limiter.consume([bucket])()).allowed).toBe(true);
@@ -193,6 +201,7 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     expect(await limiter.consume([bucket])()).toMatchObject({ allowed: true, remaining: 3 });
     for (let i = 0; i < 3; i++) expect((await limiter.consume([bucket])()).allowed).toBe(true);
     expect((await limiter.consume([bucket])()).allowed).toBe(false);
+    await sweeps.settled();
   });
 
   it('upgrading from version 10 keeps the windows of logs written before: each starts at its lowest row', async () => {
