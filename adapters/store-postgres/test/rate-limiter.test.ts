@@ -72,8 +72,10 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
   };
 
   it('50 concurrent consumers from two processes on the database clock: exactly `limit` admitted, never more', async () => {
-    const limitA = a.rateLimiter(60_000);
-    const limitB = b.rateLimiter(60_000);
+    // The limiters' sweeps (on the database clock, so past every manual clock of the tests after) end with it.
+    const [onA, onB] = [settling(a.pool), settling(b.pool)];
+    const limitA = createPgRateLimiter(onA.pool, 60_000);
+    const limitB = createPgRateLimiter(onB.pool, 60_000);
     const bucket = { id: fresh('key'), limit: 20 };
     const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? limitA : limitB).consume([bucket])()));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(20);
@@ -81,6 +83,7 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     // The admitted saw 19, 18, … 0 calls left: each decided after the previous one was recorded.
     expect(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
     for (const d of decisions.filter((x) => !x.allowed)) expect(d).toMatchObject({ limit: 20, remaining: 0, retryAfterS: 60 });
+    await Promise.all([onA.settled(), onB.settled()]);
   });
 
   it('on the database clock, a full bucket refuses, and its calls leave the window as time passes', async () => {
@@ -408,7 +411,9 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     });
 
     it('a call that arrives after its key was revoked is refused, even when it waited behind a statement sent before', async () => {
-      const admission = a.keyAdmission(60_000);
+      // Its sweep (on the database clock) ends with it, as in the tests above.
+      const sweeps = settling(a.pool);
+      const admission = createPgKeyAdmission(sweeps.pool, 60_000);
       const key = await newKey();
       const limits: KeyLimits = { perKey: 100, perOrg: 100 };
       await admitted(admission.admit(key.secretHash, limits)());
@@ -434,6 +439,7 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
         const late = await admitted(after);
         expect(late.decision).toBeNull();
         expect(late.key?.revokedAt).not.toBeNull();
+        await sweeps.settled();
       } finally {
         await holder.query('ROLLBACK').catch(() => undefined);
         holder.release();
