@@ -1,6 +1,8 @@
+import { createManualClock } from '@esig/testkit';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../src/index.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
 import type { TestDatabase } from './pg.js';
 import { available, createTestDatabase } from './pg.js';
@@ -131,5 +133,33 @@ describe.skipIf(!available)("the rate limiter's head (migration 0011) decides as
       }),
       { numRuns: 80 },
     );
+  });
+});
+
+describe.skipIf(!available)('upgrading to migration 0011', () => {
+  it('keeps the windows of logs written before: each starts at its lowest row', async () => {
+    const old = await createTestDatabase();
+    try {
+      await old.raw((c) => migrate(c, loadMigrations().slice(0, 10)));
+      // Version 10's function: 5 calls, then 2 of them leave the window (and are deleted by the next call).
+      await old.raw(async (c) => {
+        for (let i = 0; i < 5; i++) await c.query(CONSUME, [['key:k'], [6], 1_000, START + i * 100, 1]);
+        await c.query(CONSUME, [['key:k'], [6], 1_000, START + 1_150, 1]);
+      });
+      const s = await openPostgresStore({ url: old.url });
+      try {
+        const head = await s.pool.query<{ first_seq: string; next_seq: string }>("SELECT first_seq, next_seq FROM rate_limit_buckets WHERE bucket = 'key:k'");
+        expect(head.rows).toEqual([{ first_seq: '2', next_seq: '6' }]);
+        // In the window at START + 1,250: the calls at +300, +400 and +1,150 (+200 has left too), so this one and 2 more fit.
+        const limiter = s.rateLimiter(1_000, createManualClock(new Date(START + 1_250)));
+        expect(await limiter.consume([{ id: 'key:k', limit: 6 }])()).toMatchObject({ allowed: true, remaining: 2 });
+        for (let i = 0; i < 2; i++) expect((await limiter.consume([{ id: 'key:k', limit: 6 }])()).allowed).toBe(true);
+        expect((await limiter.consume([{ id: 'key:k', limit: 6 }])()).allowed).toBe(false);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await old.drop();
+    }
   });
 });

@@ -9,7 +9,6 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { createPgKeyAdmission } from '../src/key-admission.js';
-import { loadMigrations, migrate } from '../src/migrations.js';
 import { MAX_BATCH, createPgRateLimiter } from '../src/rate-limiter.js';
 import { openPostgresStore } from '../src/index.js';
 import type { TestDatabase } from './pg.js';
@@ -205,33 +204,6 @@ describe.skipIf(!available)('PostgreSQL rate limiter', () => {
     for (let i = 0; i < 3; i++) expect((await limiter.consume([bucket])()).allowed).toBe(true);
     expect((await limiter.consume([bucket])()).allowed).toBe(false);
     await sweeps.settled();
-  });
-
-  it('upgrading from version 10 keeps the windows of logs written before: each starts at its lowest row', async () => {
-    const old = await createTestDatabase();
-    try {
-      await old.raw((c) => migrate(c, loadMigrations().slice(0, 10)));
-      const now = Date.parse(START);
-      // Version 10's function: 5 calls, then 2 of them leave the window (and are deleted by the next call).
-      await old.raw(async (c) => {
-        for (let i = 0; i < 5; i++) await c.query("SELECT * FROM esig_rate_limit_consume_many(ARRAY['key:k'], ARRAY[6], 1000, $1, 1)", [now + i * 100]);
-        await c.query("SELECT * FROM esig_rate_limit_consume_many(ARRAY['key:k'], ARRAY[6], 1000, $1, 1)", [now + 1_150]);
-      });
-      const s = await openPostgresStore({ url: old.url });
-      try {
-        const head = await s.pool.query<{ first_seq: string; next_seq: string }>("SELECT first_seq, next_seq FROM rate_limit_buckets WHERE bucket = 'key:k'");
-        expect(head.rows).toEqual([{ first_seq: '2', next_seq: '6' }]);
-        // In the window at now + 1,250: the calls at +300, +400 and +1,150 (+200 has left too), so this one and 2 more fit.
-        const limiter = s.rateLimiter(1_000, createManualClock(new Date(now + 1_250)));
-        expect(await limiter.consume([{ id: 'key:k', limit: 6 }])()).toMatchObject({ allowed: true, remaining: 2 });
-        for (let i = 0; i < 2; i++) expect((await limiter.consume([{ id: 'key:k', limit: 6 }])()).allowed).toBe(true);
-        expect((await limiter.consume([{ id: 'key:k', limit: 6 }])()).allowed).toBe(false);
-      } finally {
-        await s.close();
-      }
-    } finally {
-      await old.drop();
-    }
   });
 
   it('its tables are UNLOGGED: a decision never waits for a WAL flush', async () => {
