@@ -1,4 +1,4 @@
-import type { NewJobKinds, NewJobKindsNoted, StoreError, Stores, UnitOfWork } from '@esig/core';
+import type { NewJobKinds, NewJobKindsNoted, StoreError, Stores, TransactionOptions, UnitOfWork } from '@esig/core';
 import { createNewJobKinds, noticingNewJobs, storeFailure } from '@esig/core';
 import type { NestingGuard } from '@esig/store-sql';
 import { createNestingGuard } from '@esig/store-sql';
@@ -20,7 +20,19 @@ const endedBySqlite = () => new Error('SQLite ended this transaction under its w
 interface Pending {
   readonly work: (tx: Stores) => TE.TaskEither<unknown, unknown>;
   readonly settle: (r: E.Either<unknown, unknown>) => void;
+  /** `TransactionOptions.rerunnable`: the work may run again from the start if the group is undone. */
+  readonly rerunnable: boolean;
 }
+
+/** What a group left to run next: members it did not get to, or a whole group to run again with savepoints. */
+interface Leftover {
+  readonly members: Pending[];
+  /** Run each of them (after the first) in a savepoint: they are a group that was undone and runs again. */
+  readonly guarded: boolean;
+}
+
+const NONE: Leftover = { members: [], guarded: false };
+const notRun = (members: Pending[]): Leftover => ({ members, guarded: false });
 
 /**
  * At most this many transactions to a group, so its first ones are not kept waiting long for its last.
@@ -35,12 +47,20 @@ const MAX_GROUP = 32;
  * state and no other transaction interleaves with it.
  *
  * Group commit: the transactions started in one turn of the event loop, or while the writer was busy, run
- * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`, each after the first in a savepoint of its own. A COMMIT (the WAL write) is most
- * of what a small transaction costs, and under load it is now shared. Each transaction still runs alone and
- * in order; one that fails rolls back to its savepoint and leaves the others alone (the first, which has
- * none, rolls back the whole transaction, before any other has run, and the rest run as the next group); nobody hears of a
- * success before the group's COMMIT has returned, so a crash loses only transactions that were never
- * answered. If the COMMIT itself fails, every transaction of the group gets that failure.
+ * next as one group, inside one `BEGIN IMMEDIATE` … `COMMIT`. A COMMIT (the WAL write) is most of what a
+ * small transaction costs, and under load it is now shared. Each transaction still runs alone and in order,
+ * and one that fails leaves the others alone:
+ * - the first runs without a savepoint: when it fails, the whole transaction is rolled back before any other
+ *   has run, and the rest run as the next group;
+ * - a later one runs in a savepoint of its own and, when it fails, is rolled back to it; except that work
+ *   that may run again (`rerunnable`, as every command is), following only such work, runs without one. When
+ *   it fails having written nothing, there is nothing to undo; when it fails after writing, the whole group
+ *   is rolled back and runs again, each member after the first in a savepoint. A savepoint costs a copy of
+ *   every existing page its member changes, and an idempotent create-request changes enough pages to move
+ *   those copies to a temporary file: two thirds of its writes to disk, for failures that are rare.
+ * Nobody hears of a success before the group's COMMIT has returned, so a crash loses only transactions that
+ * were never answered, and nobody hears of a run that was undone. If the COMMIT itself fails, every
+ * transaction of the group gets that failure.
  *
  * `BEGIN IMMEDIATE` takes the write lock at once, so a transaction never fails half-way on a lock upgrade.
  * After a commit that enqueued or revived a job, `onNewJobs` runs (waking this process's workers at once
@@ -79,6 +99,16 @@ export const createUnitOfWork = (
   const savepoint = statement('SAVEPOINT member');
   const release = statement('RELEASE member');
   const rollbackTo = statement('ROLLBACK TO member');
+  // Rows changed by the connection's statements so far: a member that failed and changed none left nothing
+  // to undo. (Every write of a store is an INSERT, UPDATE or DELETE, which this counts.)
+  // `null` when it cannot be read: then the member is taken to have written.
+  const changes = (): number | null => {
+    try {
+      return write.prepare('SELECT total_changes()').pluck().get() as number;
+    } catch {
+      return null;
+    }
+  };
 
   const rollback = (): E.Either<StoreError, void> =>
     E.tryCatch(
@@ -124,14 +154,15 @@ export const createUnitOfWork = (
   };
 
   /**
-   * The transactions of a group (one or more) in one: each after the first in a savepoint, one COMMIT for all. Returns the
-   * members it did not get to (SQLite ended the transaction under one of them), to run in the next group.
+   * The transactions of a group (one or more) in one, one COMMIT for all. Returns what is left to run next:
+   * the members it did not get to (SQLite ended the transaction under one of them), or the whole group, to
+   * run again with savepoints (`guarded`) after a member without one failed having written.
    */
-  const runGroup = async (group: Pending[]): Promise<Pending[]> => {
+  const runGroup = async (group: Pending[], guarded: boolean): Promise<Leftover> => {
     const begun = begin();
     if (E.isLeft(begun)) {
       for (const p of group) p.settle(begun);
-      return [];
+      return NONE;
     }
     const held: Array<{ p: Pending; result: E.Either<unknown, unknown> }> = [];
     const newJobs = createNewJobKinds();
@@ -139,20 +170,25 @@ export const createUnitOfWork = (
       for (const h of held) h.p.settle(E.left(e));
       held.length = 0;
     };
+    // Whether all that the transaction holds so far may run again. A member that may too then goes without a
+    // savepoint: should it fail after writing, undoing the whole group and running it again loses nothing.
+    let undoable = !guarded;
     for (let i = 0; i < group.length; i++) {
       const p = group[i]!;
-      // The first member needs no savepoint: nothing of the group is in the transaction before it, so when it
-      // fails the whole transaction is rolled back and the rest run as a group of their own. A savepoint is
-      // not free: SQLite keeps a copy of every page a member changes under one (its statement journal, which
-      // goes to a temporary file past 64 KiB), and a lone transaction, the usual case below peak load, has no
-      // other member to protect.
+      // The first member needs no savepoint either: nothing of the group is in the transaction before it, so
+      // when it fails the whole transaction is rolled back and the rest run as a group of their own. A
+      // savepoint is not free: SQLite keeps a copy of every page a member changes under one (its statement
+      // journal, which goes to a temporary file past 64 KiB), and a lone transaction, the usual case below
+      // peak load, has no other member to protect.
       const first = i === 0;
-      const marked = first ? E.right(undefined) : savepoint();
+      const bare = first || (undoable && p.rerunnable);
+      const marked = bare ? E.right(undefined) : savepoint();
       if (E.isLeft(marked)) {
         rollback();
         abandon(marked.left);
-        return group.slice(i);
+        return notRun(group.slice(i));
       }
+      const before = bare && !first ? changes() : null;
       const scope: TxScope = { active: true, newJobs: createNewJobKinds() };
       const result = await runWork(p.work, scope);
       if (!db.inTransaction) {
@@ -162,44 +198,61 @@ export const createUnitOfWork = (
         const lost = storeFailure(new Error('SQLite rolled back the transaction this one was grouped with; nothing was committed.'));
         abandon(lost);
         p.settle(E.isLeft(result) ? result : E.left(lost));
-        return group.slice(i + 1);
+        return notRun(group.slice(i + 1));
       }
       if (first && E.isLeft(result)) {
         // Its writes go with the transaction; the rest, not yet run, start afresh as the next group (whose
         // BEGIN fails them, should this ROLLBACK have left the connection in a transaction).
         rollback();
         p.settle(result);
-        return group.slice(1);
+        return { members: group.slice(1), guarded };
       }
-      const closed = first ? E.right(undefined) : E.isRight(result) ? release() : E.flatMap(rollbackTo(), release);
+      if (bare && !first && E.isLeft(result)) {
+        const after = changes();
+        if (before === null || after === null || after !== before) {
+          // It wrote, then failed, and only undoing the whole transaction undoes its writes. The members whose
+          // writes it holds may all run again, and nobody has heard of their runs: they, this one and the rest
+          // start over, guarded. Those answered already (failed, and left nothing) are not run again.
+          rollback();
+          return { members: [...held.map((h) => h.p), p, ...group.slice(i + 1)], guarded: true };
+        }
+        p.settle(result); // It changed nothing: nothing to undo, and the others' writes stay.
+        continue;
+      }
+      const closed = bare ? E.right(undefined) : E.isRight(result) ? release() : E.flatMap(rollbackTo(), release);
       if (E.isLeft(closed)) {
         rollback();
         abandon(closed.left);
         p.settle(closed);
-        return group.slice(i + 1);
+        return notRun(group.slice(i + 1));
       }
       if (E.isRight(result)) {
         held.push({ p, result });
         newJobs.merge(scope.newJobs.taken());
+        undoable = undoable && p.rerunnable;
       } else p.settle(result); // Its writes are undone; the others' stay.
     }
-    // Every member failed (and was rolled back to its savepoint): nothing to commit.
+    // Every member failed (and was rolled back to its savepoint, or wrote nothing): nothing to commit.
     if (held.length === 0) {
       rollback();
-      return [];
+      return NONE;
     }
     const committed = commit();
     for (const h of held) h.p.settle(E.isLeft(committed) ? committed : h.result);
     const made = newJobs.taken();
     if (E.isRight(committed) && made !== null) onNewJobs(made);
-    return [];
+    return NONE;
   };
 
   const drain = async () => {
     draining = true;
     try {
+      let guarded = false;
       while (waiting.length > 0) {
-        waiting.unshift(...(await runGroup(waiting.splice(0, MAX_GROUP))));
+        // A group to run again is at the head of the queue, and no longer than a group: it is the next group.
+        const left = await runGroup(waiting.splice(0, MAX_GROUP), guarded);
+        waiting.unshift(...left.members);
+        guarded = left.guarded && left.members.length > 0;
       }
     } finally {
       draining = false;
@@ -207,9 +260,9 @@ export const createUnitOfWork = (
   };
 
   let scheduled = false;
-  const submit = <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): Promise<E.Either<Err | StoreError, A>> =>
+  const submit = <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>, rerunnable: boolean): Promise<E.Either<Err | StoreError, A>> =>
     new Promise((resolve) => {
-      waiting.push({ work, settle: resolve as Pending['settle'] });
+      waiting.push({ work, settle: resolve as Pending['settle'], rerunnable });
       if (draining || scheduled) return;
       // Start after the I/O callbacks of this turn of the event loop: the requests that arrived together
       // then reach the writer together and share a COMMIT. (A transaction's own statements are synchronous,
@@ -226,7 +279,7 @@ export const createUnitOfWork = (
     // against other processes: no transaction ever interleaves with another.
     serial: true,
     transaction:
-      <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>): TE.TaskEither<Err | StoreError, A> =>
+      <Err, A>(work: (tx: Stores) => TE.TaskEither<Err, A>, options?: TransactionOptions): TE.TaskEither<Err | StoreError, A> =>
       () =>
         nesting.inside()
           ? Promise.resolve(
@@ -236,6 +289,6 @@ export const createUnitOfWork = (
                 ),
               ),
             )
-          : submit(work),
+          : submit(work, options?.rerunnable === true),
   };
 };

@@ -34,18 +34,19 @@ export const overridePorts = (base: { readonly stores: Stores; readonly uow: Uni
     stores: apply(base.stores),
     // Without `deferWrites`: a deferred write answers before it has run, and an override in another system
     // would act on that answer (store the bytes of a document whose row will be refused, over the bytes of the
-    // document that holds the id). `serial` is kept: it is what lets use cases do in one transaction what would
-    // otherwise take two.
+    // document that holds the id). Without `rerunnable` either: work's writes to an override are effects the
+    // store cannot undo, so it must not run the work twice. `serial` is kept: it is what lets use cases do in
+    // one transaction what would otherwise take two.
     uow: {
-      transaction: (work, options) => base.uow.transaction((tx) => work(apply(tx)), withoutDeferredWrites(options)),
+      transaction: (work, options) => base.uow.transaction((tx) => work(apply(tx)), forOverrides(options)),
       ...(base.uow.serial === undefined ? {} : { serial: base.uow.serial }),
     },
   };
 };
 
-const withoutDeferredWrites = (options: TransactionOptions | undefined): TransactionOptions | undefined => {
-  if (options?.deferWrites === undefined) return options;
-  const { deferWrites: _, ...rest } = options;
+const forOverrides = (options: TransactionOptions | undefined): TransactionOptions | undefined => {
+  if (options?.deferWrites === undefined && options?.rerunnable === undefined) return options;
+  const { deferWrites: _d, rerunnable: _r, ...rest } = options;
   return rest;
 };
 

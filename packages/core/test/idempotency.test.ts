@@ -461,34 +461,34 @@ describe('the transactions a command runs in', () => {
     return { uow, asked };
   };
 
-  it('execute runs a command with deferWrites: it stops at a failed write, so the store need not wait for each answer', async () => {
+  it('execute runs a command with deferWrites and rerunnable: it stops at a failed write, and acts only through its stores', async () => {
     const h = harness();
     const { uow, asked } = noting(h, false);
     await right(execute({ uow })(writeDoc(h, { runs: 0, failNext: null }, TENANT, 1)));
-    expect(asked).toEqual([{ deferWrites: true }]);
+    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }]);
   });
 
-  it('executeIdempotently runs the command with deferWrites, and its own bookkeeping around it (a failure stored) without', async () => {
+  it('executeIdempotently runs the command with deferWrites and rerunnable, and its own bookkeeping around it (a failure stored) without', async () => {
     const h = harness();
     const { uow, asked } = noting(h, false);
     const probe: Probe = { runs: 0, failNext: invalidState('no') };
     const exec = executeIdempotently({ uow, clock: h.clock, secrets, stores: h.stores });
     await right(exec({ tenant: TENANT, key: 'k', fingerprint: 'fp' }, writeDoc(h, probe, TENANT, 1), render));
     // The claim went through the top-level stores; then the command, then the stored failure.
-    expect(asked).toEqual([{ deferWrites: true }, undefined]);
+    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }, undefined]);
     const serial = noting(h, true);
     const together = executeIdempotently({ uow: serial.uow, clock: h.clock, secrets });
     await right(together({ tenant: TENANT, key: 'k2', fingerprint: 'fp' }, writeDoc(h, { runs: 0, failNext: null }, TENANT, 1), render));
     // Claim, command and response in one transaction (transactions one at a time), which a command's rule covers.
-    expect(serial.asked).toEqual([{ deferWrites: true }]);
+    expect(serial.asked).toEqual([{ deferWrites: true, rerunnable: true }]);
   });
 
-  it('overridePorts passes a transaction on without deferWrites: a port in another system must not act on a write that has not answered', async () => {
+  it('overridePorts passes a transaction on without deferWrites or rerunnable: a port in another system must not act on a write that has not answered, nor be written twice', async () => {
     const h = harness();
     const { uow, asked } = noting(h, false);
     const joined = overridePorts({ stores: h.stores, uow }, { documentContents: (base) => base.documentContents });
     const command = writeDoc(h, { runs: 0, failNext: null }, TENANT, 1);
-    await right(joined.uow.transaction(command, { deferWrites: true, lockTimeoutMs: 100 }));
+    await right(joined.uow.transaction(command, { deferWrites: true, rerunnable: true, lockTimeoutMs: 100 }));
     await right(execute(joined)(command));
     await right(joined.uow.transaction(command));
     expect(asked).toEqual([{ lockTimeoutMs: 100 }, {}, undefined]);

@@ -22,6 +22,15 @@ export interface TransactionOptions {
    * ConcurrentModification it treats as "already there", say): there every write answers before work goes on.
    */
   readonly deferWrites?: boolean;
+  /**
+   * Promises that `work` may be run again from the start, on fresh stores, before its transaction commits:
+   * its only effects are the writes it makes through those stores (no mail sent, no file written, no state
+   * kept outside), so a run the store undid leaves no trace. Nobody hears of an undone run: the caller gets
+   * the result of the run that committed, or of the last one. A store that runs several transactions in one
+   * (SQLite's group commit) may then run such work without a savepoint of its own, and when it fails after
+   * writing, undo the group and run it again with one. Unset, `work` runs exactly once.
+   */
+  readonly rerunnable?: boolean;
 }
 
 /**

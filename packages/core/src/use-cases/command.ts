@@ -14,15 +14,19 @@ import type { TransactionOptions, UnitOfWork } from '../ports/unit-of-work.js';
 /**
  * A write use case, ready to run: a function of the transaction's stores. Keeping writes in this shape
  * lets a caller run several in one transaction, or add its own writes (such as the idempotency record) to
- * the same commit.
+ * the same commit. Its only effects are its writes through `tx`: the store may undo a run and start it
+ * again before it commits (see `TransactionOptions.rerunnable`), so a command sends, stores or keeps
+ * nothing elsewhere; what must happen outside goes through the outbox or a job.
  */
 export type Command<A> = (tx: Stores) => TE.TaskEither<DomainError, A>;
 
 /**
  * How commands run: they stop at the first failed write (a Left ends the chain), so the store may report a
- * write's failure at the next statement or at the commit rather than wait for each write's answer.
+ * write's failure at the next statement or at the commit rather than wait for each write's answer; and
+ * they act only through the transaction's stores, so the store may run one again (on SQLite: a group
+ * commit's members then need no savepoint each, whose page copies went to a temporary file).
  */
-const COMMAND: TransactionOptions = { deferWrites: true };
+const COMMAND: TransactionOptions = { deferWrites: true, rerunnable: true };
 
 /**
  * Runs a command in its own transaction. A command, like every one of esig's, must not carry on past a

@@ -1,0 +1,221 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Stores, TransactionOptions } from '@esig/core';
+import { TENANT_A, makeDocument, makeSignatureRequest, ok } from '@esig/testkit';
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SqliteStore } from '../src/index.js';
+import { openSqliteStore } from '../src/index.js';
+
+/**
+ * The group commit's members that may run again (`rerunnable`, as every command is) share the transaction
+ * without a savepoint each; one that fails after writing undoes its group, which runs again with savepoints.
+ * Transactions started in the same turn of the event loop form one group, which is how these tests make one.
+ */
+
+const dirs: string[] = [];
+const stores: SqliteStore[] = [];
+const openStore = (): SqliteStore => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'esig-sqlite-rerun-'));
+  dirs.push(dir);
+  const s = openSqliteStore({ path: path.join(dir, 'esig.db') });
+  stores.push(s);
+  return s;
+};
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const RERUNNABLE: TransactionOptions = { rerunnable: true };
+const refused = { _tag: 'Refused' as const };
+
+/** The statement journals (SQLite's `etilqs_*` temporary files) this process has open. */
+const journals = (): number =>
+  fs.readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`).includes('etilqs_');
+    } catch {
+      return false;
+    }
+  }).length;
+
+/** Work that counts its runs in `runs[name]`, inserts `doc`, and then does `then`. */
+const counted =
+  <A>(runs: Record<string, number>, name: string, doc: ReturnType<typeof makeDocument>, then: (tx: Stores) => TE.TaskEither<unknown, A>) =>
+  (tx: Stores): TE.TaskEither<unknown, A> => {
+    runs[name] = (runs[name] ?? 0) + 1;
+    return pipe(tx.documents.insert(doc), TE.chainW(() => then(tx)));
+  };
+
+describe('group commit: members that may run again', () => {
+  // Each member changes about 400 documents' pages, far past the 64 KiB that SQLite keeps of a savepoint's
+  // page copies in memory. The same group without `rerunnable` is the control: its later members run in
+  // savepoints, and the copies go to a temporary file.
+  it.runIf(process.platform === 'linux')('share a transaction without savepoints: no statement journal, however many pages each changes', async () => {
+    const s = openStore();
+    const docs = Array.from({ length: 1_600 }, () => makeDocument(TENANT_A));
+    await ok(s.uow.transaction((tx) => pipe(docs.map((d) => tx.documents.insert(d)), TE.sequenceSeqArray)));
+    const requests = Array.from({ length: 4 }, () => makeSignatureRequest(TENANT_A, { documentIds: [] }));
+    for (const r of requests) await ok(s.stores.signatureRequests.insert(r));
+    const group = async (slice: number, options: TransactionOptions | undefined) => {
+      const before = journals();
+      let during = -1;
+      const ids = docs.slice(slice * 800, slice * 800 + 800).map((d) => d.id);
+      const rs = await Promise.all(
+        [0, 1, 2, 3].map((m) =>
+          s.uow.transaction(
+            (tx) =>
+              pipe(
+                // Two members per request, 200 documents each, interleaved over the slice's pages.
+                tx.documents.attachToRequest(TENANT_A, ids.filter((_, i) => i % 4 === m), requests[slice * 2 + (m % 2)]!.id),
+                TE.map(() => void (m === 3 && (during = journals()))),
+              ),
+            options,
+          )(),
+        ),
+      );
+      expect(rs.every(E.isRight)).toBe(true);
+      return during - before;
+    };
+    expect(await group(0, undefined)).toBeGreaterThan(0); // the control: savepoints spill
+    expect(await group(1, RERUNNABLE)).toBe(0);
+    const attached = await ok(s.stores.documents.findById(TENANT_A, docs[1_599]!.id));
+    expect(attached?.signatureRequestId).toBe(requests[3]!.id);
+  });
+
+  it('one that fails after writing undoes its group, which runs again with savepoints: each answered once, from the run that committed', async () => {
+    const s = openStore();
+    const [a, b, c, d] = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];
+    for (const failure of ['left', 'throw'] as const) {
+      const runs: Record<string, number> = {};
+      const [ai, bi, ci, di] = [a, b, c, d].map((x) => ({ ...x, id: `${x.id}_${failure}` }));
+      const results = await Promise.all([
+        s.uow.transaction(counted(runs, 'a', ai!, () => TE.right('a')), RERUNNABLE)(),
+        s.uow.transaction(counted(runs, 'b', bi!, () => TE.right('b')), RERUNNABLE)(),
+        s.uow.transaction(
+          counted(runs, 'c', ci!, () => (failure === 'left' ? TE.left(refused) : () => Promise.reject(new Error('boom')))),
+          RERUNNABLE,
+        )(),
+        // Sees the members before it that commit, and not the one that failed.
+        s.uow.transaction(
+          counted(runs, 'd', di!, (tx) => TE.sequenceArray([bi!.id, ci!.id].map((id) => tx.documents.findById(TENANT_A, id)))),
+          RERUNNABLE,
+        )(),
+      ]);
+      expect(results[0]).toEqual(E.right('a'));
+      expect(results[1]).toEqual(E.right('b'));
+      if (failure === 'left') expect(results[2]).toEqual(E.left(refused));
+      else expect(E.isLeft(results[2]!) && (results[2].left as { _tag: string })._tag).toBe('StoreFailure');
+      expect(results[3]).toEqual(E.right([bi, null]));
+      for (const kept of [ai, bi, di]) expect(await ok(s.stores.documents.findById(TENANT_A, kept!.id))).toEqual(kept);
+      expect(await ok(s.stores.documents.findById(TENANT_A, ci!.id))).toBeNull();
+      // a, b and c ran twice: the group was undone after c wrote and failed. d had not run yet.
+      expect(runs).toEqual({ a: 2, b: 2, c: 2, d: 1 });
+    }
+  });
+
+  it('one that fails having written nothing is answered at once, and nothing runs again', async () => {
+    const s = openStore();
+    const runs: Record<string, number> = {};
+    const [a, b] = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+    const results = await Promise.all([
+      s.uow.transaction(counted(runs, 'a', a, () => TE.right('a')), RERUNNABLE)(),
+      s.uow.transaction(
+        (tx) => {
+          runs['refused'] = (runs['refused'] ?? 0) + 1;
+          // Reads, then refuses before any write: the usual shape of a domain error.
+          return pipe(tx.documents.findById(TENANT_A, a.id), TE.chainW(() => TE.left(refused)));
+        },
+        RERUNNABLE,
+      )(),
+      s.uow.transaction(counted(runs, 'b', b, () => TE.right('b')), RERUNNABLE)(),
+    ]);
+    expect(results).toEqual([E.right('a'), E.left(refused), E.right('b')]);
+    expect(runs).toEqual({ a: 1, refused: 1, b: 1 });
+    for (const kept of [a, b]) expect(await ok(s.stores.documents.findById(TENANT_A, kept.id))).toEqual(kept);
+  });
+
+  it('work that may not run again runs once: after it, even rerunnable members fail alone, in savepoints', async () => {
+    const s = openStore();
+    for (const onceAt of [0, 1]) {
+      const runs: Record<string, number> = {};
+      const docs = Array.from({ length: 4 }, () => makeDocument(TENANT_A));
+      const options = (i: number) => (i === onceAt ? undefined : RERUNNABLE);
+      const results = await Promise.all([
+        s.uow.transaction(counted(runs, 'a', docs[0]!, () => TE.right('a')), options(0))(),
+        s.uow.transaction(counted(runs, 'b', docs[1]!, () => TE.right('b')), options(1))(),
+        s.uow.transaction(counted(runs, 'c', docs[2]!, () => TE.left(refused)), options(2))(),
+        s.uow.transaction(counted(runs, 'd', docs[3]!, () => TE.right('d')), options(3))(),
+      ]);
+      expect(results).toEqual([E.right('a'), E.right('b'), E.left(refused), E.right('d')]);
+      expect(runs).toEqual({ a: 1, b: 1, c: 1, d: 1 });
+      expect(await ok(s.stores.documents.findById(TENANT_A, docs[2]!.id))).toBeNull();
+      for (const i of [0, 1, 3]) expect(await ok(s.stores.documents.findById(TENANT_A, docs[i]!.id))).toEqual(docs[i]);
+    }
+  });
+
+  // The model: each member runs alone and in order. One that succeeds commits its document and saw exactly the
+  // documents of the members before it that succeeded; one that fails leaves nothing. Work that may not run again
+  // runs once; the rest may run more often, but each caller is answered once.
+  it('a group of any mix of members ends as if each had run alone, in order', async () => {
+    const s = openStore();
+    let round = 0;
+    const member = fc.record({
+      rerunnable: fc.boolean(),
+      outcome: fc.constantFrom('ok', 'ok', 'refuseBefore', 'refuseAfter', 'throwAfter', 'duplicate'),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(member, { minLength: 1, maxLength: 8 }), async (members) => {
+        round++;
+        const ids = members.map((_, i) => `doc_r${round}_${i}`);
+        const runs = members.map(() => 0);
+        const taken = makeDocument(TENANT_A, { id: `doc_r${round}_taken` });
+        await ok(s.stores.documents.insert(taken));
+        const results = await Promise.all(
+          members.map((m, i) =>
+            s.uow.transaction(
+              (tx: Stores): TE.TaskEither<unknown, string[]> => {
+                runs[i]!++;
+                const seen = pipe(
+                  TE.sequenceArray(ids.slice(0, i).map((id) => tx.documents.findById(TENANT_A, id))),
+                  TE.map((found) => found.flatMap((d) => (d === null ? [] : [d.id]))),
+                );
+                if (m.outcome === 'refuseBefore') return pipe(seen, TE.chainW(() => TE.left(refused)));
+                const insert = tx.documents.insert(makeDocument(TENANT_A, { id: ids[i]! }));
+                const wrote = pipe(insert, TE.chainW(() => seen));
+                switch (m.outcome) {
+                  case 'ok':
+                    return wrote;
+                  case 'refuseAfter':
+                    return pipe(wrote, TE.chainW(() => TE.left(refused)));
+                  case 'throwAfter':
+                    return pipe(wrote, TE.chainW(() => () => Promise.reject(new Error('boom'))));
+                  case 'duplicate':
+                    // Writes, then hits a uniqueness violation: a failed write after a good one.
+                    return pipe(wrote, TE.chainW(() => tx.documents.insert(taken)), TE.chainW(() => seen));
+                }
+              },
+              m.rerunnable ? RERUNNABLE : undefined,
+            )(),
+          ),
+        );
+        const succeeded = members.map((m) => m.outcome === 'ok');
+        for (let i = 0; i < members.length; i++) {
+          const expected = ids.slice(0, i).filter((_, j) => succeeded[j]);
+          if (succeeded[i]) expect(results[i]).toEqual(E.right(expected));
+          else expect(E.isLeft(results[i]!)).toBe(true);
+          const stored = await ok(s.stores.documents.findById(TENANT_A, ids[i]!));
+          expect(stored === null).toBe(!succeeded[i]);
+          if (!members[i]!.rerunnable) expect(runs[i]).toBe(1);
+          else expect(runs[i]).toBeGreaterThanOrEqual(1);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
