@@ -111,7 +111,7 @@ describe('settleClaimedJobs', () => {
     expect(counted.transactions).toBe(1);
     // It would rather run its members alone than wait long for a lock (it holds its own meanwhile). Its
     // records, like commands, stop at their first failed write, so the store need not wait for each one.
-    expect(counted.options).toEqual([{ deferWrites: true, lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS }]);
+    expect(counted.options).toEqual([{ deferWrites: true, rerunnable: true, lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS }]);
     expect(await notified(w)).toBe(3);
     expect(await left(w, jobs.map((j) => j.id))).toEqual([]);
   });
@@ -120,7 +120,7 @@ describe('settleClaimedJobs', () => {
     const { w, deps, jobs, done, counted } = await performed(true);
     expect(await Promise.all(settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: done[i]! }))))).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
     expect(counted.transactions).toBe(3);
-    expect(counted.options).toEqual([{ deferWrites: true }, { deferWrites: true }, { deferWrites: true }]);
+    expect(counted.options).toEqual([{ deferWrites: true, rerunnable: true }, { deferWrites: true, rerunnable: true }, { deferWrites: true, rerunnable: true }]);
     expect(await notified(w)).toBe(3);
   });
 
@@ -193,7 +193,7 @@ describe('settleClaimedJobs', () => {
     const outcomes = await Promise.all(settleClaimedJobs({ ...deps, uow: throwing })('w1', jobs.map((job, i) => ({ job, done: done[i]! }))));
     expect(outcomes).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
     expect(counted.transactions).toBe(3);
-    expect(counted.options).toEqual([{ deferWrites: true }, { deferWrites: true }, { deferWrites: true }]);
+    expect(counted.options).toEqual([{ deferWrites: true, rerunnable: true }, { deferWrites: true, rerunnable: true }, { deferWrites: true, rerunnable: true }]);
     expect(await notified(w)).toBe(3);
   });
 });

@@ -74,8 +74,10 @@ const recordAndComplete = (tx: Stores, job: Job, worker: string, record: (tx: St
  * How a job's outcome is recorded: a record, like a command, stops at its first failed write (a Left ends its
  * chain), and so does the completion after it, so the store need not wait for each write's answer (on
  * PostgreSQL the writes and the `COMMIT` then leave together). A record must not carry on past a failed write.
+ * Like a command, it acts only through the transaction's stores, so the store may run it again (SQLite's
+ * group commit then needs no savepoint for it); `settleClaimedJobs` relies on the same on PostgreSQL.
  */
-const RECORD: TransactionOptions = { deferWrites: true };
+const RECORD: TransactionOptions = { deferWrites: true, rerunnable: true };
 
 /**
  * The second half: records what `performClaimedJob` did — the handler's change and the job's completion in
@@ -155,7 +157,7 @@ export const SETTLE_GROUP_LOCK_TIMEOUT_MS = 100;
  * which would cost the statements the group saves; a group that fails is the rare case.
  *
  * Where transactions run one at a time (SQLite), the store already gives the settles started together one
- * commit, with a savepoint each, so each settles alone there.
+ * commit (and undoes and runs again a group whose record failed after writing), so each settles alone there.
  */
 export const settleClaimedJobs =
   (deps: RunJobDeps) =>
