@@ -165,13 +165,22 @@ export const createUnitOfWork = (
       return NONE;
     }
     const held: Array<{ p: Pending; result: E.Either<unknown, unknown> }> = [];
+    // Members that failed, answered only when the group ends: each answer may rest on what the members before
+    // it wrote, which a group undone and run again would take back (and run it again too).
+    const failed: Array<{ p: Pending; result: E.Either<unknown, unknown> }> = [];
     const newJobs = createNewJobKinds();
+    const answerFailed = () => {
+      for (const f of failed) f.p.settle(f.result);
+      failed.length = 0;
+    };
     const abandon = (e: StoreError) => {
       for (const h of held) h.p.settle(E.left(e));
       held.length = 0;
+      answerFailed();
     };
-    // Whether all that the transaction holds so far may run again. A member that may too then goes without a
-    // savepoint: should it fail after writing, undoing the whole group and running it again loses nothing.
+    // Whether every member run so far may run again. A member that may too then goes without a savepoint:
+    // should it fail after writing, undoing the whole group and running it again loses nothing. Once a member
+    // that must run once has run, held or failed, the rest have savepoints: the group is never undone again.
     let undoable = !guarded;
     for (let i = 0; i < group.length; i++) {
       const p = group[i]!;
@@ -181,7 +190,8 @@ export const createUnitOfWork = (
       // journal, which goes to a temporary file past 64 KiB), and a lone transaction, the usual case below
       // peak load, has no other member to protect.
       const first = i === 0;
-      const bare = first || (undoable && p.rerunnable);
+      undoable = undoable && p.rerunnable;
+      const bare = first || undoable;
       const marked = bare ? E.right(undefined) : savepoint();
       if (E.isLeft(marked)) {
         rollback();
@@ -210,13 +220,12 @@ export const createUnitOfWork = (
       if (bare && !first && E.isLeft(result)) {
         const after = changes();
         if (before === null || after === null || after !== before) {
-          // It wrote, then failed, and only undoing the whole transaction undoes its writes. The members whose
-          // writes it holds may all run again, and nobody has heard of their runs: they, this one and the rest
-          // start over, guarded. Those answered already (failed, and left nothing) are not run again.
+          // It wrote, then failed, and only undoing the whole transaction undoes its writes. Every member run
+          // so far may run again, and none has been answered: the group starts over, guarded.
           rollback();
-          return { members: [...held.map((h) => h.p), p, ...group.slice(i + 1)], guarded: true };
+          return { members: group, guarded: true };
         }
-        p.settle(result); // It changed nothing: nothing to undo, and the others' writes stay.
+        failed.push({ p, result }); // It changed nothing: nothing to undo, and the others' writes stay.
         continue;
       }
       const closed = bare ? E.right(undefined) : E.isRight(result) ? release() : E.flatMap(rollbackTo(), release);
@@ -229,16 +238,17 @@ export const createUnitOfWork = (
       if (E.isRight(result)) {
         held.push({ p, result });
         newJobs.merge(scope.newJobs.taken());
-        undoable = undoable && p.rerunnable;
-      } else p.settle(result); // Its writes are undone; the others' stay.
+      } else failed.push({ p, result }); // Its writes are undone; the others' stay.
     }
     // Every member failed (and was rolled back to its savepoint, or wrote nothing): nothing to commit.
     if (held.length === 0) {
       rollback();
+      answerFailed();
       return NONE;
     }
     const committed = commit();
     for (const h of held) h.p.settle(E.isLeft(committed) ? committed : h.result);
+    answerFailed();
     const made = newJobs.taken();
     if (E.isRight(committed) && made !== null) onNewJobs(made);
     return NONE;

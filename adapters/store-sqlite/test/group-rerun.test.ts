@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { Stores, TransactionOptions } from '@esig/core';
+import { execute, executeIdempotently, invalidState } from '@esig/core';
+import { createAesGcmSecretBox } from '@esig/runtime-node';
 import { TENANT_A, makeDocument, makeSignatureRequest, ok } from '@esig/testkit';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
@@ -119,7 +122,7 @@ describe('group commit: members that may run again', () => {
     }
   });
 
-  it('one that fails having written nothing is answered at once, and nothing runs again', async () => {
+  it('one that fails having written nothing is answered when its group ends, and nothing runs again', async () => {
     const s = openStore();
     const runs: Record<string, number> = {};
     const [a, b] = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
@@ -138,6 +141,59 @@ describe('group commit: members that may run again', () => {
     expect(results).toEqual([E.right('a'), E.left(refused), E.right('b')]);
     expect(runs).toEqual({ a: 1, refused: 1, b: 1 });
     for (const kept of [a, b]) expect(await ok(s.stores.documents.findById(TENANT_A, kept.id))).toEqual(kept);
+  });
+
+  // A member's second run need not match its first: another process may commit between the ROLLBACK and the
+  // next BEGIN, or the clock may have moved. Here the first member takes a slot on its first run and is refused
+  // on its second; the second member, refused on its first run because the slot was taken, must not keep that
+  // answer once the slot's taking is undone (the review of the change found it did).
+  it("a failed member's answer waits for its group: undone with it, it runs again and answers from the history that commits", async () => {
+    const s = openStore();
+    const runs: Record<string, number> = {};
+    const slot = makeDocument(TENANT_A, { id: 'doc_slot' });
+    const taker = (name: string, closedOnRerun: boolean) => (tx: Stores) => {
+      runs[name] = (runs[name] ?? 0) + 1;
+      if (closedOnRerun && runs[name]! > 1) return TE.left({ _tag: 'Closed' as const });
+      return pipe(
+        tx.documents.findById(TENANT_A, slot.id),
+        TE.chainW((found) => (found !== null ? TE.left({ _tag: 'Taken' as const }) : pipe(tx.documents.insert(slot), TE.map(() => name)))),
+      );
+    };
+    const results = await Promise.all([
+      s.uow.transaction(taker('a', true), RERUNNABLE)(),
+      s.uow.transaction(taker('b', false), RERUNNABLE)(),
+      s.uow.transaction(counted(runs, 'c', makeDocument(TENANT_A), () => TE.left(refused)), RERUNNABLE)(),
+    ]);
+    expect(results).toEqual([E.left({ _tag: 'Closed' }), E.right('b'), E.left(refused)]);
+    expect(runs).toEqual({ a: 2, b: 2, c: 2 });
+    expect(await ok(s.stores.documents.findById(TENANT_A, slot.id))).toEqual(slot);
+  });
+
+  // On SQLite an idempotent command's record is written once, after the command: a command refused before its
+  // first write leaves nothing to undo, so it does not make its whole group run again (a client could otherwise
+  // double the work of every group it joins by sending requests that fail).
+  it('an idempotent command that is refused makes nothing run again', async () => {
+    const s = openStore();
+    const deps = { uow: s.uow, clock: { now: () => new Date() }, secrets: createAesGcmSecretBox(randomBytes(32)) };
+    const runs: Record<string, number> = {};
+    const a = makeDocument(TENANT_A);
+    const refusing = (tx: Stores) => {
+      runs['refused'] = (runs['refused'] ?? 0) + 1;
+      return pipe(tx.documents.findById(TENANT_A, a.id), TE.chainW(() => TE.left(invalidState('no'))));
+    };
+    const [first, second] = await Promise.all([
+      execute(deps)(counted(runs, 'a', a, () => TE.right(undefined)))(),
+      executeIdempotently(deps)({ tenant: TENANT_A, key: 'k1', fingerprint: 'fp' }, refusing, (r) =>
+        E.isRight(r) ? null : { status: 409, body: JSON.stringify({ title: r.left._tag }), headers: {} },
+      )(),
+    ]);
+    expect(first).toEqual(E.right(undefined));
+    expect(E.isRight(second!) && second.right.response.status).toBe(409);
+    expect(runs).toEqual({ a: 1, refused: 1 });
+    // And the refusal is stored: the same key answers it again without running the command.
+    const again = await executeIdempotently(deps)({ tenant: TENANT_A, key: 'k1', fingerprint: 'fp' }, refusing, () => null)();
+    expect(E.isRight(again) && again.right.replayed).toBe(true);
+    expect(runs['refused']).toBe(1);
   });
 
   it('work that may not run again runs once: after it, even rerunnable members fail alone, in savepoints', async () => {

@@ -64,8 +64,9 @@ export interface IdempotentOutcome {
  * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
  *    it); an error `render` declines to store (a store failure) frees the key so the client can retry.
  *
- * Where transactions run one at a time (`uow.serial`, SQLite), a new key's claim, the command and its
- * stored response share one transaction instead: no one could have seen the claim in between anyway.
+ * Where transactions run one at a time (`uow.serial`, SQLite), a new key is looked up, and its command and
+ * its record, stored once with the response, share one transaction instead: no one could have seen a claim
+ * in between anyway.
  *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
  * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
@@ -188,26 +189,33 @@ export const executeIdempotently =
     );
     if (deps.uow.serial !== true) return inTurns;
 
-    // Transactions that run one at a time: nobody can see a claim before its command commits, so the claim,
-    // the command and the stored response go in one transaction, one commit. A key already there is left
-    // to the general path above (nothing was written here then).
-    const together = deps.uow.transaction((tx) =>
-      pipe(
-        () => tx.idempotency.insertIfAbsent(freshRecord(deps.clock.now()))(),
-        TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> =>
-          !inserted
-            ? TE.right(null)
-            : pipe(
-                command(tx),
-                TE.map((a) => render(E.right(a))),
-                TE.chainW((response) =>
-                  response === null
-                    ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
-                    : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
+    // Transactions that run one at a time: nobody could see a claim before its command commits, so none is
+    // written. The key is looked up, and a new one's command runs and its record is stored once, completed with
+    // the response, in the same transaction: one commit. A key already there is left to the general path
+    // above (nothing was written here then). A command refused before its first write (the usual domain
+    // error) thus leaves nothing to undo, and SQLite's group commit need not run its neighbours again.
+    const together = deps.uow.transaction(
+      (tx) =>
+        pipe(
+          tx.idempotency.find(ctx.tenant, ctx.key),
+          TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> =>
+            existing !== null
+              ? TE.right(null)
+              : pipe(
+                  command(tx),
+                  TE.map((a) => render(E.right(a))),
+                  TE.chainW((response) =>
+                    response === null
+                      ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+                      : pipe(
+                          () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })(),
+                          // Only a caller outside the one-at-a-time writer could have put it there meanwhile.
+                          TE.chainW((inserted) => (inserted ? TE.right(response) : TE.left(idempotencyInProgress()))),
+                        ),
+                  ),
                 ),
-              ),
+          ),
         ),
-      ),
       COMMAND,
     );
     // The command failed and everything, the claim too, was rolled back. An outcome the caller must see
