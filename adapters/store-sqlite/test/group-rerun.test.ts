@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Stores, TransactionOptions } from '@esig/core';
-import { execute, executeIdempotently, invalidState } from '@esig/core';
+import { execute, executeIdempotently, invalidState, storeFailure } from '@esig/core';
 import { createAesGcmSecretBox } from '@esig/runtime-node';
 import { TENANT_A, makeDocument, makeSignatureRequest, ok } from '@esig/testkit';
 import fc from 'fast-check';
@@ -151,12 +151,12 @@ describe('group commit: members that may run again', () => {
     const s = openStore();
     const runs: Record<string, number> = {};
     const slot = makeDocument(TENANT_A, { id: 'doc_slot' });
-    const taker = (name: string, closedOnRerun: boolean) => (tx: Stores) => {
+    const taker = (name: string, closedOnRerun: boolean) => (tx: Stores): TE.TaskEither<unknown, string> => {
       runs[name] = (runs[name] ?? 0) + 1;
       if (closedOnRerun && runs[name]! > 1) return TE.left({ _tag: 'Closed' as const });
       return pipe(
         tx.documents.findById(TENANT_A, slot.id),
-        TE.chainW((found) => (found !== null ? TE.left({ _tag: 'Taken' as const }) : pipe(tx.documents.insert(slot), TE.map(() => name)))),
+        TE.chainW((found): TE.TaskEither<unknown, string> => (found !== null ? TE.left({ _tag: 'Taken' as const }) : pipe(tx.documents.insert(slot), TE.map(() => name)))),
       );
     };
     const results = await Promise.all([
@@ -182,7 +182,7 @@ describe('group commit: members that may run again', () => {
       return pipe(tx.documents.findById(TENANT_A, a.id), TE.chainW(() => TE.left(invalidState('no'))));
     };
     const [first, second] = await Promise.all([
-      execute(deps)(counted(runs, 'a', a, () => TE.right(undefined)))(),
+      execute(deps)((tx: Stores) => pipe(counted(runs, 'a', a, () => TE.right(undefined))(tx), TE.mapLeft(storeFailure)))(),
       executeIdempotently(deps)({ tenant: TENANT_A, key: 'k1', fingerprint: 'fp' }, refusing, (r) =>
         E.isRight(r) ? null : { status: 409, body: JSON.stringify({ title: r.left._tag }), headers: {} },
       )(),
