@@ -13,6 +13,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../src/index.js';
 import { openSqliteStore } from '../src/index.js';
+import { openJournals } from './journals.js';
 
 /**
  * The group commit's members that may run again (`rerunnable`, as every command is) share the transaction
@@ -37,16 +38,6 @@ afterEach(() => {
 const RERUNNABLE: TransactionOptions = { rerunnable: true };
 const refused = { _tag: 'Refused' as const };
 
-/** The statement journals (SQLite's `etilqs_*` temporary files) this process has open. */
-const journals = (): number =>
-  fs.readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return fs.readlinkSync(`/proc/self/fd/${fd}`).includes('etilqs_');
-    } catch {
-      return false;
-    }
-  }).length;
-
 /** Work that counts its runs in `runs[name]`, inserts `doc`, and then does `then`. */
 const counted =
   <A>(runs: Record<string, number>, name: string, doc: ReturnType<typeof makeDocument>, then: (tx: Stores) => TE.TaskEither<unknown, A>) =>
@@ -66,7 +57,7 @@ describe('group commit: members that may run again', () => {
     const requests = Array.from({ length: 4 }, () => makeSignatureRequest(TENANT_A, { documentIds: [] }));
     for (const r of requests) await ok(s.stores.signatureRequests.insert(r));
     const group = async (slice: number, options: TransactionOptions | undefined) => {
-      const before = journals();
+      const before = openJournals();
       let during = -1;
       const ids = docs.slice(slice * 800, slice * 800 + 800).map((d) => d.id);
       const rs = await Promise.all(
@@ -76,7 +67,7 @@ describe('group commit: members that may run again', () => {
               pipe(
                 // Two members per request, 200 documents each, interleaved over the slice's pages.
                 tx.documents.attachToRequest(TENANT_A, ids.filter((_, i) => i % 4 === m), requests[slice * 2 + (m % 2)]!.id),
-                TE.map(() => void (m === 3 && (during = journals()))),
+                TE.map(() => void (m === 3 && (during = openJournals()))),
               ),
             options,
           )(),

@@ -22,6 +22,7 @@ import { loadMigrations, migrate } from '../src/migrations.js';
 import { createConn } from '../src/connection.js';
 import { bindStores } from '../src/stores.js';
 import { createUnitOfWork } from '../src/unit-of-work.js';
+import { openJournals } from './journals.js';
 
 /** Polls `probe` until it holds; generous, because it only bounds how long a broken thread is waited for. */
 const until = async (probe: () => boolean, what: string, ms = 20_000) => {
@@ -460,21 +461,14 @@ describe('sqlite adapter', () => {
         await ok(s.uow.transaction((tx) => pipe(docs.map((d) => tx.documents.insert(d)), TE.sequenceSeqArray)));
         const req = makeSignatureRequest(TENANT_A, { documentIds: [] });
         await ok(s.stores.signatureRequests.insert(req));
-        const journals = () => fs.readdirSync('/proc/self/fd').filter((fd) => {
-          try {
-            return fs.readlinkSync(`/proc/self/fd/${fd}`).includes('etilqs_');
-          } catch {
-            return false;
-          }
-        }).length;
-        const before = journals();
+        const before = openJournals();
         let during = -1;
         await ok(
           s.uow.transaction((tx) =>
             pipe(
               docs.map((d) => tx.documents.attachToRequest(TENANT_A, [d.id], req.id)),
               TE.sequenceSeqArray,
-              TE.map(() => void (during = journals())),
+              TE.map(() => void (during = openJournals())),
             ),
           ),
         );

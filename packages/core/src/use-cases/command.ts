@@ -105,6 +105,10 @@ export const executeIdempotently =
       lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
       expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
     });
+    // A record stored once, already answered: where nobody could see a claim before it (serial stores), and
+    // for an outcome whose command was rolled back together with its claim.
+    const storeCompleted = (tx: Stores, response: StoredResponse): TE.TaskEither<DomainError, boolean> =>
+      () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })();
 
     // A record is there already (or was, a moment ago): read it and decide, in one transaction.
     const decide = deps.uow.transaction((tx) =>
@@ -208,7 +212,7 @@ export const executeIdempotently =
                     response === null
                       ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
                       : pipe(
-                          () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })(),
+                          storeCompleted(tx, response),
                           // Only a caller outside the one-at-a-time writer could have put it there meanwhile.
                           TE.chainW((inserted) => (inserted ? TE.right(response) : TE.left(idempotencyInProgress()))),
                         ),
@@ -224,7 +228,7 @@ export const executeIdempotently =
       const response = render(E.left(e));
       if (response === null) return TE.left(e);
       return pipe(
-        deps.uow.transaction((tx) => () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })()),
+        deps.uow.transaction((tx) => storeCompleted(tx, response)),
         // Not inserted: a retry with the same key ran meanwhile and its record stands; this caller still
         // gets the outcome its own call had.
         TE.map(() => ({ response, replayed: false })),
