@@ -142,6 +142,39 @@ try {
   const bareRate = n / (await posts(n));
   agent.destroy();
 
+  // ---- Second baseline: deliveries recorded straight on the driver, no esig (bench/direct-deliverer.ts) -------
+  // Its own database of the same kind, its own process; timed as esig's workers are below: from its `warmup`-th
+  // delivery to its last.
+  const total = warmup + events;
+  let directTarget = `sqlite:${join(dir, 'direct.db')}`;
+  let dropDirect = async () => undefined as void;
+  if (values.db === 'postgres') {
+    const d = await throwawayPostgres(values['postgres-url']!);
+    directTarget = d.url;
+    dropDirect = d.drop;
+  }
+  let directRate: number;
+  let directCpu: number;
+  try {
+    const direct = await startProcess(
+      ['--import', 'tsx', join(root, 'bench/direct-deliverer.ts')],
+      { ...process.env, ESIG_DIRECT_DATABASE: directTarget, ESIG_DIRECT_RECEIVER: `${rx.url}/direct`, ESIG_DIRECT_CA: rx.certFile, ESIG_DIRECT_DELIVERIES: String(total), ESIG_DIRECT_LOOPS: String(concurrent) },
+      /direct: ready/,
+    );
+    try {
+      await rx.waitFor((r) => r.path === '/direct', warmup, 600_000);
+      const t0 = performance.now();
+      const cpu0 = cpuMs(direct.child.pid);
+      await rx.waitFor((r) => r.path === '/direct', total, 600_000);
+      directRate = events / ((performance.now() - t0) / 1000);
+      directCpu = (cpuMs(direct.child.pid) - cpu0) / events;
+    } finally {
+      await direct.stop();
+    }
+  } finally {
+    await dropDirect();
+  }
+
   // ---- esig: an endpoint, a backlog of committed events, N worker processes ----------------------
   const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids, crypto: nodeCrypto, secrets, sender, retryScale: 1, random: Math.random };
   const cmd = await must(createWebhookEndpoint(deps)({ tenant, scopes: ['*'], credential: { kind: 'api_key', keyId: 'bench' } }, { url: `${rx.url}/esig`, events: ['document.created'] }));
@@ -177,7 +210,6 @@ try {
   // start-up does not.
   // The first `warmup` deliveries are not timed, as the baseline's first POSTs are not: they open the workers'
   // connections and warm their processes up. The backlog is committed in order, so those are its oldest events.
-  const total = warmup + events;
   for (let done = 0; done < total; done += 250) await emit(Math.min(250, total - done));
   for (let w = 0; w < workers; w++) {
     procs.push(await startProcess([...profile, join(serverRoot, 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/));
@@ -222,9 +254,11 @@ try {
   process.stdout.write(`${'bare keep-alive HTTPS POSTs, same receiver (baseline)'.padEnd(56)} ${bareRate.toFixed(0).padEnd(8)} ${n} requests, ${concurrent} at a time\n`);
   process.stdout.write(`${`esig deliveries, ${workers} worker(s) × ${loops} job loops`.padEnd(56)} ${(events / seconds).toFixed(0).padEnd(8)} backlog of ${events} drained in ${seconds.toFixed(1)} s, after ${warmup} untimed; ${duplicates} repeated\n`);
   for (const [id, a] of repeats.slice(0, 5)) process.stdout.write(`  repeated: ${id}: ${a.join(', ')}\n`);
+  process.stdout.write(`${'direct: the driver alone, no esig (second baseline)'.padEnd(56)} ${directRate.toFixed(0).padEnd(8)} ${events} deliveries, ${concurrent} at a time, recorded in batches; ${directCpu.toFixed(2)} ms CPU each\n`);
   if (Number.isFinite(workerCpu)) process.stdout.write(`${'esig workers\' CPU time per delivery (user + system)'.padEnd(56)} ${''.padEnd(8)} ${(workerCpu / events).toFixed(2)} ms\n`);
   process.stdout.write(`${'esig commit → first attempt, at a steady rate'.padEnd(56)} ${String(steady).padEnd(8)} p50 ${q(0.5)} ms, p99 ${q(0.99)} ms over ${latencies.length} events\n`);
   process.stdout.write(`\nesig delivers at ${((events / seconds / bareRate) * 100).toFixed(1)} % of the bare keep-alive POST rate at the same concurrency\n`);
+  process.stdout.write(`the direct baseline delivers at ${((directRate / bareRate) * 100).toFixed(1)} % of it; esig at ${((events / seconds / directRate) * 100).toFixed(1)} % of the direct baseline\n`);
 } finally {
   await db.close();
   await rx.close();
