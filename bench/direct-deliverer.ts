@@ -141,12 +141,12 @@ const postgres = async (url: string): Promise<Store> => {
   // Every outcome of a batch in one statement, so one round trip and one transaction.
   const record = {
     name: 'record',
-    text: `WITH o AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[]) AS o(job, delivery, status, ms)),
-        a AS (INSERT INTO attempts (delivery_id, status, duration_ms) SELECT delivery, status, ms FROM o),
-        d AS (UPDATE deliveries SET attempts = attempts + 1, status = CASE WHEN o.status BETWEEN 200 AND 299 THEN 'delivered' ELSE status END
+    text: `WITH o AS (SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[]) AS o(job, delivery, code, ms)),
+        a AS (INSERT INTO attempts (delivery_id, status, duration_ms) SELECT delivery, code, ms FROM o),
+        d AS (UPDATE deliveries SET attempts = attempts + 1, status = CASE WHEN o.code BETWEEN 200 AND 299 THEN 'delivered' ELSE deliveries.status END
               FROM o WHERE deliveries.id = o.delivery),
-        r AS (UPDATE jobs SET run_at = now() + interval '${RETRY_MS} ms', locked_until = NULL FROM o WHERE jobs.id = o.job AND o.status NOT BETWEEN 200 AND 299)
-      DELETE FROM jobs USING o WHERE jobs.id = o.job AND o.status BETWEEN 200 AND 299`,
+        r AS (UPDATE jobs SET run_at = now() + interval '${RETRY_MS} ms', locked_until = NULL FROM o WHERE jobs.id = o.job AND o.code NOT BETWEEN 200 AND 299)
+      DELETE FROM jobs USING o WHERE jobs.id = o.job AND o.code BETWEEN 200 AND 299`,
   };
   return {
     claim: async (n) => (await pool.query<Claimed>({ ...claim, values: [n] })).rows,

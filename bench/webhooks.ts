@@ -161,11 +161,14 @@ try {
       { ...process.env, ESIG_DIRECT_DATABASE: directTarget, ESIG_DIRECT_RECEIVER: `${rx.url}/direct`, ESIG_DIRECT_CA: rx.certFile, ESIG_DIRECT_DELIVERIES: String(total), ESIG_DIRECT_LOOPS: String(concurrent) },
       /direct: ready/,
     );
+    // A baseline that dies (a wrong statement) fails the bench at once, not after waitFor's timeout.
+    const died = new Promise<never>((_, reject) => direct.child.once('exit', (code) => reject(new Error(`the direct baseline exited with ${code}:\n${direct.output()}`))));
+    died.catch(() => undefined);
     try {
-      await rx.waitFor((r) => r.path === '/direct', warmup, 600_000);
+      await Promise.race([rx.waitFor((r) => r.path === '/direct', warmup, 600_000), died]);
       const t0 = performance.now();
       const cpu0 = cpuMs(direct.child.pid);
-      await rx.waitFor((r) => r.path === '/direct', total, 600_000);
+      await Promise.race([rx.waitFor((r) => r.path === '/direct', total, 600_000), died]);
       directRate = events / ((performance.now() - t0) / 1000);
       directCpu = (cpuMs(direct.child.pid) - cpu0) / events;
     } finally {
