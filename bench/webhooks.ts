@@ -5,6 +5,9 @@
  * time from an event's commit to its first delivery attempt (p50/p99), beside the rate of bare HTTPS POSTs
  * to the same receiver with a plain keep-alive client (`https.Agent`, connections reused) at the same
  * concurrency as the workers' webhook job loops (workers × ESIG_WEBHOOK_CONCURRENCY), measured in the same run.
+ * A second baseline, `direct`, delivers as many events at the same concurrency with none of esig's code, recorded
+ * straight on the database driver (bench/direct-deliverer.ts): how much of the bare rate a recorded delivery can
+ * reach at all, and so how much of the gap is esig's.
  * `--concurrency` sets the webhook job loops per worker (default 16, the server's default); `--server-root <checkout>`
  * runs the workers of another (built) checkout, to compare two versions in the same conditions.
  */
