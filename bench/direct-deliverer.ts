@@ -210,6 +210,8 @@ const lane = async (size: number): Promise<never> => {
   }
 };
 
+// Exits on the bench's SIGTERM through process.exit, so that a CPU profile (--cpu-prof) is written.
+process.on('SIGTERM', () => process.exit(0));
 process.stdout.write('direct: ready\n');
 const lanes = Math.max(1, Math.min(loops, Number(process.env.ESIG_DIRECT_LANES ?? '2')));
 await Promise.all(Array.from({ length: lanes }, (_, i) => lane(Math.floor(loops / lanes) + (i < loops % lanes ? 1 : 0))));

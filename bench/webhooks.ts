@@ -149,6 +149,8 @@ try {
   // Its own database of the same kind, its own process; timed as esig's workers are below: from its `warmup`-th
   // delivery to its last.
   const total = warmup + events;
+  // BENCH_PROFILE_DIR=<dir>: a CPU profile of each worker process, and of the direct baseline's.
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   let directTarget = `sqlite:${join(dir, 'direct.db')}`;
   let dropDirect = async () => undefined as void;
   if (values.db === 'postgres') {
@@ -160,7 +162,7 @@ try {
   let directCpu: number;
   try {
     const direct = await startProcess(
-      ['--import', 'tsx', join(root, 'bench/direct-deliverer.ts')],
+      [...profile, '--import', 'tsx', join(root, 'bench/direct-deliverer.ts')],
       { ...process.env, ESIG_DIRECT_DATABASE: directTarget, ESIG_DIRECT_RECEIVER: `${rx.url}/direct`, ESIG_DIRECT_CA: rx.certFile, ESIG_DIRECT_DELIVERIES: String(total), ESIG_DIRECT_LOOPS: String(concurrent) },
       /direct: ready/,
     );
@@ -187,7 +189,6 @@ try {
   await must(db.uow.transaction(cmd));
   const committedAt = new Map<string, number>();
   const procs: Array<Awaited<ReturnType<typeof startProcess>>> = [];
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   /** Commits `count` events in one transaction and notes when they committed. */
   const emit = async (count: number) => {
     const made: DomainEvent[] = [];
