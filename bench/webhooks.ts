@@ -53,16 +53,14 @@ const dir = mkdtempSync(join(tmpdir(), 'esig-bench-wh-'));
 const masterKey = randomBytes(32);
 
 // ---- The database ----------------------------------------------------------------------------------
-let databaseUrl = `sqlite:${join(dir, 'esig.db')}`;
-let dropDatabase = async () => undefined as void;
-if (values.db === 'postgres') {
-  const db = await throwawayPostgres(values['postgres-url']!);
-  databaseUrl = db.url;
-  dropDatabase = db.drop;
-} else if (values.db !== 'sqlite') {
+if (values.db !== 'sqlite' && values.db !== 'postgres') {
   console.error('--db is sqlite or postgres');
   process.exit(2);
 }
+/** A database of the kind `--db` names, for one part of the bench: a SQLite file in `dir`, or a throwaway PostgreSQL database. */
+const databaseFor = async (file: string): Promise<{ url: string; drop: () => Promise<void> }> =>
+  values.db === 'postgres' ? throwawayPostgres(values['postgres-url']!) : { url: `sqlite:${join(dir, file)}`, drop: async () => undefined };
+const { url: databaseUrl, drop: dropDatabase } = await databaseFor('esig.db');
 
 const rx = await startHttpsReceiver();
 const env = {
@@ -151,13 +149,7 @@ try {
   const total = warmup + events;
   // BENCH_PROFILE_DIR=<dir>: a CPU profile of each worker process, and of the direct baseline's.
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  let directTarget = `sqlite:${join(dir, 'direct.db')}`;
-  let dropDirect = async () => undefined as void;
-  if (values.db === 'postgres') {
-    const d = await throwawayPostgres(values['postgres-url']!);
-    directTarget = d.url;
-    dropDirect = d.drop;
-  }
+  const { url: directTarget, drop: dropDirect } = await databaseFor('direct.db');
   let directRate: number;
   let directCpu: number;
   try {
