@@ -251,9 +251,9 @@ try {
   process.stdout.write(`\nesig bench:webhooks — ${events} events, ${workers} worker process(es), ${values.db}, HTTPS receiver on loopback\n\n`);
   process.stdout.write(`${'scenario'.padEnd(56)} ${'per s'.padEnd(8)} detail\n`);
   process.stdout.write(`${'bare keep-alive HTTPS POSTs, same receiver (baseline)'.padEnd(56)} ${bareRate.toFixed(0).padEnd(8)} ${n} requests, ${concurrent} at a time\n`);
+  process.stdout.write(`${'direct: the driver alone, no esig (second baseline)'.padEnd(56)} ${directRate.toFixed(0).padEnd(8)} ${events} deliveries, ${concurrent} at a time, recorded in batches; ${directCpu.toFixed(2)} ms CPU each\n`);
   process.stdout.write(`${`esig deliveries, ${workers} worker(s) × ${loops} job loops`.padEnd(56)} ${(events / seconds).toFixed(0).padEnd(8)} backlog of ${events} drained in ${seconds.toFixed(1)} s, after ${warmup} untimed; ${duplicates} repeated\n`);
   for (const [id, a] of repeats.slice(0, 5)) process.stdout.write(`  repeated: ${id}: ${a.join(', ')}\n`);
-  process.stdout.write(`${'direct: the driver alone, no esig (second baseline)'.padEnd(56)} ${directRate.toFixed(0).padEnd(8)} ${events} deliveries, ${concurrent} at a time, recorded in batches; ${directCpu.toFixed(2)} ms CPU each\n`);
   if (Number.isFinite(workerCpu)) process.stdout.write(`${'esig workers\' CPU time per delivery (user + system)'.padEnd(56)} ${''.padEnd(8)} ${(workerCpu / events).toFixed(2)} ms\n`);
   process.stdout.write(`${'esig commit → first attempt, at a steady rate'.padEnd(56)} ${String(steady).padEnd(8)} p50 ${q(0.5)} ms, p99 ${q(0.99)} ms over ${latencies.length} events\n`);
   process.stdout.write(`\nesig delivers at ${((events / seconds / bareRate) * 100).toFixed(1)} % of the bare keep-alive POST rate at the same concurrency\n`);
