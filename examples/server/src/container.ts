@@ -5,7 +5,7 @@ import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { CursorSigner, MailTransport, Tenant } from '@esig/core';
-import { authenticateAccessToken, jobHandlers, testMailboxTransport } from '@esig/core';
+import { DELIVERY_TIMEOUT_MS, authenticateAccessToken, createEndpointGate, jobHandlers, testMailboxTransport } from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
 import { createSmtpTransport } from '@esig/mailer-smtp';
 import { createPdfWorkerPool } from '@esig/pdf-pdflib';
@@ -91,7 +91,14 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         publicUrl: config.publicUrl,
         renderer: r.resolve(T.Renderer),
         reminderIntervalMs: config.reminderIntervalMs,
-        webhooks: { secrets: deps.secrets, sender: deps.sender, retryScale: deps.retryScale, random: deps.random },
+        webhooks: {
+          secrets: deps.secrets,
+          sender: deps.sender,
+          retryScale: deps.retryScale,
+          random: deps.random,
+          // A slow endpoint holds at most a quarter of this process's webhook loops; the rest serve other endpoints.
+          endpointGate: createEndpointGate({ share: Math.max(1, Math.floor(config.webhookConcurrency / 4)), maxWaitMs: DELIVERY_TIMEOUT_MS }),
+        },
       });
     }),
   );

@@ -319,6 +319,40 @@ describe('webhook deliveries on loops of their own', () => {
     expect(log).toEqual([]);
   }, 30_000);
 
+  // Four webhook loops, so a slow endpoint's share is one. Nine deliveries to a receiver that never answers
+  // fall due before one to another endpoint. The first four take every loop (nothing is known to be slow
+  // yet) and time out after 10 s; from then on the slow endpoint holds one loop, and its other deliveries are
+  // put off. Without the gate, the next four would take every loop for another 10 s first: the receiver would
+  // have seen eight of them before the other endpoint's delivery.
+  it('a slow endpoint holds only its share of the loops: another endpoint is served meanwhile', async () => {
+    await own?.close();
+    own = await startTestServer({
+      ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+      ESIG_WEBHOOK_CA_FILE: rx.certFile,
+      ESIG_WORKER_POLL_MS: '20',
+      ESIG_WEBHOOK_CONCURRENCY: '4',
+    });
+    const slow = await own.call('POST', '/api/v1/webhooks/endpoints', { body: { url: `${rx.url}/gate-slow`, events: ['document.created'] } });
+    const quick = await own.call('POST', '/api/v1/webhooks/endpoints', { body: { url: `${rx.url}/gate-quick`, events: ['request.sent'] } });
+    expect([slow.status, quick.status]).toEqual([201, 201]);
+    rx.answer('/gate-slow', { hang: true });
+    for (let i = 0; i < 8; i++) await own.uploadPdf(`slow-${i}.pdf`);
+    const { req } = await own.draftReady();
+    expect((await own.call('POST', `/api/v1/signature-requests/${req.id}/send`)).status).toBe(200);
+    await rx.waitFor((r) => r.path === '/gate-quick', 1, 60_000);
+    const slowSeen = rx.requests.filter((r) => r.path === '/gate-slow').length;
+    // At most the first round's four (fewer when the uploads took over a second: the first delivery, still in
+    // flight, showed the endpoint slow) and the one let through after it.
+    expect(slowSeen).toBeGreaterThanOrEqual(1);
+    expect(slowSeen).toBeLessThanOrEqual(5);
+    // Three at least were put off before it (those claimed with the one let through): each has a job of its own,
+    // named after the job it replaced, due later.
+    const jobs = await ok(own.container.resolve<Stores>(T.Stores).jobs.list({ kinds: ['webhook.deliver'], limit: 100 }));
+    const putOff = jobs.filter((j) => j.dedupeKey?.includes(':after:'));
+    expect(putOff.length).toBeGreaterThanOrEqual(3);
+    for (const j of putOff) expect(Date.parse(j.runAt)).toBeGreaterThan(Date.now());
+  }, 60_000);
+
   // Each new job wakes only the worker that serves its kind. The poll is an hour away, so a delivery and a mail
   // can only go out because their commits woke the delivery worker and the mail worker: a wake-up routed to the
   // wrong worker (or to none) leaves one of them waiting, and the test times out.

@@ -4,7 +4,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ApiScope, DomainError, DomainEvent, EventType, Principal, Tenant, WebhookDelivery, WebhookEndpoint } from '@esig/core';
-import { API_SCOPES, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, MAX_INLINE_FANOUT, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
+import { API_SCOPES, DELIVERY_TIMEOUT_MS, createEndpointGate, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, MAX_INLINE_FANOUT, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
 import { recordEvent, webhookBody } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT } from './arbitraries.js';
 import type { Reply } from './fakes.js';
@@ -637,5 +637,85 @@ describe('handleWebhookDeliver', () => {
     // The worker retries the job: now there is nothing left to do.
     expect(E.isRight(await runJob(w, handleWebhookDeliver(w.deps), job))).toBe(true);
     expect(e.receiver.received).toHaveLength(1);
+  });
+});
+
+describe('handleWebhookDeliver: a slow endpoint holds only its share of the loops', () => {
+  /**
+   * A deliver handler whose gate lets a slow endpoint hold one delivery at a time, over a sender that holds each
+   * delivery until the test lets it go (in flight, as on a slow network). `held` are the waiting ones, oldest first.
+   */
+  const gated = (w: World) => {
+    const held: Array<() => void> = [];
+    const sender = { ...w.net.sender, send: (r: Parameters<typeof w.net.sender.send>[0]) => () => new Promise<void>((go) => held.push(go)).then(w.net.sender.send(r)) };
+    const deliver = handleWebhookDeliver({ ...w.deps, sender, endpointGate: createEndpointGate({ share: 1, maxWaitMs: DELIVERY_TIMEOUT_MS }) });
+    const inFlight = async (n: number) => {
+      while (held.length < n) await new Promise((r) => setTimeout(r, 1));
+    };
+    /** Lets the oldest held delivery go on, once there is one. */
+    const release = async () => {
+      await inFlight(1);
+      held.shift()!();
+    };
+    return { deliver, held, inFlight, release };
+  };
+
+  it('puts off a delivery past the share: nothing sent, no attempt, a new job when a slot should be free, and it is delivered then', async () => {
+    const w = world();
+    const e = await endpoint(w);
+    const { deliver, held, inFlight: waitInFlight, release } = gated(w);
+
+    e.receiver.answer({ noAnswer: 'timeout' });
+    await emit(w);
+    const first = (await oneDue(w)).job;
+    const ran = runOk(w, deliver, first);
+    await release();
+    await ran;
+    expect(e.receiver.received).toHaveLength(1);
+
+    await emit(w);
+    await emit(w);
+    const [a, b] = await dueDeliveries(w);
+    const inFlight = runOk(w, deliver, a!.job);
+    await waitInFlight(1);
+    const sentBefore = w.net.sent.length;
+    await runOk(w, deliver, b!.job);
+    // Put off: nothing sent, nothing logged, still pending with no attempt, its next attempt later.
+    expect(w.net.sent).toHaveLength(sentBefore);
+    expect(held).toHaveLength(1);
+    expect(await attempts(w, { eventId: b!.delivery.eventId })).toEqual([]);
+    const waiting = await delivery(w, b!.delivery);
+    const put = Date.parse(waiting.nextAttemptAt!) - w.h.clock.now().getTime();
+    // The last delivery took the whole timeout and the one in flight has just started: about that long, plus jitter.
+    expect(put).toBe(DELIVERY_TIMEOUT_MS * 1.25);
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 0, version: b!.delivery.version + 1 });
+    // Its job is done, and a new one falls due then (nothing due now).
+    expect(await claim(w, ['webhook.deliver'], now(w))).toEqual([]);
+    await release();
+    await inFlight;
+
+    w.h.clock.advance(put);
+    const [again, ...rest] = await dueDeliveries(w);
+    expect(rest).toEqual([]);
+    expect(again!.delivery.id).toBe(b!.delivery.id);
+    const last = runOk(w, deliver, again!.job);
+    await release();
+    await last;
+    expect(await delivery(w, b!.delivery)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(e.receiver.received.at(-1)!.request.headers['Esig-Attempt']).toBe('1');
+  });
+
+  it('does not hold back an endpoint that answers quickly', async () => {
+    const w = world();
+    await endpoint(w);
+    const { deliver, held, inFlight } = gated(w);
+    for (let i = 0; i < 4; i++) await emit(w);
+    const due = await dueDeliveries(w);
+    const runs = due.map(({ job }) => runOk(w, deliver, job));
+    // All four are in flight at once: none was put off.
+    await inFlight(4);
+    held.forEach((go) => go());
+    await Promise.all(runs);
+    for (const { delivery: d } of due) expect(await delivery(w, d)).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 });

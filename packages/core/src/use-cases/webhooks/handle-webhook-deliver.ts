@@ -2,9 +2,11 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
+import type { JobOf } from '../../model/job.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook.js';
 import type { Stores } from '../../ports/stores.js';
 import type { WebhookResponse } from '../../ports/webhook-sender.js';
+import { createEndpointGate } from '../../webhook-gate.js';
 import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, secretsInForce, signatureHeader } from '../../webhook-rules.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { nothingToRecord } from '../jobs/job-handler.js';
@@ -24,10 +26,13 @@ const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): stri
  * and the request log, the delivery's new state, the endpoint's health — disabling it (and cancelling its
  * waiting deliveries) after 5 final failures in a row or 3 days of nothing but failures — and the next
  * attempt's job when the verdict is a retry. A retry keeps the event id and the delivery id.
+ *
+ * A slow endpoint holds only its share of the worker's loops (`WebhookDeps.endpointGate`): past it, the
+ * delivery is put off without an attempt (`putOff`), and the loop goes on to other work.
  */
-export const handleWebhookDeliver =
-  (deps: WebhookDeps): JobHandler<'webhook.deliver'> =>
-  (job) => {
+export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.deliver'> => {
+  const gate = deps.endpointGate ?? createEndpointGate({ share: 4, maxWaitMs: DELIVERY_TIMEOUT_MS });
+  return (job) => {
     const tenant = tenantOf(job);
     return pipe(
       // One read for both (one round trip on PostgreSQL): most deliveries are pending and need their endpoint.
@@ -37,8 +42,10 @@ export const handleWebhookDeliver =
         const { delivery: d, endpoint: e } = found;
         if (e === null || !e.enabled)
           return TE.right((tx: Stores) => pipe(cancel(tx, d, deps.clock.now().toISOString()), TE.map(() => undefined)));
-        const attempt = d.attempts + 1;
         const now = deps.clock.now();
+        const entry = gate.enter(`${d.orgId}|${d.mode}|${e.id}`, now.getTime());
+        if (!entry.admitted) return TE.right(putOff(deps, job, d, new Date(now.getTime() + Math.round(entry.retryInMs * (1 + deps.random() / 2)))));
+        const attempt = d.attempts + 1;
         const t = Math.floor(now.getTime() / 1000);
         const secrets = signingSecrets(deps, e, now.toISOString());
         const headers = {
@@ -49,13 +56,50 @@ export const handleWebhookDeliver =
           'Esig-Attempt': String(attempt),
           'Esig-Timestamp': String(t),
         };
+        // The gate hears how long the exchange took, also when the sender throws (a bug: it answers NoAnswer).
+        const send = deps.sender.send({ url: e.url, body: d.body, headers, timeoutMs: DELIVERY_TIMEOUT_MS });
+        const sent = () =>
+          send().then(
+            (r) => (entry.leave(r.durationMs), r),
+            (err: unknown) => {
+              entry.leave(deps.clock.now().getTime() - now.getTime());
+              throw err;
+            },
+          );
         return pipe(
-          TE.fromTask(deps.sender.send({ url: e.url, body: d.body, headers, timeoutMs: DELIVERY_TIMEOUT_MS })),
+          TE.fromTask(sent),
           TE.map((response) => record(deps, d, e.id, attempt, response, e.url)),
         );
       }),
     );
   };
+};
+
+/**
+ * A delivery put off because its endpoint is slow and holds its share of the loops: nothing is sent and no
+ * attempt counted. This job is done, and a new one for the same attempt falls due `at`; the delivery shows
+ * `at` as its next attempt. (The new job's dedupe key names the job it replaces, so it never collides with
+ * the key of an attempt's own job.)
+ */
+const putOff =
+  (deps: WebhookDeps, job: JobOf<'webhook.deliver'>, d: WebhookDelivery, at: Date) =>
+  (tx: Stores): TE.TaskEither<DomainError, void> =>
+    pipe(
+      tx.webhookDeliveries.update({ ...d, nextAttemptAt: at.toISOString(), version: d.version + 1 }),
+      TE.chainW(() =>
+        tx.jobs.enqueue({
+          id: deps.ids.next('job'),
+          kind: 'webhook.deliver',
+          orgId: d.orgId,
+          mode: d.mode,
+          payload: { deliveryId: d.id },
+          runAt: at.toISOString(),
+          dedupeKey: `deliver:${d.id}:${d.attempts + 1}:after:${job.id}`,
+          createdAt: deps.clock.now().toISOString(),
+        }),
+      ),
+      TE.map(() => undefined),
+    );
 
 const cancel = (tx: Stores, d: WebhookDelivery, at: string) =>
   tx.webhookDeliveries.update({ ...d, status: 'cancelled', nextAttemptAt: null, lastAttemptAt: d.lastAttemptAt ?? at, version: d.version + 1 });
