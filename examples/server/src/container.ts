@@ -96,7 +96,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
           sender: deps.sender,
           retryScale: deps.retryScale,
           random: deps.random,
-          // A slow endpoint holds at most a quarter of this process's webhook loops; the rest serve other endpoints.
+          // A slow receiver holds at most a quarter of this process's webhook loops; the rest serve other receivers.
           endpointGate: createEndpointGate({ share: Math.max(1, Math.floor(config.webhookConcurrency / 4)), maxWaitMs: DELIVERY_TIMEOUT_MS }),
         },
       });

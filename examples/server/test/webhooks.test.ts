@@ -345,12 +345,6 @@ describe('webhook deliveries on loops of their own', () => {
     // flight, showed the endpoint slow) and the one let through after it.
     expect(slowSeen).toBeGreaterThanOrEqual(1);
     expect(slowSeen).toBeLessThanOrEqual(5);
-    // Three at least were put off before it (those claimed with the one let through): each has a job of its own,
-    // named after the job it replaced, due later.
-    const jobs = await ok(own.container.resolve<Stores>(T.Stores).jobs.list({ kinds: ['webhook.deliver'], limit: 100 }));
-    const putOff = jobs.filter((j) => j.dedupeKey?.includes(':after:'));
-    expect(putOff.length).toBeGreaterThanOrEqual(3);
-    for (const j of putOff) expect(Date.parse(j.runAt)).toBeGreaterThan(Date.now());
   }, 60_000);
 
   // Each new job wakes only the worker that serves its kind. The poll is an hour away, so a delivery and a mail

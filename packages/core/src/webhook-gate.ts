@@ -1,51 +1,66 @@
 /**
- * How many of a worker's deliveries one slow endpoint may hold at once.
+ * How many of a worker's deliveries one slow receiver may hold at once.
  *
- * A worker's webhook loops take jobs in the order they fell due. Without a limit, a backlog for one endpoint
- * that does not answer takes every loop for the whole delivery timeout, again and again: measured with 16
- * loops, 48 deliveries to a receiver that never answered held another org's deliveries back for 30 s, three
- * rounds of 10 s. With this gate, an endpoint that is slow holds at most `share` of the loops; its other
- * deliveries are put off (see `handleWebhookDeliver`) and the loops go on to other endpoints' work.
+ * A worker's webhook loops take jobs in the order they fell due. Without a limit, a backlog for a receiver that
+ * does not answer takes every loop for the whole delivery timeout, again and again: measured with 16 loops, 48
+ * deliveries to a receiver that never answered held another org's deliveries back for 30 s, three rounds of
+ * 10 s. With this gate, a slow receiver holds at most `share` of the loops; its other deliveries are put off
+ * (see `handleWebhookDeliver`), each to a time of its own, and the loops go on to other work.
  *
- * "Slow" is judged on what this process has seen: the last delivery to the endpoint took `slowMs` or more, or
- * one still in flight has run that long. An endpoint that answers quickly is never held back, however many
- * deliveries it has in flight, so a single busy receiver still gets every loop. The gate is per process
- * (each worker process holds its own share), in memory, and forgets endpoints that are idle and fast.
+ * A receiver is named by its URL (`enter`'s key), so several endpoints pointing at one URL share one share.
+ * It is slow, on what this process has seen, when the last delivery to it that ended took `slowMs` or more
+ * (a verdict forgotten after `forgetMs` without another), or when `share` of its deliveries in flight have
+ * each run that long already. One stuck request does not make a busy receiver that otherwise answers quickly
+ * slow. The gate is per process (each worker process holds its own share) and in memory.
+ *
+ * Put-off deliveries get times one after another, a slot apart (the last duration over the share, and a
+ * quarter of `slowMs`: about when the next slot frees), so that a backlog is put off about once per delivery rather than again at every round.
+ * No time is further than `horizonMs` ahead: if the receiver recovers, its backlog does not wait hours for slots
+ * planned while it was slow. (A backlog longer than the horizon is put off again when its time comes.)
  */
 
 /** The gate's answer to a delivery about to start. */
 export type GateEntry =
   /** Go ahead; call `leave` with how long the exchange took, once it has ended (a second call is ignored). */
   | { readonly admitted: true; readonly leave: (durationMs: number) => void }
-  /** The endpoint is slow and holds its share: try again in about `retryInMs`. */
+  /** The receiver is slow and holds its share: try again in `retryInMs`. */
   | { readonly admitted: false; readonly retryInMs: number };
 
 export interface EndpointGate {
-  /** A delivery to `endpoint` (any key naming it: org, mode and endpoint id) about to start at `nowMs`. */
-  readonly enter: (endpoint: string, nowMs: number) => GateEntry;
+  /** A delivery to `receiver` (its URL) about to start at `nowMs`. */
+  readonly enter: (receiver: string, nowMs: number) => GateEntry;
 }
 
 export interface EndpointGateOptions {
-  /** Deliveries a slow endpoint may have in flight at once. At least 1. */
+  /** Deliveries a slow receiver may have in flight at once. At least 1. */
   readonly share: number;
-  /** A delivery that takes this long or longer makes its endpoint slow. Default 1 s. */
+  /** A delivery that takes this long or longer makes its receiver slow. Default 1 s. */
   readonly slowMs?: number;
-  /** The longest a put-off delivery waits: the delivery timeout, after which a slot has surely freed. */
+  /** The delivery timeout: no delivery takes longer, so a slot has surely freed by then. */
   readonly maxWaitMs: number;
-  /** Endpoints remembered at most; the least recently used without deliveries in flight are forgotten first. */
+  /** How long a slow verdict holds without another delivery ending. Default 6 × maxWaitMs. */
+  readonly forgetMs?: number;
+  /** The furthest ahead a delivery is put off. Default 1 h. */
+  readonly horizonMs?: number;
+  /** Receivers remembered at most; the least recently used without deliveries in flight are forgotten first. */
   readonly remember?: number;
 }
 
 interface Lane {
   /** When each delivery in flight started, oldest first. */
   readonly starts: number[];
-  /** How long the last delivery that ended took. */
+  /** How long the last delivery that ended took, and when it ended. */
   lastMs: number;
+  lastAt: number;
+  /** The time the next put-off delivery gets, at the earliest. */
+  nextSlot: number;
 }
 
 export const createEndpointGate = (o: EndpointGateOptions): EndpointGate => {
   const share = Math.max(1, Math.floor(o.share));
   const slowMs = o.slowMs ?? 1_000;
+  const forgetMs = o.forgetMs ?? 6 * o.maxWaitMs;
+  const horizonMs = o.horizonMs ?? 3_600_000;
   const remember = o.remember ?? 10_000;
   const lanes = new Map<string, Lane>();
 
@@ -55,17 +70,31 @@ export const createEndpointGate = (o: EndpointGateOptions): EndpointGate => {
       if (lane.starts.length === 0) lanes.delete(key);
     }
   };
+  /** How long deliveries to this receiver take, as far as is known now; 0 when it is not slow. */
+  const slowFor = (lane: Lane, nowMs: number): number => {
+    if (lane.lastMs >= slowMs && nowMs - lane.lastAt <= forgetMs) return lane.lastMs;
+    const stuck = lane.starts.filter((s) => nowMs - s >= slowMs).length;
+    return stuck >= share ? slowMs : 0;
+  };
 
   return {
-    enter: (endpoint, nowMs) => {
-      const lane = lanes.get(endpoint) ?? { starts: [], lastMs: 0 };
-      const oldest = lane.starts[0];
-      const runningFor = oldest === undefined ? 0 : nowMs - oldest;
-      if (lane.starts.length >= share && (lane.lastMs >= slowMs || runningFor >= slowMs))
-        return { admitted: false, retryInMs: Math.min(o.maxWaitMs, Math.max(slowMs, lane.lastMs - runningFor)) };
+    enter: (receiver, nowMs) => {
+      const lane = lanes.get(receiver) ?? { starts: [], lastMs: 0, lastAt: 0, nextSlot: 0 };
+      const took = lane.starts.length >= share ? slowFor(lane, nowMs) : 0;
+      if (took > 0) {
+        const expected = Math.min(o.maxWaitMs, took);
+        // The oldest delivery in flight should end first; the first put-off delivery goes just after, and each
+        // next one a slot later. The margin keeps a delivery from coming due the very moment the one before it
+        // should end: claimed a little early, it would only be put off again, to the end of the line.
+        const margin = slowMs / 4;
+        const firstFree = nowMs + Math.max(slowMs, expected - (nowMs - lane.starts[0]!)) + margin;
+        const at = Math.min(Math.max(firstFree, lane.nextSlot), nowMs + horizonMs);
+        lane.nextSlot = at + expected / share + margin;
+        return { admitted: false, retryInMs: at - nowMs };
+      }
       // Most recently used last, so that forgetIdle drops the least recently used first.
-      lanes.delete(endpoint);
-      lanes.set(endpoint, lane);
+      lanes.delete(receiver);
+      lanes.set(receiver, lane);
       lane.starts.push(nowMs);
       if (lanes.size > remember) forgetIdle();
       let ended = false;
@@ -76,8 +105,9 @@ export const createEndpointGate = (o: EndpointGateOptions): EndpointGate => {
           ended = true;
           lane.starts.splice(lane.starts.indexOf(nowMs), 1);
           lane.lastMs = durationMs;
-          // An idle endpoint that answered quickly has nothing worth remembering.
-          if (lane.starts.length === 0 && durationMs < slowMs && lanes.get(endpoint) === lane) lanes.delete(endpoint);
+          lane.lastAt = nowMs + durationMs;
+          // An idle receiver that answered quickly has nothing worth remembering.
+          if (lane.starts.length === 0 && durationMs < slowMs && lanes.get(receiver) === lane) lanes.delete(receiver);
         },
       };
     },

@@ -27,7 +27,7 @@ const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): stri
  * waiting deliveries) after 5 final failures in a row or 3 days of nothing but failures — and the next
  * attempt's job when the verdict is a retry. A retry keeps the event id and the delivery id.
  *
- * A slow endpoint holds only its share of the worker's loops (`WebhookDeps.endpointGate`): past it, the
+ * A slow receiver holds only its share of the worker's loops (`WebhookDeps.endpointGate`): past it, the
  * delivery is put off without an attempt (`putOff`), and the loop goes on to other work.
  */
 export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.deliver'> => {
@@ -43,8 +43,9 @@ export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.del
         if (e === null || !e.enabled)
           return TE.right((tx: Stores) => pipe(cancel(tx, d, deps.clock.now().toISOString()), TE.map(() => undefined)));
         const now = deps.clock.now();
-        const entry = gate.enter(`${d.orgId}|${d.mode}|${e.id}`, now.getTime());
-        if (!entry.admitted) return TE.right(putOff(deps, job, d, new Date(now.getTime() + Math.round(entry.retryInMs * (1 + deps.random() / 2)))));
+        // The receiver is its URL: endpoints (of any org) that point at one URL share one share.
+        const entry = gate.enter(e.url, now.getTime());
+        if (!entry.admitted) return TE.right(putOff(deps, job, d, new Date(now.getTime() + Math.ceil(entry.retryInMs))));
         const attempt = d.attempts + 1;
         const t = Math.floor(now.getTime() / 1000);
         const secrets = signingSecrets(deps, e, now.toISOString());
@@ -56,16 +57,18 @@ export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.del
           'Esig-Attempt': String(attempt),
           'Esig-Timestamp': String(t),
         };
-        // The gate hears how long the exchange took, also when the sender throws (a bug: it answers NoAnswer).
-        const send = deps.sender.send({ url: e.url, body: d.body, headers, timeoutMs: DELIVERY_TIMEOUT_MS });
+        // The gate hears how long the exchange took, also when the sender throws or rejects (a bug: it answers
+        // NoAnswer), synchronously or not: a slot never left would hold its receiver to its share for good.
         const sent = () =>
-          send().then(
-            (r) => (entry.leave(r.durationMs), r),
-            (err: unknown) => {
-              entry.leave(deps.clock.now().getTime() - now.getTime());
-              throw err;
-            },
-          );
+          Promise.resolve()
+            .then(() => deps.sender.send({ url: e.url, body: d.body, headers, timeoutMs: DELIVERY_TIMEOUT_MS })())
+            .then(
+              (r) => (entry.leave(r.durationMs), r),
+              (err: unknown) => {
+                entry.leave(deps.clock.now().getTime() - now.getTime());
+                throw err;
+              },
+            );
         return pipe(
           TE.fromTask(sent),
           TE.map((response) => record(deps, d, e.id, attempt, response, e.url)),
@@ -76,7 +79,7 @@ export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.del
 };
 
 /**
- * A delivery put off because its endpoint is slow and holds its share of the loops: nothing is sent and no
+ * A delivery put off because its receiver is slow and holds its share of the loops: nothing is sent and no
  * attempt counted. This job is done, and a new one for the same attempt falls due `at`; the delivery shows
  * `at` as its next attempt. (The new job's dedupe key names the job it replaces, so it never collides with
  * the key of an attempt's own job.)

@@ -20,7 +20,7 @@ export interface WebhookDeps {
   /** In [0, 1): jitter for retry gaps. */
   readonly random: () => number;
   /**
-   * How many deliveries one slow endpoint may hold at once in this process (`createEndpointGate`). One gate per
+   * How many deliveries one slow receiver may hold at once in this process (`createEndpointGate`). One gate per
    * worker process, shared by its loops. Default: a share of 4 for the handler made from these deps.
    */
   readonly endpointGate?: EndpointGate;
