@@ -5,7 +5,7 @@ import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import type { CursorSigner, MailTransport, Tenant } from '@esig/core';
-import { DELIVERY_TIMEOUT_MS, authenticateAccessToken, createEndpointGate, jobHandlers, testMailboxTransport } from '@esig/core';
+import { authenticateAccessToken, createReceiverGate, jobHandlers, testMailboxTransport } from '@esig/core';
 import { createEsigApp, defaultHttpOptions } from '@esig/http-express';
 import { createSmtpTransport } from '@esig/mailer-smtp';
 import { createPdfWorkerPool } from '@esig/pdf-pdflib';
@@ -97,7 +97,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
           retryScale: deps.retryScale,
           random: deps.random,
           // A slow receiver holds at most a quarter of this process's webhook loops; the rest serve other receivers.
-          endpointGate: createEndpointGate({ share: Math.max(1, Math.floor(config.webhookConcurrency / 4)), maxWaitMs: DELIVERY_TIMEOUT_MS }),
+          receiverGate: createReceiverGate({ share: Math.max(1, Math.floor(config.webhookConcurrency / 4)) }),
         },
       });
     }),

@@ -157,8 +157,8 @@ export {
   RETRY_GAPS_MS,
   SECRET_OVERLAP_MS,
 } from './webhook-rules.js';
-export { createEndpointGate } from './webhook-gate.js';
-export type { EndpointGate, EndpointGateOptions, GateEntry } from './webhook-gate.js';
+export { createReceiverGate } from './receiver-gate.js';
+export type { ReceiverGate, ReceiverGateOptions, GateEntry } from './receiver-gate.js';
 export type { WebhookDeps } from './use-cases/webhooks/webhook-deps.js';
 export * from './use-cases/webhooks/create-webhook-endpoint.js';
 export * from './use-cases/webhooks/get-webhook-endpoint.js';

@@ -4,7 +4,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ApiScope, DomainError, DomainEvent, EventType, Principal, Tenant, WebhookDelivery, WebhookEndpoint, WebhookSender } from '@esig/core';
-import { API_SCOPES, DELIVERY_TIMEOUT_MS, createEndpointGate, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, MAX_INLINE_FANOUT, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
+import { API_SCOPES, DELIVERY_TIMEOUT_MS, createReceiverGate, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, MAX_INLINE_FANOUT, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
 import { recordEvent, webhookBody } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT } from './arbitraries.js';
 import type { Reply } from './fakes.js';
@@ -648,7 +648,7 @@ describe('handleWebhookDeliver: a slow endpoint holds only its share of the loop
   const gated = (w: World) => {
     const held: Array<() => void> = [];
     const sender = { ...w.net.sender, send: (r: Parameters<typeof w.net.sender.send>[0]) => () => new Promise<void>((go) => held.push(go)).then(w.net.sender.send(r)) };
-    const deliver = handleWebhookDeliver({ ...w.deps, sender, endpointGate: createEndpointGate({ share: 1, maxWaitMs: DELIVERY_TIMEOUT_MS }) });
+    const deliver = handleWebhookDeliver({ ...w.deps, sender, receiverGate: createReceiverGate({ share: 1, maxWaitMs: DELIVERY_TIMEOUT_MS }) });
     const inFlight = async (n: number) => {
       while (held.length < n) await new Promise((r) => setTimeout(r, 1));
     };
@@ -742,7 +742,7 @@ describe('handleWebhookDeliver: a slow endpoint holds only its share of the loop
     const real = w.net.sender;
     const bug = buggy(real);
     const sender: WebhookSender = { ...real, send: (r) => (broken ? bug.send(r) : real.send(r)) };
-    const deliver = handleWebhookDeliver({ ...w.deps, sender, endpointGate: createEndpointGate({ share: 1, maxWaitMs: DELIVERY_TIMEOUT_MS }) });
+    const deliver = handleWebhookDeliver({ ...w.deps, sender, receiverGate: createReceiverGate({ share: 1, maxWaitMs: DELIVERY_TIMEOUT_MS }) });
     await emit(w);
     const first = (await oneDue(w)).job;
     // The throw reaches the caller (the worker counts it as this run's failure and retries the job later).

@@ -19,7 +19,7 @@ export type JobHandlerDeps = MailJobDeps & {
    * Webhook delivery. Without it the webhook kinds have no handler: fine for a backend that creates no
    * webhook endpoints, since an org without endpoints queues no webhook jobs.
    */
-  readonly webhooks?: Pick<WebhookDeps, 'secrets' | 'sender' | 'retryScale' | 'random' | 'endpointGate'>;
+  readonly webhooks?: Pick<WebhookDeps, 'secrets' | 'sender' | 'retryScale' | 'random' | 'receiverGate'>;
 };
 
 /**

@@ -6,7 +6,7 @@ import type { JobOf } from '../../model/job.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../model/webhook.js';
 import type { Stores } from '../../ports/stores.js';
 import type { WebhookResponse } from '../../ports/webhook-sender.js';
-import { createEndpointGate } from '../../webhook-gate.js';
+import { createReceiverGate } from '../../receiver-gate.js';
 import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, secretsInForce, signatureHeader } from '../../webhook-rules.js';
 import type { JobHandler } from '../jobs/job-handler.js';
 import { nothingToRecord } from '../jobs/job-handler.js';
@@ -27,11 +27,11 @@ const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): stri
  * waiting deliveries) after 5 final failures in a row or 3 days of nothing but failures — and the next
  * attempt's job when the verdict is a retry. A retry keeps the event id and the delivery id.
  *
- * A slow receiver holds only its share of the worker's loops (`WebhookDeps.endpointGate`): past it, the
+ * A slow receiver holds only its share of the worker's loops (`WebhookDeps.receiverGate`): past it, the
  * delivery is put off without an attempt (`putOff`), and the loop goes on to other work.
  */
 export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.deliver'> => {
-  const gate = deps.endpointGate ?? createEndpointGate({ share: 4, maxWaitMs: DELIVERY_TIMEOUT_MS });
+  const gate = deps.receiverGate ?? createReceiverGate({ share: 4 });
   return (job) => {
     const tenant = tenantOf(job);
     return pipe(

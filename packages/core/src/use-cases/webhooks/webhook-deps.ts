@@ -5,7 +5,7 @@ import type { SecretBox } from '../../ports/secret-box.js';
 import type { Stores } from '../../ports/stores.js';
 import type { UnitOfWork } from '../../ports/unit-of-work.js';
 import type { WebhookSender } from '../../ports/webhook-sender.js';
-import type { EndpointGate } from '../../webhook-gate.js';
+import type { ReceiverGate } from '../../receiver-gate.js';
 
 export interface WebhookDeps {
   readonly stores: Stores;
@@ -20,10 +20,10 @@ export interface WebhookDeps {
   /** In [0, 1): jitter for retry gaps. */
   readonly random: () => number;
   /**
-   * How many deliveries one slow receiver may hold at once in this process (`createEndpointGate`). One gate per
+   * How many deliveries one slow receiver may hold at once in this process (`createReceiverGate`). One gate per
    * worker process, shared by its loops. Default: a share of 4 for the handler made from these deps.
    */
-  readonly endpointGate?: EndpointGate;
+  readonly receiverGate?: ReceiverGate;
 }
 
 /** `whsec_` and 43 alphanumerics (≈ 256 bits). */

@@ -1,23 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { GateEntry } from '@esig/core';
-import { createEndpointGate } from '@esig/core';
+import { createReceiverGate } from '@esig/core';
 
 const admitted = (e: GateEntry) => {
   if (!e.admitted) throw new Error(`refused, retry in ${e.retryInMs} ms`);
   return e;
 };
 
-describe('createEndpointGate', () => {
+describe('createReceiverGate', () => {
   it('never holds back a receiver that answers quickly, however many deliveries it has in flight', () => {
-    const gate = createEndpointGate({ share: 2, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 2, maxWaitMs: 10_000 });
     const open = Array.from({ length: 50 }, (_, i) => admitted(gate.enter('e', i)));
     open.slice(0, 10).forEach((e) => e.leave(12));
     for (let i = 0; i < 50; i++) admitted(gate.enter('e', 100 + i));
   });
 
   it('after a slow delivery, lets the receiver hold only its share, and gives each delivery put off a time of its own', () => {
-    const gate = createEndpointGate({ share: 2, slowMs: 1_000, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 2, slowMs: 1_000, maxWaitMs: 10_000 });
     admitted(gate.enter('e', 0)).leave(10_000);
     const a = admitted(gate.enter('e', 20_000));
     admitted(gate.enter('e', 20_000));
@@ -35,7 +35,7 @@ describe('createEndpointGate', () => {
   });
 
   it('puts off no further than the horizon', () => {
-    const gate = createEndpointGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000, horizonMs: 60_000 });
+    const gate = createReceiverGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000, horizonMs: 60_000 });
     admitted(gate.enter('e', 0)).leave(10_000);
     admitted(gate.enter('e', 10_000));
     const waits = Array.from({ length: 20 }, () => gate.enter('e', 10_000)).map((g) => (g.admitted ? -1 : g.retryInMs));
@@ -44,18 +44,18 @@ describe('createEndpointGate', () => {
   });
 
   it('forgets a slow verdict after forgetMs without another delivery ending', () => {
-    const gate = createEndpointGate({ share: 4, slowMs: 1_000, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 4, slowMs: 1_000, maxWaitMs: 10_000 });
     admitted(gate.enter('e', 0)).leave(10_000);
     // Within a minute of that timeout, a burst is held to the share.
     expect(Array.from({ length: 16 }, () => gate.enter('e', 60_000)).filter((g) => !g.admitted)).toHaveLength(12);
     // A day later it is not.
-    const gate2 = createEndpointGate({ share: 4, slowMs: 1_000, maxWaitMs: 10_000 });
+    const gate2 = createReceiverGate({ share: 4, slowMs: 1_000, maxWaitMs: 10_000 });
     admitted(gate2.enter('e', 0)).leave(10_000);
     expect(Array.from({ length: 16 }, () => gate2.enter('e', 86_400_000)).filter((g) => !g.admitted)).toEqual([]);
   });
 
   it('does not hold back a busy receiver whose deliveries answer in 20 ms while one request is stuck', () => {
-    const gate = createEndpointGate({ share: 4, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 4, maxWaitMs: 10_000 });
     admitted(gate.enter('e', 0));
     let refused = 0;
     // 2 s of a busy receiver: every 5 ms, eight deliveries start and those that started 20 ms before end.
@@ -74,7 +74,7 @@ describe('createEndpointGate', () => {
   it('drains a backlog to a receiver that never answers with about one put-off per delivery, not one per round', () => {
     // Share 1 and the 10 s timeout, as a worker of 4 loops sees it; a delivery put off comes back at its time.
     const simulate = (n: number) => {
-      const gate = createEndpointGate({ share: 1, maxWaitMs: 10_000 });
+      const gate = createReceiverGate({ share: 1, maxWaitMs: 10_000 });
       admitted(gate.enter('slow', -10_000)).leave(10_000);
       const events: Array<{ at: number; leave?: (ms: number) => void }> = Array.from({ length: n }, () => ({ at: 0 }));
       let putOffs = 0;
@@ -102,7 +102,7 @@ describe('createEndpointGate', () => {
   });
 
   it('holds a receiver back once its share of deliveries in flight have run slowMs, before any has ended', () => {
-    const gate = createEndpointGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000 });
     admitted(gate.enter('e', 0));
     // Within slowMs nothing is known to be slow yet.
     admitted(gate.enter('e', 999));
@@ -110,7 +110,7 @@ describe('createEndpointGate', () => {
   });
 
   it('lets a recovered receiver through again once a delivery has ended quickly', () => {
-    const gate = createEndpointGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000 });
     admitted(gate.enter('e', 0)).leave(10_000);
     const first = admitted(gate.enter('e', 20_000));
     expect(gate.enter('e', 20_010).admitted).toBe(false);
@@ -120,7 +120,7 @@ describe('createEndpointGate', () => {
   });
 
   it('counts a delivery that is left twice once', () => {
-    const gate = createEndpointGate({ share: 2, slowMs: 1_000, maxWaitMs: 10_000 });
+    const gate = createReceiverGate({ share: 2, slowMs: 1_000, maxWaitMs: 10_000 });
     admitted(gate.enter('e', 0)).leave(5_000);
     const a = admitted(gate.enter('e', 10_000));
     admitted(gate.enter('e', 10_000));
@@ -131,7 +131,7 @@ describe('createEndpointGate', () => {
   });
 
   it('forgets idle receivers past `remember`, but never one with deliveries in flight', () => {
-    const gate = createEndpointGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000, remember: 3 });
+    const gate = createReceiverGate({ share: 1, slowMs: 1_000, maxWaitMs: 10_000, remember: 3 });
     admitted(gate.enter('busy', 0)).leave(10_000);
     admitted(gate.enter('busy', 10_000));
     for (let i = 0; i < 20; i++) admitted(gate.enter(`slow-${i}`, 10_000 + i)).leave(10_000);
@@ -151,7 +151,7 @@ describe('createEndpointGate', () => {
     );
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 4 }), fc.array(op, { maxLength: 200 }), (share, ops) => {
-        const gate = createEndpointGate({ share, slowMs: 1_000, maxWaitMs: 10_000 });
+        const gate = createReceiverGate({ share, slowMs: 1_000, maxWaitMs: 10_000 });
         let now = 0;
         const open: Array<{ receiver: string; since: number; leave: (ms: number) => void }> = [];
         /** Per receiver: the last delivery that ended, how long it took and when it ended. */

@@ -1,3 +1,5 @@
+import { DELIVERY_TIMEOUT_MS } from './webhook-rules.js';
+
 /**
  * How many of a worker's deliveries one slow receiver may hold at once.
  *
@@ -14,9 +16,10 @@
  * slow. The gate is per process (each worker process holds its own share) and in memory.
  *
  * Put-off deliveries get times one after another, a slot apart (the last duration over the share, and a
- * quarter of `slowMs`: about when the next slot frees), so that a backlog is put off about once per delivery rather than again at every round.
- * No time is further than `horizonMs` ahead: if the receiver recovers, its backlog does not wait hours for slots
- * planned while it was slow. (A backlog longer than the horizon is put off again when its time comes.)
+ * quarter of `slowMs`: about when the next slot frees), so that a backlog is put off about once per delivery
+ * rather than again at every round. No time is further than `horizonMs` ahead: if the receiver recovers, its
+ * backlog does not wait hours for slots planned while it was slow. (A backlog longer than the horizon is put
+ * off again when its time comes.)
  */
 
 /** The gate's answer to a delivery about to start. */
@@ -26,18 +29,18 @@ export type GateEntry =
   /** The receiver is slow and holds its share: try again in `retryInMs`. */
   | { readonly admitted: false; readonly retryInMs: number };
 
-export interface EndpointGate {
+export interface ReceiverGate {
   /** A delivery to `receiver` (its URL) about to start at `nowMs`. */
   readonly enter: (receiver: string, nowMs: number) => GateEntry;
 }
 
-export interface EndpointGateOptions {
+export interface ReceiverGateOptions {
   /** Deliveries a slow receiver may have in flight at once. At least 1. */
   readonly share: number;
   /** A delivery that takes this long or longer makes its receiver slow. Default 1 s. */
   readonly slowMs?: number;
-  /** The delivery timeout: no delivery takes longer, so a slot has surely freed by then. */
-  readonly maxWaitMs: number;
+  /** No delivery takes longer, so a slot has surely freed by then. Default: the delivery timeout, 10 s. */
+  readonly maxWaitMs?: number;
   /** How long a slow verdict holds without another delivery ending. Default 6 × maxWaitMs. */
   readonly forgetMs?: number;
   /** The furthest ahead a delivery is put off. Default 1 h. */
@@ -56,10 +59,11 @@ interface Lane {
   nextSlot: number;
 }
 
-export const createEndpointGate = (o: EndpointGateOptions): EndpointGate => {
+export const createReceiverGate = (o: ReceiverGateOptions): ReceiverGate => {
   const share = Math.max(1, Math.floor(o.share));
   const slowMs = o.slowMs ?? 1_000;
-  const forgetMs = o.forgetMs ?? 6 * o.maxWaitMs;
+  const maxWaitMs = o.maxWaitMs ?? DELIVERY_TIMEOUT_MS;
+  const forgetMs = o.forgetMs ?? 6 * maxWaitMs;
   const horizonMs = o.horizonMs ?? 3_600_000;
   const remember = o.remember ?? 10_000;
   const lanes = new Map<string, Lane>();
@@ -82,7 +86,7 @@ export const createEndpointGate = (o: EndpointGateOptions): EndpointGate => {
       const lane = lanes.get(receiver) ?? { starts: [], lastMs: 0, lastAt: 0, nextSlot: 0 };
       const took = lane.starts.length >= share ? slowFor(lane, nowMs) : 0;
       if (took > 0) {
-        const expected = Math.min(o.maxWaitMs, took);
+        const expected = Math.min(maxWaitMs, took);
         // The oldest delivery in flight should end first; the first put-off delivery goes just after, and each
         // next one a slot later. The margin keeps a delivery from coming due the very moment the one before it
         // should end: claimed a little early, it would only be put off again, to the end of the line.
