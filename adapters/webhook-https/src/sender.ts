@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type { WebhookRequest, WebhookResponse, WebhookSender, WebhookTransportError } from '@esig/core';
 import { type AllowList, checkAddressWith, compileAllowList, normaliseHostName } from './address-rules.js';
+import { reusedResolutions } from './resolutions.js';
 import { parseRetryAfter } from './retry-after.js';
 import { parseTarget } from './target.js';
 import { classifyTransportError, describeError } from './transport-errors.js';
@@ -21,6 +22,12 @@ export interface HttpsWebhookSenderOptions {
   readonly extraCa?: string | Buffer;
   /** Host name → addresses. Default: the system resolver (`dns.lookup`, all addresses). */
   readonly resolve?: (host: string) => Promise<readonly string[]>;
+  /**
+   * How long a host name's resolution is reused (default 1,000 ms; 0 resolves for every request). The
+   * addresses are still checked for every request; a failed resolution is never reused. Requests to one
+   * name that arrive while it is being resolved wait for that one resolution.
+   */
+  readonly resolutionCacheMs?: number;
   readonly userAgent?: string;
   /** Wall clock in ms, for an HTTP-date `Retry-After`; default `Date.now`. */
   readonly now?: () => number;
@@ -72,9 +79,11 @@ export type { Checked };
  * The outbound-request rules as one check: parses the URL (https only, no credentials), resolves the host
  * once and checks every address. Shared by the webhook sender and the client-metadata fetcher.
  */
-export const makeTargetCheck = (opts: Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve'>): ((url: string) => Promise<Checked>) => {
+export const makeTargetCheck = (
+  opts: Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'resolutionCacheMs' | 'now'>,
+): ((url: string) => Promise<Checked>) => {
   const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
-  const resolve = opts.resolve ?? defaultResolve;
+  const resolve = reusedResolutions(opts.resolve ?? defaultResolve, opts.resolutionCacheMs ?? 1_000, opts.now ?? Date.now);
   const check = async (url: string): Promise<Checked> => {
     const target = parseTarget(url);
     if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };

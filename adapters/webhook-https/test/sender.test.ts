@@ -261,13 +261,17 @@ describe('kept-alive connections, with every delivery checked', () => {
   it('a name that now resolves to a private address is refused, although a connection to its old address is open', async () => {
     const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
     const table: Record<string, readonly string[]> = { localhost: ['127.0.0.1'] };
+    // An answer is reused for a second (resolutionCacheMs): the clock moves past it before each new answer.
+    let clock = 1_700_000_000_000;
+    const later = () => (clock += 1_000);
     // Only the loopback range is exempt, not the name: each answer of the resolver is judged by its addresses.
-    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => table[host] ?? [] });
+    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => table[host] ?? [], now: () => clock });
     const url = `https://localhost:${rx.port}/hook`;
     answered(await s.send(request(url))());
     expect(rx.connections()).toBe(1);
 
     table.localhost = ['10.0.0.7'];
+    later();
     const refused = noAnswer(await s.send(request(url))());
     expect(refused.error).toBe('refused_target');
     expect(refused.detail).toMatch(/10\.0\.0\.7/);
@@ -275,13 +279,42 @@ describe('kept-alive connections, with every delivery checked', () => {
 
     // A set with a refused address in it is refused whole, though the open connection leads to the allowed one.
     table.localhost = ['127.0.0.1', '192.168.1.20'];
+    later();
     expect(noAnswer(await s.send(request(url))()).error).toBe('refused_target');
     expect(rx.requests).toHaveLength(1);
 
     // Back to the checked address: the open connection is used again.
     table.localhost = ['127.0.0.1'];
+    later();
     answered(await s.send(request(url))());
     expect(rx.requests).toHaveLength(2);
     expect(rx.connections()).toBe(1);
+  });
+  it('resolves a busy name once a second, and still checks that answer for every delivery', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
+    let clock = 1_700_000_000_000;
+    let answer: readonly string[] = ['127.0.0.1'];
+    const calls: string[] = [];
+    // The range is exempt, not the name, so every delivery's check looks at the addresses it was given.
+    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => (calls.push(host), answer), now: () => clock });
+    const url = `https://localhost:${rx.port}/hook`;
+    // Eight at once share one resolution, and eight more within the second reuse it.
+    (await Promise.all(Array.from({ length: 8 }, () => s.send(request(url))()))).forEach(answered);
+    clock += 999;
+    (await Promise.all(Array.from({ length: 8 }, () => s.send(request(url))()))).forEach(answered);
+    expect(calls).toEqual(['localhost']);
+    expect(rx.requests).toHaveLength(16);
+
+    // A second after the answer, the name is asked again and the new answer checked before any connection.
+    answer = ['10.0.0.7'];
+    clock += 1;
+    expect(noAnswer(await s.send(request(url))()).detail).toMatch(/10\.0\.0\.7/);
+    expect(calls).toEqual(['localhost', 'localhost']);
+    expect(rx.requests).toHaveLength(16);
+
+    // With resolutionCacheMs 0 every delivery resolves.
+    const each = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => (calls.push(host), ['127.0.0.1']), resolutionCacheMs: 0 });
+    for (let i = 0; i < 3; i++) answered(await each.send(request(url))());
+    expect(calls).toHaveLength(5);
   });
 });

@@ -137,7 +137,8 @@ describe('the SSRF rules, at checkTarget and at send', () => {
     const sender = createHttpsWebhookSender({ resolve });
     expect(await sender.checkTarget('https://good.example/webhooks')()).toEqual({ ok: true });
     expect(await sender.checkTarget('https://GOOD.example/')()).toEqual({ ok: true });
-    expect(calls).toEqual(['good.example', 'good.example']);
+    // One name however it is spelt: the second check reuses the first answer (checked again, and passing).
+    expect(calls).toEqual(['good.example']);
   });
 });
 
@@ -193,6 +194,11 @@ describe('DNS rebinding', () => {
     await Promise.all([allowed, ...forbidden].map((r) => r.close()));
   });
 
+  // An answer is reused for a second (resolutionCacheMs): each test moves this clock past it to see a new one.
+  let clock = 0;
+  const aSecondLater = () => {
+    clock += 1_000;
+  };
   const rebinding = () => {
     let calls = 0;
     const resolve = async (host: string): Promise<readonly string[]> => {
@@ -206,14 +212,19 @@ describe('DNS rebinding', () => {
 
   it('send resolves once and connects to the address it checked, not to a fresh resolution', async () => {
     const { resolve, calls } = rebinding();
-    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert });
+    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, now: () => clock });
     const r = await sender.send(deliver(`https://localhost:${allowed.port}/hook`))();
     expect(r).toMatchObject({ _tag: 'Answered', status: 200, bodyExcerpt: 'from 127.0.0.2' });
     expect(calls()).toBe(1);
     expect(allowed.requests.map((q) => [q.localAddress, q.headers.host])).toEqual([['127.0.0.2', `localhost:${allowed.port}`]]);
     expect(forbiddenConnections()).toBe(0);
 
-    // The next send resolves again, gets the loopback address, and refuses.
+    // Within the second, the next send reuses the checked answer, checks it again and goes to 127.0.0.2.
+    expect(await sender.send(deliver(`https://localhost:${allowed.port}/hook`))()).toMatchObject({ bodyExcerpt: 'from 127.0.0.2' });
+    expect(calls()).toBe(1);
+
+    // After it, the next send resolves again, gets the loopback address, and refuses.
+    aSecondLater();
     expect(await sender.send(deliver(`https://localhost:${allowed.port}/hook`))()).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target' });
     expect(calls()).toBe(2);
     expect(forbiddenConnections()).toBe(0);
@@ -221,8 +232,9 @@ describe('DNS rebinding', () => {
 
   it('a target that passed checkTarget is checked again at send', async () => {
     const { resolve, calls } = rebinding();
-    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert });
+    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, now: () => clock });
     expect(await sender.checkTarget(`https://localhost:${allowed.port}/`)()).toEqual({ ok: true });
+    aSecondLater();
     const r = await sender.send(deliver(`https://localhost:${allowed.port}/`))();
     expect(r).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target', detail: expect.stringMatching(/127\.0\.0\.1 is loopback/) });
     expect(calls()).toBe(2);
