@@ -111,6 +111,15 @@ export const makeTargetCheck = (
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
+/**
+ * A send's one timer, and what its end interrupts: the resolution, then the exchange. A plain field rather
+ * than an AbortSignal: an EventTarget's listeners cost a measurable share of a kept-alive POST.
+ */
+interface Deadline {
+  expired: boolean;
+  onExpire: (() => void) | null;
+}
+
 /** Agents kept at most before idle ones are dropped (one per endpoint and address set in use). */
 const MAX_IDLE_AGENTS = 64;
 
@@ -161,17 +170,17 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
 
   const check = makeTargetCheck(opts);
 
-  const exchange = (target: Extract<Checked, { ok: true }>, request: WebhookRequest, signal: AbortSignal, elapsed: () => number): Promise<WebhookResponse> =>
+  const exchange = (target: Extract<Checked, { ok: true }>, request: WebhookRequest, deadline: Deadline, elapsed: () => number): Promise<WebhookResponse> =>
     new Promise((settle) => {
       let done = false;
       const finish = (r: WebhookResponse) => {
         if (done) return;
         done = true;
-        signal.removeEventListener('abort', onAbort);
+        deadline.onExpire = null;
         settle(r);
       };
       const noAnswer = (error: WebhookTransportError, detail: string) => finish({ _tag: 'NoAnswer', error, detail, durationMs: elapsed() });
-      if (signal.aborted) {
+      if (deadline.expired) {
         noAnswer('timeout', `no complete answer within ${request.timeoutMs} ms`);
         return;
       }
@@ -203,11 +212,10 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
         noAnswer('connect', `request not sent: ${describeError(e)}`);
         return;
       }
-      function onAbort() {
+      deadline.onExpire = () => {
         noAnswer('timeout', `no complete answer within ${request.timeoutMs} ms`);
         req.destroy();
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
+      };
 
       req.on('error', (e) => noAnswer(classifyTransportError(e), describeError(e)));
       req.on('response', (res) => {
@@ -248,14 +256,20 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
     send: (request) => async () => {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), request.timeoutMs);
+      const deadline: Deadline = { expired: false, onExpire: null };
+      const timer = setTimeout(() => {
+        deadline.expired = true;
+        deadline.onExpire?.();
+      }, request.timeoutMs);
       try {
-        const timedOut = new Promise<'timeout'>((r) => controller.signal.addEventListener('abort', () => r('timeout'), { once: true }));
-        const checked = await Promise.race([check(request.url), timedOut]);
+        const checked = await new Promise<Checked | 'timeout'>((settle, fail) => {
+          deadline.onExpire = () => settle('timeout');
+          check(request.url).then(settle, fail);
+        });
+        deadline.onExpire = null;
         if (checked === 'timeout') return { _tag: 'NoAnswer', error: 'timeout', detail: `no address within ${request.timeoutMs} ms`, durationMs: elapsed() };
         if (!checked.ok) return { _tag: 'NoAnswer', error: checked.error, detail: checked.detail, durationMs: elapsed() };
-        return await exchange(checked, request, controller.signal, elapsed);
+        return await exchange(checked, request, deadline, elapsed);
       } finally {
         clearTimeout(timer);
       }
