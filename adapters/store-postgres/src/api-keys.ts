@@ -8,14 +8,14 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
 import { prepared, run } from './connection.js';
-import { Int8, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { Int8, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const ApiKeyRow = apiKeyRow(columnCodecs);
 
 /** What `insert` accepts: the port's type, checked so that it reads back the same. */
-const NewApiKey = t.type({
+const NewApiKey = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,
@@ -35,7 +35,7 @@ export const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
 /** Every authenticated request runs this: prepared (a unique-key lookup, one plan at any size). */
 const FIND_BY_SECRET_HASH = prepared('api_keys_by_secret_hash', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`);
 
-const CountRow = t.type({ n: Int8 });
+const CountRow = rowType({ n: Int8 });
 
 /** The ApiKeyStore. Only `findBySecretHash` and `count` look across tenants, as the port says. */
 export const pgApiKeys = (conn: Conn): ApiKeyStore => ({

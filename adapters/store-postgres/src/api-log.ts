@@ -5,14 +5,14 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { writeAny } from './connection.js';
-import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const LogRow = apiLogRow(columnCodecs);
 
 const NewEntries = t.readonlyArray(
-  t.type({
+  rowType({
     id: t.string,
     orgId: t.string,
     mode: ModeC,

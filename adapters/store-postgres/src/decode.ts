@@ -3,7 +3,7 @@ import { ISO_MS } from '@esig/store-sql';
 import * as t from 'io-ts';
 
 // The dialect-neutral codecs, re-exported so the stores take every codec from this one module.
-export { BatchLimit, Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName } from '@esig/store-sql';
+export { BatchLimit, Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName, rowType } from '@esig/store-sql';
 
 // PostgreSQL's text output of timestamptz (DateStyle ISO): `2026-11-23 08:00:00.123+00`, the fraction
 // omitted when zero, ` BC` after years before 1, the offset that of the session's TimeZone (the adapter's

@@ -2,13 +2,12 @@ import type { DocumentContentStore } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
-import * as t from 'io-ts';
 import { contentKeyName } from '@esig/store-sql';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
-import { Bytes, decode } from './decode.js';
+import { Bytes, decode, rowType } from './decode.js';
 
-const ContentRow = t.type({ bytes: Bytes });
+const ContentRow = rowType({ bytes: Bytes });
 
 /**
  * PDF bytes as bytea, keyed by (org_id, mode, document_id) where document_id is `contentKeyName(key)`. `put` overwrites: storing the same document's

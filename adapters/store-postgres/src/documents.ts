@@ -8,13 +8,13 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
 import { insertOne, prepared, run, write, writeAny, writeOne } from './connection.js';
-import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
+import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const DocumentRow = documentRow(columnCodecs);
 
-const NewDocument = t.type({
+const NewDocument = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,

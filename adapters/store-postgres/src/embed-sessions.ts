@@ -7,11 +7,11 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
-import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 
 const decodeRow = rowDecoder(embedSessionRow(columnCodecs), 'embed_sessions', toEmbedSession, 'id');
 
-const NewSession = t.type({
+const NewSession = rowType({
   id: t.string,
   tokenHash: t.string,
   orgId: t.string,

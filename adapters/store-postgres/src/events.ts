@@ -8,13 +8,13 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
 import { insertOne, run, writeOne } from './connection.js';
-import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const EventRow = eventRow(columnCodecs);
 
-const NewEvent = t.type({
+const NewEvent = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,

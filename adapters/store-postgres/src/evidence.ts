@@ -6,11 +6,11 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
-import { ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
+import { ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 
 const EvidenceRow = evidenceRow(columnCodecs);
 
-const NewEntry = t.type({
+const NewEntry = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,

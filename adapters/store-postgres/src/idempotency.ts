@@ -7,12 +7,12 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { changeOne, prepared, run, writeOne } from './connection.js';
-import { BatchLimit, ModeC, Timestamp, TimestampColumn, columnCodecs, decode, nullable } from './decode.js';
+import { BatchLimit, ModeC, Timestamp, TimestampColumn, columnCodecs, decode, nullable, rowType } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
 
-const NewRecord = t.type({
-  tenant: t.type({ orgId: t.string, mode: ModeC }),
+const NewRecord = rowType({
+  tenant: rowType({ orgId: t.string, mode: ModeC }),
   key: t.string,
   fingerprint: t.string,
   state: IdempotencyStateC,
@@ -65,7 +65,7 @@ export const PURGE_EXPIRED_SQL = `WITH deleted AS (
          CASE WHEN isfinite(max(expires_at)) THEN date_trunc('milliseconds', max(expires_at)) END AS through
   FROM deleted`;
 
-const PurgedRow = t.type({ deleted: t.number, through: nullable(TimestampColumn) });
+const PurgedRow = rowType({ deleted: t.number, through: nullable(TimestampColumn) });
 
 /**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers

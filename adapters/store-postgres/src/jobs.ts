@@ -7,14 +7,14 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { changeOne, run, writeOne } from './connection.js';
-import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
+import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 
 /** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
 export const JOBS_CHANNEL = 'esig_jobs';
 
 const JobRow = jobRow(columnCodecs);
 
-const NewJobC = t.type({
+const NewJobC = rowType({
   id: t.string,
   kind: JobKindC,
   orgId: t.string,
@@ -157,7 +157,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     return pipe(
       TE.fromEither(decode(Kinds, 'job kinds')(kinds)),
       TE.chain(() => run(conn, 'read', NEXT_RUN_AT_SQL, [[...kinds]])),
-      TE.chainEitherK(({ rows: [row] }) => decode(t.type({ next: nullable(TimestampColumn) }), 'next job time')(row)),
+      TE.chainEitherK(({ rows: [row] }) => decode(rowType({ next: nullable(TimestampColumn) }), 'next job time')(row)),
       TE.map((r) => r.next),
     );
   },

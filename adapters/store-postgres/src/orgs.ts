@@ -6,10 +6,10 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
-import { Timestamp, TimestampColumn, decode, rowName } from './decode.js';
+import { Timestamp, TimestampColumn, decode, rowName, rowType } from './decode.js';
 
-const OrgRow = t.type({ id: t.string, name: t.string, created_at: TimestampColumn });
-const NewOrg = t.type({ id: t.string, name: t.string, createdAt: Timestamp });
+const OrgRow = rowType({ id: t.string, name: t.string, created_at: TimestampColumn });
+const NewOrg = rowType({ id: t.string, name: t.string, createdAt: Timestamp });
 
 const toOrg = (r: t.TypeOf<typeof OrgRow>): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
 

@@ -5,10 +5,10 @@ import * as t from 'io-ts';
 import type pg from 'pg';
 import { isLostRace, prepared } from './connection.js';
 import { createLanes } from './lanes.js';
-import { Int, Int8, decode, nullable } from './decode.js';
+import { Int, Int8, decode, nullable, rowType } from './decode.js';
 
 /** What `esig_rate_limit_consume_many` (migrations 0004 and 0010) says of one bucket. */
-const BucketRow = t.type({
+const BucketRow = rowType({
   bucket: t.string,
   used: Int8,
   oldest_ms: nullable(Int8),

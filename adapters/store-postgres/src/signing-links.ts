@@ -7,12 +7,12 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
-import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 
 const LinkRow = signingLinkRow(columnCodecs);
 const decodeRow = rowDecoder(LinkRow, 'signing_links', toSigningLink, 'recipient_id');
 
-const NewLink = t.type({
+const NewLink = rowType({
   tokenHash: t.string,
   orgId: t.string,
   mode: ModeC,

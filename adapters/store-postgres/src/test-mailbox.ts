@@ -6,13 +6,13 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { run } from './connection.js';
-import { ModeC, Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';
+import { ModeC, Timestamp, columnCodecs, decode, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const MailRow = mailRow(columnCodecs);
 
-const NewMail = t.type({
+const NewMail = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,

@@ -8,14 +8,14 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { changeOne, insertOne, run, writeOne } from './connection.js';
 import { turnBatcher } from './turn-batch.js';
-import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeysetBy } from './keyset.js';
 import { ENDPOINT_COLUMNS, decodeEndpoint } from './webhook-endpoints.js';
 
 const DeliveryRow = deliveryRow(columnCodecs);
 
-const NewDelivery = t.type({
+const NewDelivery = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,
@@ -94,7 +94,7 @@ const findWithEndpointTogether = (conn: Conn): FindWithEndpoint => {
 
 const AttemptRow = attemptRow(columnCodecs);
 
-const NewAttempt = t.type({
+const NewAttempt = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,

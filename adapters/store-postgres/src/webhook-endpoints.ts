@@ -7,14 +7,14 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Access, Conn } from './connection.js';
 import { run, writeAny } from './connection.js';
-import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder } from './decode.js';
+import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const EndpointRow = endpointRow(columnCodecs);
 
 /** What `insert` and `update` accept: the port's type, checked so that it reads back the same. */
-const NewEndpoint = t.type({
+const NewEndpoint = rowType({
   id: t.string,
   orgId: t.string,
   mode: ModeC,

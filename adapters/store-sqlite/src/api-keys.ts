@@ -4,10 +4,9 @@ import { apiKeyRow, toApiKey } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
-import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
-import { Int, Timestamp, columnCodecs, decode, rowDecoder } from './decode.js';
+import { Int, Timestamp, columnCodecs, decode, rowDecoder, rowType } from './decode.js';
 import type { KeyCache } from './key-cache.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -31,7 +30,7 @@ const toRow = (k: ApiKey) => ({
 
 const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
 
-const CountRow = t.type({ n: Int });
+const CountRow = rowType({ n: Int });
 
 /**
  * The ApiKeyStore. Only `findBySecretHash` and `count` look across tenants, as the port says. With `keys`,

@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 
 // The dialect-neutral codecs, re-exported so the stores take every codec from this one module.
-export { BatchLimit, Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName, withDefault } from '@esig/store-sql';
+export { BatchLimit, Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowDecoder, rowName, rowType, withDefault } from '@esig/store-sql';
 
 /** Bytes from a BLOB column, as a plain Uint8Array view (the driver hands out Node Buffers). */
 export const Bytes = new t.Type<Uint8Array, Uint8Array, unknown>(

@@ -8,7 +8,7 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
-import { Timestamp, columnCodecs, decode, nullable, rowDecoder } from './decode.js';
+import { Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import { placeholders } from './documents.js';
 
 const JobRow = jobRow(columnCodecs);
@@ -34,7 +34,7 @@ const decodeQueuedRow = rowDecoder(QueuedJobRow, 'jobs', toQueuedJob);
 
 const Notes = t.readonly(t.record(t.string, t.string));
 
-const NextRow = t.type({ next: nullable(Timestamp) });
+const NextRow = rowType({ next: nullable(Timestamp) });
 
 const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 

@@ -6,9 +6,9 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
-import { Timestamp, decode, rowName } from './decode.js';
+import { Timestamp, decode, rowName, rowType } from './decode.js';
 
-const OrgRow = t.type({ id: t.string, name: t.string, created_at: Timestamp });
+const OrgRow = rowType({ id: t.string, name: t.string, created_at: Timestamp });
 
 const toOrg = (r: t.TypeOf<typeof OrgRow>): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
 

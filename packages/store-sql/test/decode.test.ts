@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName } from '../src/index.js';
+import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName, rowType, withDefault } from '../src/index.js';
 
 const T = '2026-11-23T08:00:00.000Z';
 const Row = t.type({ id: t.string, status: oneOf(['draft', 'sent'] as const, 'Status'), n: Int, at: nullable(Timestamp), mode: ModeC });
@@ -140,5 +140,73 @@ describe('rowName', () => {
     expect(rowName('idempotency', { key: 'k1' }, 'key')).toBe('idempotency row k1');
     expect(rowName('documents', { id: 1 })).toBe('documents row');
     expect(rowName('documents', null)).toBe('documents row');
+  });
+});
+
+describe('rowType', () => {
+  // A field that decodes to another value (as a JSON or 0/1 column does), one with a default, and a nested row.
+  const NumberFromText = new t.Type<number, string, unknown>(
+    'NumberFromText',
+    (u): u is number => typeof u === 'number',
+    (u, c) => (typeof u === 'string' && /^\d+$/.test(u) ? t.success(Number(u)) : t.failure(u, c, 'digits')),
+    String,
+  );
+  const props = {
+    id: t.string,
+    status: oneOf(['draft', 'sent'] as const, 'Status'),
+    n: Int,
+    at: nullable(Timestamp),
+    count: NumberFromText,
+    note: withDefault(t.string, 'none'),
+  };
+  const nested = (make: typeof rowType) => make({ ...props, inner: make({ id: t.string, count: NumberFromText }, 'Inner') }, 'Row');
+  const mine = nested(rowType);
+  const theirs = nested((p, name) => t.type(p, name));
+  /** An io-ts result compared by what it says: the value, or each error's path, types, value and message. */
+  const said = (r: t.Validation<unknown>) =>
+    E.isRight(r) ? { right: r.right } : { left: r.left.map((e) => ({ path: e.context.map((c) => [c.key, c.type.name, c.actual]), value: e.value, message: e.message })) };
+
+  const field = <A>(valid: fc.Arbitrary<A>) => fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: fc.anything(), weight: 1 });
+  const row = fc.record(
+    {
+      id: field(fc.string()),
+      status: field(fc.constantFrom('draft', 'sent')),
+      n: field(fc.integer()),
+      at: field(fc.constantFrom(null, T)),
+      count: field(fc.nat().map(String)),
+      note: field(fc.string()),
+      inner: field(fc.record({ id: field(fc.string()), count: field(fc.nat().map(String)) }, { requiredKeys: [] })),
+    },
+    { requiredKeys: ['id', 'status', 'n', 'at', 'count', 'inner'] },
+  );
+
+  it('decodes every input as t.type does: the same value, or the same errors in the same order (property)', () => {
+    fc.assert(
+      fc.property(fc.oneof({ arbitrary: row, weight: 9 }, { arbitrary: fc.anything(), weight: 1 }), (u) => {
+        const a = mine.decode(u);
+        const b = theirs.decode(u);
+        expect(said(a)).toEqual(said(b));
+        // A row that decodes to itself is returned as is, and one that changes is a copy, never the input changed.
+        if (E.isRight(a) && E.isRight(b)) expect(a.right === u).toBe(b.right === u);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('is t.type in everything but validation: name, is, encode, props', () => {
+    const good = { id: 'r', status: 'sent', n: 1, at: null, count: 2, note: 'x', inner: { id: 'i', count: 3 } };
+    expect(mine.name).toBe(theirs.name);
+    expect(mine.is(good)).toBe(true);
+    expect(mine.is({ ...good, count: '2' })).toBe(false);
+    expect(mine.encode(good)).toEqual(theirs.encode(good));
+    expect(Object.keys(mine.props)).toEqual(Object.keys(theirs.props));
+    expect(t.exact(mine).decode({ ...good, count: '2', inner: { id: 'i', count: '3' }, extra: 1 })).toEqual(E.right(good));
+  });
+
+  it('leaves the input unchanged when a field decodes to another value', () => {
+    const input = { id: 'r', status: 'sent', n: 1, at: null, count: '2', inner: { id: 'i', count: '3' } };
+    const copy = structuredClone(input);
+    expect(mine.decode(input)).toEqual(E.right({ ...input, count: 2, note: 'none', inner: { id: 'i', count: 3 } }));
+    expect(input).toEqual(copy);
   });
 });

@@ -2,12 +2,12 @@ import type { ApiKey, GrantedScope } from '@esig/core';
 import { API_SCOPES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC, nullable, oneOf } from '../decode.js';
+import { ModeC, nullable, oneOf, rowType } from '../decode.js';
 
 export const GrantedScopeC = oneOf<GrantedScope>([...API_SCOPES, '*'], 'GrantedScope');
 
 export const apiKeyRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

@@ -1,12 +1,12 @@
 import type { ApiLogEntry } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { Int, ModeC, nullable, oneOf } from '../decode.js';
+import { Int, ModeC, nullable, oneOf, rowType } from '../decode.js';
 
 export const ApiLogKindC = oneOf<ApiLogEntry['kind']>(['api', 'webhook'], 'ApiLogKind');
 
 export const apiLogRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

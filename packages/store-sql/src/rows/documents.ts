@@ -2,17 +2,17 @@ import type { Document } from '@esig/core';
 import { DOCUMENT_STATUSES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { Int, ModeC, nullable, oneOf } from '../decode.js';
+import { Int, ModeC, nullable, oneOf, rowType } from '../decode.js';
 
 export const DocumentStatusC = oneOf(DOCUMENT_STATUSES, 'DocumentStatus');
 
 const PositivePoints = t.refinement(t.number, (n) => Number.isFinite(n) && n > 0, 'PositivePoints');
 
 /** Each page's displayed size, in points: a JSON array of `{ width, height }`. */
-export const PageSizesC = t.readonlyArray(t.type({ width: PositivePoints, height: PositivePoints }), 'PageSizes');
+export const PageSizesC = t.readonlyArray(rowType({ width: PositivePoints, height: PositivePoints }), 'PageSizes');
 
 export const documentRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

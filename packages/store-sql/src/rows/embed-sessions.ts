@@ -1,10 +1,10 @@
 import type { EmbedSession } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC, nullable } from '../decode.js';
+import { ModeC, nullable, rowType } from '../decode.js';
 
 export const embedSessionRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     token_hash: t.string,
     org_id: t.string,

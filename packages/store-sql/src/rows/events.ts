@@ -2,12 +2,12 @@ import type { DomainEvent } from '@esig/core';
 import { EVENT_TYPES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC, nullable, oneOf } from '../decode.js';
+import { ModeC, nullable, oneOf, rowType } from '../decode.js';
 
 export const EventTypeC = oneOf(EVENT_TYPES, 'EventType');
 
 export const eventRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

@@ -2,13 +2,13 @@ import type { EvidenceEntry } from '@esig/core';
 import { EVIDENCE_ACTIONS } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC, nullable, oneOf } from '../decode.js';
+import { ModeC, nullable, oneOf, rowType } from '../decode.js';
 
 export const EvidenceActionC = oneOf(EVIDENCE_ACTIONS, 'EvidenceAction');
 export const EvidenceDetailsC = t.readonly(t.record(t.string, t.string));
 
 export const evidenceRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

@@ -1,13 +1,13 @@
 import type { IdempotencyRecord } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { Int, ModeC, nullable, oneOf } from '../decode.js';
+import { Int, ModeC, nullable, oneOf, rowType } from '../decode.js';
 
-export const StoredResponseC = t.type({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
+export const StoredResponseC = rowType({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
 export const IdempotencyStateC = oneOf(['in_progress', 'completed'] as const, 'IdempotencyState');
 
 export const idempotencyRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     org_id: t.string,
     mode: ModeC,
     key: t.string,

@@ -2,7 +2,7 @@ import type { ApiScope, AuthorizationCode, OAuthClient, OAuthGrant, OAuthToken }
 import { API_SCOPES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC, nullable, oneOf } from '../decode.js';
+import { ModeC, nullable, oneOf, rowType } from '../decode.js';
 
 export const ApiScopeC = oneOf<ApiScope>([...API_SCOPES], 'ApiScope');
 export const OAuthClientKindC = oneOf<OAuthClient['kind']>(['registered', 'metadata_document'], 'OAuthClientKind');
@@ -14,7 +14,7 @@ export const OAUTH_GRANT_COLUMNS = 'id, org_id, mode, key_id, client_id, client_
 export const OAUTH_TOKEN_COLUMNS = 'token_hash, grant_id, kind, created_at, expires_at, spent_at';
 
 export const oauthClientRow = (c: ColumnCodecs) =>
-  t.type({ id: t.string, name: t.string, redirect_uris: c.json(t.readonlyArray(t.string)), kind: OAuthClientKindC, created_at: c.timestamp });
+  rowType({ id: t.string, name: t.string, redirect_uris: c.json(t.readonlyArray(t.string)), kind: OAuthClientKindC, created_at: c.timestamp });
 
 export const toOAuthClient = (r: t.TypeOf<ReturnType<typeof oauthClientRow>>): OAuthClient => ({
   id: r.id,
@@ -25,7 +25,7 @@ export const toOAuthClient = (r: t.TypeOf<ReturnType<typeof oauthClientRow>>): O
 });
 
 export const oauthCodeRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     code_hash: t.string,
     client_id: t.string,
     redirect_uri: t.string,
@@ -58,7 +58,7 @@ export const toAuthorizationCode = (r: t.TypeOf<ReturnType<typeof oauthCodeRow>>
 });
 
 export const oauthGrantRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,
@@ -85,7 +85,7 @@ export const toOAuthGrant = (r: t.TypeOf<ReturnType<typeof oauthGrantRow>>): OAu
 });
 
 export const oauthTokenRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     token_hash: t.string,
     grant_id: t.string,
     kind: OAuthTokenKindC,

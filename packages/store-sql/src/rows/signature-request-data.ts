@@ -2,12 +2,12 @@ import type { SignatureRequest, StoreError } from '@esig/core';
 import { AUTHENTICATION_METHODS, FIELD_TYPES, RECIPIENT_ROLES, RECIPIENT_STATUSES, SIGNING_ORDERS } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { Int, ModeC, Timestamp, decode, listOf, nullable, oneOf, withDefault } from '../decode.js';
+import { Int, ModeC, Timestamp, decode, listOf, nullable, oneOf, rowType, withDefault } from '../decode.js';
 import { RequestStatusC } from './signature-requests.js';
 
 // Fields added to the aggregate after rows were written without them read with a default (`withDefault`):
 // both dialects keep the aggregate as JSON, so an older row is the same JSON in either.
-const RecipientC = t.type({
+const RecipientC = rowType({
   id: t.string,
   email: t.string,
   firstName: t.string,
@@ -22,9 +22,9 @@ const RecipientC = t.type({
   declineReason: nullable(t.string),
   // Added with signing (migration 0002).
   authenticatedAt: withDefault(nullable(Timestamp), null),
-  otp: withDefault(nullable(t.type({ codeHash: t.string, expiresAt: Timestamp }, 'PendingOtp')), null),
+  otp: withDefault(nullable(rowType({ codeHash: t.string, expiresAt: Timestamp }, 'PendingOtp')), null),
   authFailures: withDefault(Int, 0),
-  signature: withDefault(nullable(t.type({ kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'), value: t.string }, 'AdoptedSignature')), null),
+  signature: withDefault(nullable(rowType({ kind: oneOf(['typed', 'drawn'] as const, 'SignatureKind'), value: t.string }, 'AdoptedSignature')), null),
   // Added with the per-recipient limit on mailed codes.
   otpSentAt: withDefault(listOf(Timestamp), []),
 });
@@ -32,7 +32,7 @@ const RecipientC = t.type({
 // JSON has no NaN or Infinity: such a coordinate would be stored as null and never read back.
 const Finite = t.refinement(t.number, Number.isFinite, 'FiniteNumber');
 
-const FieldC = t.type({
+const FieldC = rowType({
   id: t.string,
   documentId: t.string,
   recipientId: t.string,
@@ -50,7 +50,7 @@ const FieldC = t.type({
  * The signature-request aggregate as both SQL dialects keep it in the `data` column, checked when it is
  * written and when it is read back (one codec, so the dialects cannot drift apart).
  */
-export const SignatureRequestData: t.Type<SignatureRequest, unknown, unknown> = t.type(
+export const SignatureRequestData: t.Type<SignatureRequest, unknown, unknown> = rowType(
   {
     id: t.string,
     orgId: t.string,

@@ -3,7 +3,7 @@ import { REQUEST_STATUSES, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { Int, ModeC, RowDecodeError, oneOf } from '../decode.js';
+import { Int, ModeC, RowDecodeError, oneOf, rowType } from '../decode.js';
 
 export const RequestStatusC = oneOf(REQUEST_STATUSES, 'RequestStatus');
 
@@ -12,7 +12,7 @@ export const RequestStatusC = oneOf(REQUEST_STATUSES, 'RequestStatus');
  * dialects read older aggregates differently), and the columns copied out of it for indexes and locking.
  */
 export const requestRow = (c: ColumnCodecs, data: t.Type<SignatureRequest, unknown, unknown>) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

@@ -1,10 +1,10 @@
 import type { SigningLink } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC, nullable } from '../decode.js';
+import { ModeC, nullable, rowType } from '../decode.js';
 
 export const signingLinkRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     token_hash: t.string,
     org_id: t.string,
     mode: ModeC,

@@ -1,10 +1,10 @@
 import type { StoredMail } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { ModeC } from '../decode.js';
+import { ModeC, rowType } from '../decode.js';
 
 export const mailRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

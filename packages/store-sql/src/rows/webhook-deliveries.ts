@@ -2,13 +2,13 @@ import type { AttemptFilter, DeliveryAttempt, WebhookDelivery } from '@esig/core
 import { DELIVERY_STATUSES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { Int, ModeC, nullable, oneOf } from '../decode.js';
+import { Int, ModeC, nullable, oneOf, rowType } from '../decode.js';
 import type { KeysetFilters } from '../keyset.js';
 
 export const DeliveryStatusC = oneOf(DELIVERY_STATUSES, 'DeliveryStatus');
 
 export const deliveryRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,
@@ -43,7 +43,7 @@ export const toDelivery = (r: t.TypeOf<ReturnType<typeof deliveryRow>>): Webhook
 });
 
 export const attemptRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,

@@ -2,17 +2,17 @@ import type { WebhookEndpoint, WebhookSecret } from '@esig/core';
 import { EVENT_TYPES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
-import { Int, ModeC, Timestamp, nullable, oneOf } from '../decode.js';
+import { Int, ModeC, Timestamp, nullable, oneOf, rowType } from '../decode.js';
 
 export const EventTypesC = t.readonlyArray(oneOf(EVENT_TYPES, 'EventType'));
 // Inside the JSON, times are the ports' ISO text in either dialect.
-export const SecretsC = t.readonlyArray(t.type({ sealed: t.string, createdAt: Timestamp, retiresAt: nullable(Timestamp) }, 'WebhookSecret'));
+export const SecretsC = t.readonlyArray(rowType({ sealed: t.string, createdAt: Timestamp, retiresAt: nullable(Timestamp) }, 'WebhookSecret'));
 
 // Only the secret's own fields: whatever else an object carries is not the port's to store.
 export const ownSecretFields = (s: WebhookSecret): WebhookSecret => ({ sealed: s.sealed, createdAt: s.createdAt, retiresAt: s.retiresAt });
 
 export const endpointRow = (c: ColumnCodecs) =>
-  t.type({
+  rowType({
     id: t.string,
     org_id: t.string,
     mode: ModeC,
