@@ -194,7 +194,7 @@ describe('rowType', () => {
   });
 
   it('is t.type in everything but validation: name, is, encode, props', () => {
-    const good = { id: 'r', status: 'sent', n: 1, at: null, count: 2, note: 'x', inner: { id: 'i', count: 3 } };
+    const good = { id: 'r', status: 'sent' as const, n: 1, at: null, count: 2, note: 'x', inner: { id: 'i', count: 3 } };
     expect(mine.name).toBe(theirs.name);
     expect(mine.is(good)).toBe(true);
     expect(mine.is({ ...good, count: '2' })).toBe(false);
