@@ -51,7 +51,7 @@ export const createPgKeyAdmission = (pool: pg.Pool, windowMs: number, clock?: Cl
 
   const admitOnce = async (secretHash: string, { perKey, perOrg }: KeyLimits, count: number): Promise<readonly Answer[]> => {
     const all = (a: Answer) => Array.from({ length: count }, () => a);
-    const res = await pool.query({ ...ADMIT, values: [secretHash, perKey, perOrg, windowMs, clock === undefined ? null : clock.now().getTime(), count] });
+    const res = await pool.query({ values: [secretHash, perKey, perOrg, windowMs, clock === undefined ? null : clock.now().getTime(), count], ...ADMIT });
     const first = res.rows[0];
     if (first === undefined) return all(E.right({ key: null, decision: null }));
     const key = decodeRow(first);

@@ -118,7 +118,7 @@ export const createPgRateLimiter = (pool: pg.Pool, windowMs: number, clock?: Clo
 
   /** Calls over the same buckets and limits: `ids` sorted, `limits` theirs. */
   const decideOnce = async (ids: readonly string[], limits: readonly number[], calls: readonly (readonly RateBucket[])[]): Promise<RateDecision[]> => {
-    const res = await pool.query({ ...CONSUME, values: [ids, limits, windowMs, clock === undefined ? null : clock.now().getTime(), calls.length] });
+    const res = await pool.query({ values: [ids, limits, windowMs, clock === undefined ? null : clock.now().getTime(), calls.length], ...CONSUME });
     const rows = new Map(decodeRows(res.rows).map((r) => [r.bucket, r]));
     if (rows.size !== ids.length) throw new Error(`esig_rate_limit_consume_many answered for ${rows.size} of ${ids.length} buckets`);
     sweep(rows.get(ids[0]!)!.now_ms);

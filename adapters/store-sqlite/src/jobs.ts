@@ -127,7 +127,7 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
       TE.chain(({ kinds: unique }) =>
         unique.length === 0
           ? TE.right([])
-          : attempt(conn, (c) => c.prepare(claimSql(unique.length)).all({ ...kindValues(unique), worker, lease: leaseUntil, now, limit })),
+          : attempt(conn, (c) => c.prepare(claimSql(unique.length)).all({ worker, lease: leaseUntil, now, limit, ...kindValues(unique) })),
       ),
       TE.chainEitherK(A.traverse(E.Applicative)(decodeRow)),
       // RETURNING hands rows back in no promised order.
