@@ -242,8 +242,8 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
         res.on('end', answered);
         res.on('error', (e) => noAnswer(classifyTransportError(e), describeError(e)));
       });
-      // As text: Node then sends the headers and the body in one write (a Buffer goes out as a second
-      // chunk of a writev), which is one TLS record rather than two.
+      // As text: Node then writes the headers and the body as one string; a Buffer is queued as a chunk of
+      // its own behind the headers, and the two go out through a writev.
       req.end(request.body, 'utf8');
     });
 

@@ -90,20 +90,19 @@ export const jobRow = (c: ColumnCodecs) => {
   );
 };
 
-// The kind and payload written out rather than spread first (`{ ...r.work, id, … }`), for the same reason.
-export const toJob = (r: t.TypeOf<ReturnType<typeof jobRow>>): Job => ({
-  kind: r.work.kind,
-  payload: r.work.payload as never,
-  id: r.id,
-  orgId: r.org_id,
-  mode: r.mode,
-  notes: r.notes,
-  runAt: r.run_at,
-  attempts: r.attempts,
-  dedupeKey: r.dedupe_key,
-  createdAt: r.created_at,
-  lastError: r.last_error,
-});
+// Object.assign rather than `{ ...r.work, id, … }`, for the same reason.
+export const toJob = (r: t.TypeOf<ReturnType<typeof jobRow>>): Job =>
+  Object.assign({}, r.work, {
+    id: r.id,
+    orgId: r.org_id,
+    mode: r.mode,
+    notes: r.notes,
+    runAt: r.run_at,
+    attempts: r.attempts,
+    dedupeKey: r.dedupe_key,
+    createdAt: r.created_at,
+    lastError: r.last_error,
+  });
 
 /** A jobs row with its burial and lease, as an operator's listing reads it. */
 export const queuedJobRow = (c: ColumnCodecs) =>
