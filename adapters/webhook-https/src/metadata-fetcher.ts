@@ -5,7 +5,7 @@ import type { HttpsWebhookSenderOptions } from './sender.js';
 import { makeTargetCheck, pinnedLookup } from './sender.js';
 import { describeError } from './transport-errors.js';
 
-export interface ClientMetadataFetcherOptions extends Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'extraCa' | 'userAgent'> {
+export interface ClientMetadataFetcherOptions extends Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'resolutionCacheMs' | 'monotonicNow' | 'extraCa' | 'userAgent'> {
   /** Largest document accepted (default 5 KiB, as the Client ID Metadata Document draft suggests). */
   readonly maxBytes?: number;
   /** Whole-exchange timeout (default 5 s). */

@@ -15,9 +15,10 @@ export const reusedResolutions = (
   now: () => number,
 ): ((host: string) => Promise<readonly string[]>) => {
   if (!(maxAgeMs > 0)) return resolve;
+  // Both dated when the lookup was asked, so a slow answer is reused for what is left of the window only.
   const answers = new Map<string, { readonly at: number; readonly addresses: readonly string[] }>();
   const pending = new Map<string, { readonly at: number; readonly answer: Promise<readonly string[]> }>();
-  // A clock set back makes an age negative: what it dates is treated as expired.
+  // A clock that steps back makes an age negative: what it dates is treated as expired.
   const fresh = (at: number) => {
     const age = now() - at;
     return age >= 0 && age < maxAgeMs;
@@ -32,19 +33,25 @@ export const reusedResolutions = (
     // all waiting on it (each request's own deadline still bounds its wait).
     const inFlight = pending.get(host);
     if (inFlight !== undefined && fresh(inFlight.at)) return inFlight.answer;
+    const at = now();
     // Through `then`, so that a resolver that throws rather than rejects is a rejection here too.
-    const answer = Promise.resolve(host)
+    const answer: Promise<readonly string[]> = Promise.resolve(host)
       .then(resolve)
       .then((addresses) => {
-        if (!answers.has(host) && answers.size >= MAX_RESOLUTIONS) answers.delete(answers.keys().next().value as string);
-        answers.set(host, { at: now(), addresses: [...addresses] });
+        // Kept only if it is still the name's current lookup (a later one replaced a lookup that hung: its
+        // answer, when it comes, is older than the later one's), and only if it has addresses (none is a
+        // failure to the check, and a failure is never reused).
+        if (pending.get(host)?.answer === answer && addresses.length > 0) {
+          if (!answers.has(host) && answers.size >= MAX_RESOLUTIONS) answers.delete(answers.keys().next().value as string);
+          answers.set(host, { at, addresses: [...addresses] });
+        }
         return addresses;
       });
     const settled = () => {
       if (pending.get(host)?.answer === answer) pending.delete(host);
     };
     answer.then(settled, settled);
-    pending.set(host, { at: now(), answer });
+    pending.set(host, { at, answer });
     return answer;
   };
 };

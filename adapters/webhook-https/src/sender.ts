@@ -28,6 +28,8 @@ export interface HttpsWebhookSenderOptions {
    * name that arrive while it is being resolved wait for that one resolution.
    */
   readonly resolutionCacheMs?: number;
+  /** A monotonic clock in ms, for the age of a reused resolution; default `performance.now`. */
+  readonly monotonicNow?: () => number;
   readonly userAgent?: string;
   /** Wall clock in ms, for an HTTP-date `Retry-After`; default `Date.now`. */
   readonly now?: () => number;
@@ -80,10 +82,10 @@ export type { Checked };
  * once and checks every address. Shared by the webhook sender and the client-metadata fetcher.
  */
 export const makeTargetCheck = (
-  opts: Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'resolutionCacheMs' | 'now'>,
+  opts: Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'resolutionCacheMs' | 'monotonicNow'>,
 ): ((url: string) => Promise<Checked>) => {
   const allow: AllowList = compileAllowList(opts.allowHosts ?? []);
-  const resolve = reusedResolutions(opts.resolve ?? defaultResolve, opts.resolutionCacheMs ?? 1_000, opts.now ?? Date.now);
+  const resolve = reusedResolutions(opts.resolve ?? defaultResolve, opts.resolutionCacheMs ?? 1_000, opts.monotonicNow ?? (() => performance.now()));
   const check = async (url: string): Promise<Checked> => {
     const target = parseTarget(url);
     if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };
@@ -110,6 +112,12 @@ export const makeTargetCheck = (
 };
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
+
+const NON_ASCII = /[^\x00-\x7f]/;
+const asciiHeaders = (headers: Record<string, string>): boolean => {
+  for (const name in headers) if (NON_ASCII.test(headers[name] as string)) return false;
+  return true;
+};
 
 /**
  * A send's one timer, and what its end interrupts: the resolution, then the exchange. A plain field rather
@@ -242,9 +250,10 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
         res.on('end', answered);
         res.on('error', (e) => noAnswer(classifyTransportError(e), describeError(e)));
       });
-      // As text: Node then writes the headers and the body as one string; a Buffer is queued as a chunk of
-      // its own behind the headers, and the two go out through a writev.
-      req.end(request.body, 'utf8');
+      // As text, Node writes the headers and the body as one string; a Buffer is queued as a chunk of its own
+      // behind the headers, and the two go out through a writev. But that one string is encoded as UTF-8, while
+      // headers on their own go out as latin1: a header value with a byte above 0x7F keeps the Buffer.
+      req.end(asciiHeaders(headers) ? request.body : Buffer.from(request.body, 'utf8'));
     });
 
   return {

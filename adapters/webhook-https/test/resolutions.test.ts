@@ -93,6 +93,59 @@ describe('reusedResolutions', () => {
     expect(calls).toBe(2);
   });
 
+  it('keeps a late answer of a lookup that was replaced from overwriting the newer one', async () => {
+    const clock = { t: 0 };
+    const releases: Array<(a: readonly string[]) => void> = [];
+    const r = reusedResolutions(() => new Promise((settle) => releases.push(settle)), 1_000, () => clock.t);
+    const first = r('a.test');
+    clock.t = 1_500;
+    const second = r('a.test');
+    await Promise.resolve();
+    expect(releases).toHaveLength(2);
+    (releases[1] as (a: readonly string[]) => void)(['203.0.113.2']);
+    expect(await second).toEqual(['203.0.113.2']);
+    (releases[0] as (a: readonly string[]) => void)(['203.0.113.1']);
+    expect(await first).toEqual(['203.0.113.1']);
+    clock.t = 1_600;
+    const third = r('a.test');
+    await Promise.resolve();
+    expect(releases).toHaveLength(2);
+    expect(await third).toEqual(['203.0.113.2']);
+  });
+
+  it('dates an answer from when it was asked, so a slow one is reused for the rest of the window only', async () => {
+    const clock = { t: 0 };
+    let release: (a: readonly string[]) => void = () => undefined;
+    let calls = 0;
+    const r = reusedResolutions(
+      () => {
+        calls++;
+        return calls === 1 ? new Promise((settle) => (release = settle)) : Promise.resolve(['192.0.2.2']);
+      },
+      1_000,
+      () => clock.t,
+    );
+    const slow = r('a.test');
+    await Promise.resolve();
+    clock.t = 800;
+    release(['192.0.2.1']);
+    expect(await slow).toEqual(['192.0.2.1']);
+    clock.t = 999;
+    expect(await r('a.test')).toEqual(['192.0.2.1']);
+    clock.t = 1_000;
+    expect(await r('a.test')).toEqual(['192.0.2.2']);
+    expect(calls).toBe(2);
+  });
+
+  it('never reuses an empty answer, which the check treats as a failure', async () => {
+    let calls = 0;
+    const r = reusedResolutions(async () => (calls++ === 0 ? [] : ['192.0.2.1']), 1_000, () => 0);
+    expect(await r('a.test')).toEqual([]);
+    expect(await r('a.test')).toEqual(['192.0.2.1']);
+    expect(await r('a.test')).toEqual(['192.0.2.1']);
+    expect(calls).toBe(2);
+  });
+
   it('remembers 1,024 names at most, forgetting the oldest first', async () => {
     const clock = { t: 0 };
     const { calls, resolve } = stamping(clock);

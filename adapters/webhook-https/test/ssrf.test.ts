@@ -212,7 +212,7 @@ describe('DNS rebinding', () => {
 
   it('send resolves once and connects to the address it checked, not to a fresh resolution', async () => {
     const { resolve, calls } = rebinding();
-    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, now: () => clock });
+    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, monotonicNow: () => clock });
     const r = await sender.send(deliver(`https://localhost:${allowed.port}/hook`))();
     expect(r).toMatchObject({ _tag: 'Answered', status: 200, bodyExcerpt: 'from 127.0.0.2' });
     expect(calls()).toBe(1);
@@ -232,7 +232,7 @@ describe('DNS rebinding', () => {
 
   it('a target that passed checkTarget is checked again at send', async () => {
     const { resolve, calls } = rebinding();
-    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, now: () => clock });
+    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, monotonicNow: () => clock });
     expect(await sender.checkTarget(`https://localhost:${allowed.port}/`)()).toEqual({ ok: true });
     aSecondLater();
     const r = await sender.send(deliver(`https://localhost:${allowed.port}/`))();

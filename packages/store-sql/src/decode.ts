@@ -120,6 +120,10 @@ export const listOf = <C extends t.Mixed>(item: C): t.ReadonlyArrayC<C> => {
  * entry before it checks the field: a webhook delivery reads and writes five rows, and those were the largest
  * part of what it allocates. Here the fields are checked against the row's own context first; only when one
  * is refused is the row decoded again by `t.type` itself, whose errors (and their paths) are then the answer.
+ *
+ * Two differences, for inputs no driver hands over: a refused row is read twice (a getter could answer
+ * differently the second time), and a copy made with an own `__proto__` key keeps it as a key, where io-ts's
+ * `Object.assign` would make it the copy's prototype (a JSON column parsed from `{"__proto__": …}` has one).
  */
 export const rowType = <P extends t.Props>(props: P, name?: string): t.TypeC<P> => {
   const full = t.type(props, name);

@@ -203,6 +203,19 @@ describe('rowType', () => {
     expect(t.exact(mine).decode({ ...good, count: '2', inner: { id: 'i', count: '3' }, extra: 1 })).toEqual(E.right(good));
   });
 
+  it('copies an own __proto__ key (from JSON) as a key, never as the copy’s prototype, where t.type would', () => {
+    const withDefaultNote = rowType({ a: t.string, b: withDefault(t.number, 7) });
+    const u = JSON.parse('{"__proto__": {"polluted": true}, "a": "s"}') as unknown;
+    const r = withDefaultNote.decode(u);
+    if (E.isLeft(r)) throw new Error('expected a decoded row');
+    expect(Object.getPrototypeOf(r.right)).toBe(Object.prototype);
+    expect((r.right as { polluted?: boolean }).polluted).toBeUndefined();
+    expect(Object.keys(r.right)).toEqual(['__proto__', 'a', 'b']);
+    // The one deliberate difference: io-ts's copy takes that key as its prototype.
+    const theirs = t.type({ a: t.string, b: withDefault(t.number, 7) }).decode(u);
+    expect(E.isRight(theirs) && (theirs.right as { polluted?: boolean }).polluted).toBe(true);
+  });
+
   it('leaves the input unchanged when a field decodes to another value', () => {
     const input = { id: 'r', status: 'sent', n: 1, at: null, count: '2', inner: { id: 'i', count: '3' } };
     const copy = structuredClone(input);
