@@ -129,7 +129,7 @@ try {
   const [bare, ...senders] = figures;
   for (const [j, f] of senders.entries())
     console.log(
-      `\n${clients[j + 1]!.name}: ${((100 * median(f.rates)) / median(bare!.rates)).toFixed(1)} % of the baseline's rate, ${(median(f.cpus) - median(bare!.cpus)).toFixed(1)} µs of CPU per request more`,
+      `\n${clients[j + 1]!.name}: ${((100 * median(f.rates)) / median(bare!.rates)).toFixed(1)} % of the baseline's rate, ${Math.abs(median(f.cpus) - median(bare!.cpus)).toFixed(1)} µs of CPU per request ${median(f.cpus) >= median(bare!.cpus) ? 'more' : 'less'}`,
     );
 } finally {
   receiver.kill();
