@@ -190,3 +190,16 @@ export const POSTGRES_URL_OPTION = {
   type: 'string',
   default: process.env.ESIG_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
 } as const;
+
+/** Calls `one` `count` times, `lanes` at a time: each lane starts its next call when its last has ended. */
+export const inLanes = async (count: number, lanes: number, one: () => Promise<unknown>): Promise<void> => {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < count) {
+        next += 1;
+        await one();
+      }
+    }),
+  );
+};

@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { WebhookSender } from '@esig/core';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
+import { inLanes } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -91,17 +92,9 @@ if (values['server-root'] !== undefined) {
 
 /** `count` requests, `concurrency` at a time: the rate, and this process's CPU µs per request. */
 const run = async (client: Client, count: number) => {
-  let next = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        next += 1;
-        await client();
-      }
-    }),
-  );
+  await inLanes(count, concurrency, client);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   return { rate: count / seconds, cpuUs: (cpu.user + cpu.system) / count };

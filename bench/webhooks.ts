@@ -29,7 +29,7 @@ import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } f
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { createHttpsWebhookSender } from '@esig/webhook-https';
-import { POSTGRES_URL_OPTION, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, inLanes, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -125,16 +125,8 @@ try {
   const concurrent = workers * loops;
   /** `count` POSTs, `concurrent` at a time; the seconds they took. */
   const posts = async (count: number): Promise<number> => {
-    let next = 0;
     const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrent }, async () => {
-        while (next < count) {
-          next += 1;
-          await post();
-        }
-      }),
-    );
+    await inLanes(count, concurrent, post);
     return (performance.now() - t0) / 1000;
   };
   // Warmed up first, untimed: its connections' TLS handshakes and this process's first compilations are not what

@@ -114,10 +114,6 @@ export const makeTargetCheck = (
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
 const NON_ASCII = /[^\x00-\x7f]/;
-const asciiHeaders = (headers: Record<string, string>): boolean => {
-  for (const name in headers) if (NON_ASCII.test(headers[name] as string)) return false;
-  return true;
-};
 
 /**
  * A send's one timer, and what its end interrupts: the resolution, then the exchange. A plain field rather
@@ -147,6 +143,7 @@ const MAX_IDLE_AGENTS = 64;
  */
 export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+  const asciiAgent = !NON_ASCII.test(userAgent);
   const now = opts.now ?? Date.now;
   // Built once: a TLS context made from every root certificate costs tens of milliseconds, far more than
   // the handshake itself, so making one per request would cap a worker at a few dozen deliveries a second.
@@ -194,7 +191,13 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
       }
 
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(request.headers)) if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
+      // Whether every header value is ASCII, found while they are copied (see the body's `end` below).
+      let ascii = asciiAgent;
+      for (const [name, value] of Object.entries(request.headers))
+        if (!OWN_HEADERS.has(name.toLowerCase())) {
+          headers[name] = value;
+          if (ascii && NON_ASCII.test(value)) ascii = false;
+        }
       headers['Content-Type'] = 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(request.body, 'utf8'));
       headers['User-Agent'] = userAgent;
@@ -253,7 +256,7 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
       // As text, Node writes the headers and the body as one string; a Buffer is queued as a chunk of its own
       // behind the headers, and the two go out through a writev. But that one string is encoded as UTF-8, while
       // headers on their own go out as latin1: a header value with a byte above 0x7F keeps the Buffer.
-      req.end(asciiHeaders(headers) ? request.body : Buffer.from(request.body, 'utf8'));
+      req.end(ascii ? request.body : Buffer.from(request.body, 'utf8'));
     });
 
   return {
