@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
+import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Stores, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, IDEMPOTENCY_PURGE_GRACE_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
@@ -157,22 +157,63 @@ const render = (r: E.Either<DomainError, { id: string; body: unknown }>): Stored
 
 /**
  * How the stores run transactions: one at a time (the memory stores, as SQLite: claim and command in one
- * transaction), or side by side (as PostgreSQL: the claim commits first, through the top-level stores).
+ * transaction), side by side (the claim commits first, through the top-level stores), or side by side with
+ * keys taken for a transaction (as PostgreSQL: `take`, and claim and command in one transaction again).
  */
-type UowMode = 'serial' | 'side by side';
+type UowMode = 'serial' | 'side by side' | 'taking';
 let uowMode: UowMode = 'serial';
+
+/**
+ * The memory stores with `take`, as a store whose transactions run side by side offers it: a key is taken
+ * until its transaction ends. `taken` also holds keys a test marks as taken by another transaction.
+ */
+const takingStores = (h: Harness) => {
+  const taken = new Set<string>();
+  const withTake = (stores: Stores, mine: Set<string> | null): Stores => ({
+    ...stores,
+    idempotency: {
+      ...stores.idempotency,
+      take: (t, key) => {
+        if (mine === null) return TE.left(storeFailure(new Error('take outside a transaction')));
+        const k = `${t.orgId}/${t.mode}/${key}`;
+        if (taken.has(k) && !mine.has(k)) return TE.right({ held: false } as const);
+        taken.add(k);
+        mine.add(k);
+        return pipe(
+          stores.idempotency.find(t, key),
+          TE.map((record) => ({ held: true, record }) as const),
+        );
+      },
+    },
+  });
+  const uow: UnitOfWork = {
+    serial: false,
+    transaction: (work, options) => async () => {
+      const mine = new Set<string>();
+      try {
+        return await h.uow.transaction((tx) => work(withTake(tx, mine)), options)();
+      } finally {
+        for (const k of mine) taken.delete(k);
+      }
+    },
+  };
+  return { taken, uow, stores: withTake(h.stores, null) };
+};
 
 const setup = () => {
   const h = harness();
   const probe: Probe = { runs: 0, failNext: null };
+  const taking = takingStores(h);
   const exec =
     uowMode === 'serial'
       ? executeIdempotently({ uow: h.uow, clock: h.clock, secrets })
-      : executeIdempotently({ uow: { transaction: h.uow.transaction, serial: false }, clock: h.clock, secrets, stores: h.stores });
+      : uowMode === 'taking'
+        ? executeIdempotently({ uow: taking.uow, clock: h.clock, secrets, stores: taking.stores })
+        : executeIdempotently({ uow: { transaction: h.uow.transaction, serial: false }, clock: h.clock, secrets, stores: h.stores });
   const call = (ctx: IdempotencyContext, body: unknown = { n: 1 }, r = render) => exec(ctx, writeDoc(h, probe, ctx.tenant, body), r);
   const docCount = async (tenant: Tenant = TENANT) =>
     (await right(h.stores.documents.list(tenant, { limit: 100, order: 'asc', after: null, filter: {} }))).items.length;
-  return { h, probe, call, docCount };
+  return { h, probe, call, docCount, taken: taking.taken };
 };
 
 const ctxArb = fc.record({ key: fc.string({ minLength: 1, maxLength: 255 }), fingerprint: fingerprintArb }).map((c) => ({ ...c, tenant: TENANT }));
@@ -181,7 +222,7 @@ const ticks = async (n: number) => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
 
-describe.each(['serial', 'side by side'] as const)('executeIdempotently, transactions %s', (mode) => {
+describe.each(['serial', 'side by side', 'taking'] as const)('executeIdempotently, transactions %s', (mode) => {
   beforeEach(() => {
     uowMode = mode;
   });
@@ -425,6 +466,76 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('executeIdempotently where the store takes keys for a transaction', () => {
+  beforeEach(() => {
+    uowMode = 'taking';
+  });
+  const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
+
+  it('answers InProgress at once, runs nothing and stores nothing, while another transaction has the key', async () => {
+    const { h, probe, call, docCount, taken } = setup();
+    taken.add(`${TENANT.orgId}/${TENANT.mode}/k`);
+    expect(await left(call(ctx))).toEqual({ _tag: 'IdempotencyInProgress' });
+    expect(probe.runs).toBe(0);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toBeNull();
+    // The same key in another tenant is another key.
+    expect(await right(call({ ...ctx, tenant: OTHER_TENANTS[0]! }))).toMatchObject({ replayed: false });
+    // Once the other transaction has ended, the call runs, and its record is completed at once.
+    taken.clear();
+    const first = await right(call(ctx));
+    expect(first.replayed).toBe(false);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toMatchObject({ state: 'completed' });
+    expect(await right(call(ctx))).toEqual({ ...first, replayed: true });
+    expect(probe.runs).toBe(2);
+    expect(await docCount()).toBe(1);
+  });
+
+  it('answers InProgress, rolls the command back and stores nothing when a caller that did not take the key inserted its record meanwhile', async () => {
+    const { h, probe, docCount } = setup();
+    const now = h.clock.now().getTime();
+    const other: IdempotencyRecord = {
+      tenant: TENANT,
+      key: 'k',
+      fingerprint: 'fp',
+      state: 'in_progress',
+      response: null,
+      createdAt: iso(now),
+      lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
+      expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
+    };
+    await right(h.stores.idempotency.insertIfAbsent(other));
+    // The record was not there when the key was taken (a caller on the claim-first path, say, inserted it after).
+    const taking = takingStores(h);
+    const blind: UnitOfWork = {
+      serial: false,
+      transaction: (work, options) =>
+        taking.uow.transaction((tx) => work({ ...tx, idempotency: { ...tx.idempotency, take: () => TE.right({ held: true, record: null }) } }), options),
+    };
+    const exec = executeIdempotently({ uow: blind, clock: h.clock, secrets, stores: taking.stores });
+    expect(await left(exec(ctx, writeDoc(h, probe, TENANT, {}), render))).toEqual({ _tag: 'IdempotencyInProgress' });
+    expect(probe.runs).toBe(1);
+    expect(await docCount()).toBe(0);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toEqual(other);
+  });
+
+  it('claims a new key, runs its command and stores its record in one transaction, writing nothing outside it', async () => {
+    const h = harness();
+    const taking = takingStores(h);
+    const asked: Array<TransactionOptions | undefined> = [];
+    const uow: UnitOfWork = { serial: false, transaction: (work, options) => () => (asked.push(options), taking.uow.transaction(work, options)()) };
+    const outside = { ...taking.stores, idempotency: { ...taking.stores.idempotency, insertIfAbsent: () => TE.left(storeFailure(new Error('a claim outside the transaction'))) } };
+    const exec = executeIdempotently({ uow, clock: h.clock, secrets, stores: outside });
+    const probe: Probe = { runs: 0, failNext: null };
+    const first = await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render));
+    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }]);
+    // A replay: the key taken and its record found, then decided on as in turns (no claim tried over it).
+    asked.length = 0;
+    expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toEqual({ ...first, replayed: true });
+    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }, undefined]);
+    expect(probe.runs).toBe(1);
   });
 });
 

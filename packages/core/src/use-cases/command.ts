@@ -4,6 +4,8 @@ import * as TE from '../task-either.js';
 import type { DomainError } from '../errors.js';
 import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../errors.js';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency.js';
+import type { IdempotencyRecord } from '../ports/idempotency-store.js';
+import { IDEMPOTENCY_KEY_RESOURCE } from '../ports/idempotency-store.js';
 import type { Tenant } from '../model/tenant.js';
 import type { Clock } from '../ports/clock.js';
 import type { StoredResponse } from '../ports/idempotency-store.js';
@@ -66,7 +68,9 @@ export interface IdempotentOutcome {
  *
  * Where transactions run one at a time (`uow.serial`, SQLite), a new key is looked up, and its command and
  * its record, stored once with the response, share one transaction instead: no one could have seen a claim
- * in between anyway.
+ * in between anyway. So they do where the store can take a key for a transaction (`IdempotencyStore.take`,
+ * PostgreSQL; offered by `stores`): a concurrent duplicate then finds the key taken and gets
+ * `IdempotencyInProgress` at once, as it would on seeing a claim, and the claim's own commit is saved.
  *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
  * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
@@ -105,10 +109,12 @@ export const executeIdempotently =
       lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS).toISOString(),
       expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
     });
-    // A record stored once, already answered: where nobody could see a claim before it (serial stores), and
-    // for an outcome whose command was rolled back together with its claim.
+    // A record stored once, already answered (the time taken when it is stored).
+    const completedRecord = (response: StoredResponse): IdempotencyRecord => ({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) });
+    // For an outcome whose command was rolled back together with its claim. `insertIfAbsent`, not `insert`: a
+    // record already there is the answer of a retry that ran meanwhile.
     const storeCompleted = (tx: Stores, response: StoredResponse): TE.TaskEither<DomainError, boolean> =>
-      () => tx.idempotency.insertIfAbsent({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) })();
+      () => tx.idempotency.insertIfAbsent(completedRecord(response))();
 
     // A record is there already (or was, a moment ago): read it and decide, in one transaction.
     const decide = deps.uow.transaction((tx) =>
@@ -179,8 +185,8 @@ export const executeIdempotently =
           );
     };
 
-    const inTurns: TE.TaskEither<DomainError, IdempotentOutcome> = pipe(
-      claim,
+    const inTurnsFrom = (first: TE.TaskEither<DomainError, StoredResponse | null>): TE.TaskEither<DomainError, IdempotentOutcome> => pipe(
+      first,
       TE.chainW((stored) =>
         stored !== null
           ? TE.right<DomainError, IdempotentOutcome>({ response: stored, replayed: true })
@@ -191,41 +197,62 @@ export const executeIdempotently =
             ),
       ),
     );
-    if (deps.uow.serial !== true) return inTurns;
+    if (deps.uow.serial !== true && deps.stores?.idempotency.take === undefined) return inTurnsFrom(claim);
 
-    // Transactions that run one at a time: nobody could see a claim before its command commits, so none is
-    // written. The key is looked up, and a new one's command runs and its record is stored once, completed with
-    // the response, in the same transaction: one commit. A key already there is left to the general path
-    // above (nothing was written here then). A command refused before its first write (the usual domain
-    // error) thus leaves nothing to undo, and SQLite's group commit need not run its neighbours again.
-    const together = deps.uow.transaction(
-      (tx) =>
-        pipe(
-          tx.idempotency.find(ctx.tenant, ctx.key),
-          TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> =>
-            existing !== null
-              ? TE.right(null)
-              : pipe(
-                  command(tx),
-                  TE.map((a) => render(E.right(a))),
-                  TE.chainW((response) =>
-                    response === null
-                      ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
-                      : pipe(
-                          storeCompleted(tx, response),
-                          // Only a caller outside the one-at-a-time writer could have put it there meanwhile.
-                          TE.chainW((inserted) => (inserted ? TE.right(response) : TE.left(idempotencyInProgress()))),
-                        ),
+    // Where transactions run one at a time, or where the store can take a key for a transaction (`take`), the
+    // claim need not commit on its own. Serial: nobody could see a claim before its command commits, so none is
+    // written. Side by side: the key is taken for the transaction, so a concurrent duplicate is answered
+    // `IdempotencyInProgress` at once, as it would be on seeing a claim. Either way the key is looked up, and a
+    // new one's command runs and its record is stored once, completed with the response, in the same
+    // transaction: one commit. A key already there is decided on as above (nothing was written here then). A
+    // command refused before its first write (the usual domain error) thus leaves nothing to undo, and SQLite's
+    // group commit need not run its neighbours again.
+    //
+    // The in-progress answer this path gives itself (the key taken by another transaction, or its record
+    // inserted meanwhile by a caller that did not take it) is never stored: it says nothing about the key's
+    // request, and a record stored for it would stand in the way of the caller actually running it.
+    const inFlight = idempotencyInProgress();
+    const lookUp = (tx: Stores): TE.TaskEither<DomainError, IdempotencyRecord | null> => {
+      const takeHere = deps.uow.serial === true ? undefined : tx.idempotency.take;
+      return takeHere === undefined
+        ? tx.idempotency.find(ctx.tenant, ctx.key)
+        : pipe(
+            takeHere(ctx.tenant, ctx.key),
+            TE.chainW((taken) => (taken.held ? TE.right(taken.record) : TE.left(inFlight))),
+          );
+    };
+    const together = pipe(
+      deps.uow.transaction(
+        (tx) =>
+          pipe(
+            lookUp(tx),
+            TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> =>
+              existing !== null
+                ? TE.right(null)
+                : pipe(
+                    command(tx),
+                    TE.map((a) => render(E.right(a))),
+                    TE.chainW((response) =>
+                      response === null
+                        ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+                        : pipe(
+                            tx.idempotency.insert(completedRecord(response)),
+                            TE.map(() => response),
+                          ),
+                    ),
                   ),
-                ),
+            ),
           ),
-        ),
-      COMMAND,
+        COMMAND,
+      ),
+      // The insert found the key taken (reported at the commit, where the store deferred it): only a caller that
+      // did not take the key could have put its record there meanwhile.
+      TE.mapLeft((e): DomainError => (e._tag === 'ConcurrentModification' && e.resource === IDEMPOTENCY_KEY_RESOURCE ? inFlight : e)),
     );
     // The command failed and everything, the claim too, was rolled back. An outcome the caller must see
     // again on a retry is stored now, as a completed record of its own; anything else leaves no record.
     const settleRolledBack = (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
-      const response = render(E.left(e));
+      const response = e === inFlight ? null : render(E.left(e));
       if (response === null) return TE.left(e);
       return pipe(
         deps.uow.transaction((tx) => storeCompleted(tx, response)),
@@ -236,8 +263,9 @@ export const executeIdempotently =
     };
     return pipe(
       together,
+      // A record is there: decided on as in turns, without first trying to insert a claim over it.
       TE.matchEW(settleRolledBack, (response) =>
-        response === null ? inTurns : TE.right<DomainError, IdempotentOutcome>({ response, replayed: false }),
+        response === null ? inTurnsFrom(decide) : TE.right<DomainError, IdempotentOutcome>({ response, replayed: false }),
       ),
     );
   };

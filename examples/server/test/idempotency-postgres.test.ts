@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from './harness.js';
+import { startTestServer } from './harness.js';
+import { createTestDatabase, postgresAvailable } from './pg.js';
+
+/**
+ * On PostgreSQL a new Idempotency-Key is taken for the command's transaction (an advisory lock, migration
+ * 0012) rather than claimed by a row committed first. What a client sees must not change: one run, concurrent
+ * duplicates answered 409 idempotency_in_progress, replays, the key bound to its first request.
+ */
+const available = await postgresAvailable('the PostgreSQL idempotency tests');
+
+describe.skipIf(!available)('idempotency on PostgreSQL, the key taken for the transaction', () => {
+  let s: TestServer;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let n = 0;
+  const freshKey = () => `idem-pg-${n++}`;
+  beforeAll(async () => {
+    db = await createTestDatabase('esig_idem');
+    s = await startTestServer({ ESIG_DATABASE_URL: db.url, ESIG_MASTER_KEY: randomBytes(32).toString('hex'), ESIG_WORKERS: 'none' });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await db?.drop();
+  });
+
+  /** The idempotency records of the database, as (key, state). */
+  const records = async () => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query<{ key: string; state: string }>('SELECT key, state FROM idempotency_keys ORDER BY key')).rows;
+    } finally {
+      await c.end();
+    }
+  };
+
+  it('creates a request once under 25 concurrent calls with one key: the others 409 idempotency_in_progress or a replay', async () => {
+    const doc = await s.uploadPdf();
+    const key = freshKey();
+    const body = { title: 'Concurrent', documentIds: [doc.id] };
+    const results = await Promise.all(Array.from({ length: 25 }, () => s.call('POST', '/api/v1/signature-requests', { body, headers: { 'idempotency-key': key } })));
+    const created = results.filter((r) => r.status === 201);
+    const inFlight = results.filter((r) => r.status === 409);
+    expect(created.length + inFlight.length).toBe(25);
+    expect(inFlight.every((r) => r.body.code === 'idempotency_in_progress')).toBe(true);
+    expect(created.filter((r) => r.headers.get('idempotency-replayed') === null)).toHaveLength(1);
+    expect(new Set(created.map((r) => r.text)).size).toBe(1);
+    // One request holds the document; a late retry replays it.
+    const id = created[0]!.body.id as string;
+    const late = await s.call('POST', '/api/v1/signature-requests', { body, headers: { 'idempotency-key': key } });
+    expect(late.status).toBe(201);
+    expect(late.headers.get('idempotency-replayed')).toBe('true');
+    expect(late.body.id).toBe(id);
+    expect((await s.call('GET', `/api/v1/documents/${doc.id}`)).body.signatureRequestId).toBe(id);
+    expect(await records()).toContainEqual({ key, state: 'completed' });
+  });
+
+  it('sends exactly once under 25 concurrent calls with one key', async () => {
+    const { req } = await s.draftReady();
+    const key = freshKey();
+    const results = await Promise.all(
+      Array.from({ length: 25 }, () => s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {}, headers: { 'idempotency-key': key } })),
+    );
+    const sent = results.filter((r) => r.status === 200);
+    expect(sent.filter((r) => r.headers.get('idempotency-replayed') === null)).toHaveLength(1);
+    expect(results.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.body.code === 'idempotency_in_progress')).toBe(true);
+    const events = (await s.call('GET', '/api/v1/events?type=request.sent&limit=100')).body.data as Array<{ data: Record<string, unknown> }>;
+    expect(events.filter((e) => e.data.request_id === req.id)).toHaveLength(1);
+  });
+
+  it('binds the key to its first request, and stores and replays an outcome error', async () => {
+    const doc = await s.uploadPdf();
+    const key = freshKey();
+    const first = await s.call('POST', '/api/v1/signature-requests', { body: { title: 'A', documentIds: [doc.id] }, headers: { 'idempotency-key': key } });
+    expect(first.status).toBe(201);
+    const other = await s.call('POST', '/api/v1/signature-requests', { body: { title: 'B', documentIds: [doc.id] }, headers: { 'idempotency-key': key } });
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('idempotency_key_reused');
+    // The document is taken now: a new key's create-request fails in the command, and that outcome is kept.
+    const taken = freshKey();
+    const refused = await s.call('POST', '/api/v1/signature-requests', { body: { title: 'C', documentIds: [doc.id] }, headers: { 'idempotency-key': taken } });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    const again = await s.call('POST', '/api/v1/signature-requests', { body: { title: 'C', documentIds: [doc.id] }, headers: { 'idempotency-key': taken } });
+    expect(again.status).toBe(refused.status);
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(again.text).toBe(refused.text);
+    expect(await records()).toEqual(expect.arrayContaining([{ key, state: 'completed' }, { key: taken, state: 'completed' }]));
+  });
+});
