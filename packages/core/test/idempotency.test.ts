@@ -536,6 +536,42 @@ describe('executeIdempotently where the store takes keys for a transaction', () 
     expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toEqual({ ...first, replayed: true });
     expect(asked).toEqual([{ deferWrites: true, rerunnable: true }, undefined]);
     expect(probe.runs).toBe(1);
+    // Expired, the record is replaced in the command's transaction, as if there were none: one transaction.
+    h.clock.advance(IDEMPOTENCY_TTL_MS);
+    asked.length = 0;
+    expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 2), render))).toMatchObject({ replayed: false });
+    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }]);
+    expect(probe.runs).toBe(2);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toMatchObject({ state: 'completed', createdAt: h.clock.now().toISOString() });
+  });
+
+  it('decides on a record that still counts with the key taken: a caller that finds it taken is answered InProgress', async () => {
+    const h = harness();
+    const now = h.clock.now().getTime();
+    // A holder that vanished (its lock expired), as a store that claimed keys first leaves behind.
+    const stale: IdempotencyRecord = { tenant: TENANT, key: 'k', fingerprint: 'fp', state: 'in_progress', response: null, createdAt: iso(now), lockedUntil: iso(now), expiresAt: iso(now + IDEMPOTENCY_TTL_MS) };
+    await right(h.stores.idempotency.insertIfAbsent(stale));
+    // The command's transaction takes the key and finds the record; by the time the decision's transaction
+    // tries, another transaction has taken the key.
+    const taking = takingStores(h);
+    let takes = 0;
+    const uow: UnitOfWork = {
+      serial: false,
+      transaction: (work, options) =>
+        taking.uow.transaction(
+          (tx) => work({ ...tx, idempotency: { ...tx.idempotency, take: (t, key) => (++takes === 2 ? TE.right({ held: false } as const) : tx.idempotency.take!(t, key)) } }),
+          options,
+        ),
+    };
+    const exec = executeIdempotently({ uow, clock: h.clock, secrets, stores: taking.stores });
+    const probe: Probe = { runs: 0, failNext: null };
+    expect(await left(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toEqual({ _tag: 'IdempotencyInProgress' });
+    expect(takes).toBe(2);
+    expect(probe.runs).toBe(0);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toEqual(stale);
+    // Free again, the stale holder's record is taken over and the command runs.
+    expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toMatchObject({ replayed: false });
+    expect(probe.runs).toBe(1);
   });
 });
 

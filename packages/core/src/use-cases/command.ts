@@ -116,10 +116,23 @@ export const executeIdempotently =
     const storeCompleted = (tx: Stores, response: StoredResponse): TE.TaskEither<DomainError, boolean> =>
       () => tx.idempotency.insertIfAbsent(completedRecord(response))();
 
+    // The key's record, read where the store takes keys for a transaction (`take`) once the key is this
+    // transaction's: a concurrent caller with the same key is then answered `IdempotencyInProgress` (`inFlight`,
+    // an answer never stored) instead of deciding on the same record side by side.
+    const inFlight = idempotencyInProgress();
+    const lookUp = (tx: Stores): TE.TaskEither<DomainError, IdempotencyRecord | null> => {
+      const takeHere = deps.uow.serial === true ? undefined : tx.idempotency.take;
+      return takeHere === undefined
+        ? tx.idempotency.find(ctx.tenant, ctx.key)
+        : pipe(
+            takeHere(ctx.tenant, ctx.key),
+            TE.chainW((taken) => (taken.held ? TE.right(taken.record) : TE.left(inFlight))),
+          );
+    };
     // A record is there already (or was, a moment ago): read it and decide, in one transaction.
     const decide = deps.uow.transaction((tx) =>
       pipe(
-        tx.idempotency.find(ctx.tenant, ctx.key),
+        lookUp(tx),
         TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
           const now = deps.clock.now();
           const decision = decideIdempotency(existing, ctx.fingerprint, now);
@@ -204,30 +217,22 @@ export const executeIdempotently =
     // written. Side by side: the key is taken for the transaction, so a concurrent duplicate is answered
     // `IdempotencyInProgress` at once, as it would be on seeing a claim. Either way the key is looked up, and a
     // new one's command runs and its record is stored once, completed with the response, in the same
-    // transaction: one commit. A key already there is decided on as above (nothing was written here then). A
+    // transaction: one commit; so does a key whose record has expired, the record replaced. A key whose record
+    // still counts is decided on as above (nothing was written here then). A
     // command refused before its first write (the usual domain error) thus leaves nothing to undo, and SQLite's
     // group commit need not run its neighbours again.
     //
     // The in-progress answer this path gives itself (the key taken by another transaction, or its record
     // inserted meanwhile by a caller that did not take it) is never stored: it says nothing about the key's
     // request, and a record stored for it would stand in the way of the caller actually running it.
-    const inFlight = idempotencyInProgress();
-    const lookUp = (tx: Stores): TE.TaskEither<DomainError, IdempotencyRecord | null> => {
-      const takeHere = deps.uow.serial === true ? undefined : tx.idempotency.take;
-      return takeHere === undefined
-        ? tx.idempotency.find(ctx.tenant, ctx.key)
-        : pipe(
-            takeHere(ctx.tenant, ctx.key),
-            TE.chainW((taken) => (taken.held ? TE.right(taken.record) : TE.left(inFlight))),
-          );
-    };
     const together = pipe(
       deps.uow.transaction(
         (tx) =>
           pipe(
             lookUp(tx),
             TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> =>
-              existing !== null
+              // A record that still counts is decided on in turns; an expired one is replaced here, like no record.
+              decideIdempotency(existing, ctx.fingerprint, deps.clock.now())._tag !== 'Proceed'
                 ? TE.right(null)
                 : pipe(
                     command(tx),
@@ -236,7 +241,7 @@ export const executeIdempotently =
                       response === null
                         ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
                         : pipe(
-                            tx.idempotency.insert(completedRecord(response)),
+                            existing === null ? tx.idempotency.insert(completedRecord(response)) : tx.idempotency.replace(completedRecord(response)),
                             TE.map(() => response),
                           ),
                     ),
