@@ -218,6 +218,18 @@ const setup = () => {
 
 const ctxArb = fc.record({ key: fc.string({ minLength: 1, maxLength: 255 }), fingerprint: fingerprintArb }).map((c) => ({ ...c, tenant: TENANT }));
 
+/** A claim of `key` made at `now` by a caller still running it (for TENANT, fingerprint `fp` unless told). */
+const claimAt = (now: number, key = 'k', fingerprint = 'fp'): IdempotencyRecord => ({
+  tenant: TENANT,
+  key,
+  fingerprint,
+  state: 'in_progress',
+  response: null,
+  createdAt: iso(now),
+  lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
+  expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
+});
+
 const ticks = async (n: number) => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
@@ -281,18 +293,7 @@ describe.each(['serial', 'side by side', 'taking'] as const)('executeIdempotentl
         // In flight: a holder has claimed a second key and not finished.
         const key2 = { ...ctx, key: ctx.key === 'in-flight' ? 'in-flight-2' : 'in-flight' };
         const now = h.clock.now().getTime();
-        await right(
-          h.stores.idempotency.insertIfAbsent({
-            tenant: TENANT,
-            key: key2.key,
-            fingerprint: ctx.fingerprint,
-            state: 'in_progress',
-            response: null,
-            createdAt: iso(now),
-            lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
-            expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
-          }),
-        );
+        await right(h.stores.idempotency.insertIfAbsent(claimAt(now, key2.key, ctx.fingerprint)));
         expect(await left(call({ ...key2, fingerprint: other }))).toEqual({ _tag: 'IdempotencyKeyReused' });
         expect(await left(call(key2))).toEqual({ _tag: 'IdempotencyInProgress' });
         expect(probe.runs).toBe(1);
@@ -306,16 +307,7 @@ describe.each(['serial', 'side by side', 'taking'] as const)('executeIdempotentl
     // interleaving by hiding the competitor's record from the first `find`.
     const { h, probe } = setup();
     const now = h.clock.now().getTime();
-    const competitor: IdempotencyRecord = {
-      tenant: TENANT,
-      key: 'k',
-      fingerprint: 'fp',
-      state: 'in_progress',
-      response: null,
-      createdAt: iso(now),
-      lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
-      expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
-    };
+    const competitor = claimAt(now);
     await right(h.stores.idempotency.insertIfAbsent(competitor));
     let hidden = false;
     const racyUow: UnitOfWork = {
@@ -341,16 +333,7 @@ describe.each(['serial', 'side by side', 'taking'] as const)('executeIdempotentl
     const { h, probe, call } = setup();
     const ctx = { tenant: TENANT, key: 'k1', fingerprint: 'fp' };
     const now = h.clock.now().getTime();
-    const crashed: IdempotencyRecord = {
-      tenant: TENANT,
-      key: 'k1',
-      fingerprint: 'fp',
-      state: 'in_progress',
-      response: null,
-      createdAt: iso(now),
-      lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
-      expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
-    };
+    const crashed = claimAt(now, 'k1');
     await right(h.stores.idempotency.insertIfAbsent(crashed));
     h.clock.advance(IDEMPOTENCY_LOCK_MS - 1);
     expect(await left(call(ctx))).toEqual({ _tag: 'IdempotencyInProgress' });
@@ -496,16 +479,7 @@ describe('executeIdempotently where the store takes keys for a transaction', () 
   it('answers InProgress, rolls the command back and stores nothing when a caller that did not take the key inserted its record meanwhile', async () => {
     const { h, probe, docCount } = setup();
     const now = h.clock.now().getTime();
-    const other: IdempotencyRecord = {
-      tenant: TENANT,
-      key: 'k',
-      fingerprint: 'fp',
-      state: 'in_progress',
-      response: null,
-      createdAt: iso(now),
-      lockedUntil: iso(now + IDEMPOTENCY_LOCK_MS),
-      expiresAt: iso(now + IDEMPOTENCY_TTL_MS),
-    };
+    const other = claimAt(now);
     await right(h.stores.idempotency.insertIfAbsent(other));
     // The record was not there when the key was taken (a caller on the claim-first path, say, inserted it after).
     const taking = takingStores(h);
