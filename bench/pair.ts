@@ -174,7 +174,8 @@ try {
   for (const s of Object.values(sides)) await round(s);
   const results: Round[] = [];
   const order: Array<keyof typeof roots> = [];
-  for (let r = 0; r < rounds; r++) order.push(...((r % 2 === 0 ? ['this', 'other'] : ['other', 'this']) as const));
+  const ab: Array<keyof typeof roots> = ['this', 'other'];
+  for (let r = 0; r < rounds; r++) order.push(...(r % 2 === 0 ? ab : [...ab].reverse()));
   for (const side of order) {
     const r = await round(sides[side]);
     results.push(r);
