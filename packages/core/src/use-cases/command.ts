@@ -4,11 +4,10 @@ import * as TE from '../task-either.js';
 import type { DomainError } from '../errors.js';
 import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../errors.js';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency.js';
-import type { IdempotencyRecord } from '../ports/idempotency-store.js';
-import { IDEMPOTENCY_KEY_RESOURCE } from '../ports/idempotency-store.js';
 import type { Tenant } from '../model/tenant.js';
 import type { Clock } from '../ports/clock.js';
-import type { StoredResponse } from '../ports/idempotency-store.js';
+import type { IdempotencyRecord, StoredResponse } from '../ports/idempotency-store.js';
+import { IDEMPOTENCY_KEY_RESOURCE } from '../ports/idempotency-store.js';
 import type { SecretBox } from '../ports/secret-box.js';
 import type { Stores } from '../ports/stores.js';
 import type { TransactionOptions, UnitOfWork } from '../ports/unit-of-work.js';
@@ -218,9 +217,9 @@ export const executeIdempotently =
     // `IdempotencyInProgress` at once, as it would be on seeing a claim. Either way the key is looked up, and a
     // new one's command runs and its record is stored once, completed with the response, in the same
     // transaction: one commit; so does a key whose record has expired, the record replaced. A key whose record
-    // still counts is decided on as above (nothing was written here then). A
-    // command refused before its first write (the usual domain error) thus leaves nothing to undo, and SQLite's
-    // group commit need not run its neighbours again.
+    // still counts is decided on as above (nothing was written here then). A command refused before its first
+    // write (the usual domain error) thus leaves nothing to undo, and SQLite's group commit need not run its
+    // neighbours again.
     //
     // The in-progress answer this path gives itself (the key taken by another transaction, or its record
     // inserted meanwhile by a caller that did not take it) is never stored: it says nothing about the key's
