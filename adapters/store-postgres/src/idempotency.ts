@@ -1,12 +1,12 @@
-import type { IdempotencyRecord, IdempotencyStore, StoreError, StoredResponse, TakenKey } from '@esig/core';
-import { IDEMPOTENCY_KEY_RESOURCE, concurrentModification, storeFailure } from '@esig/core';
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
+import { concurrentModification } from '@esig/core';
 import { IdempotencyStateC, StoredResponseC, idempotencyRow, toIdempotencyRecord } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { changeOne, insertOne, prepared, run, writeOne } from './connection.js';
+import { changeOne, prepared, run, writeOne } from './connection.js';
 import { BatchLimit, ModeC, Timestamp, TimestampColumn, columnCodecs, decode, nullable, rowType } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
@@ -28,10 +28,6 @@ const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 // Prepared: each reaches one record by the primary key (org_id, mode, key), the only index these columns lead.
 const FIND = prepared('idempotency_find', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
-// `insert`: sent unanswered in a command's transaction, it raises a unique violation on a key already there.
-const INSERT = insertOne(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})`, 'idempotency_insert_new');
-// `take` (migration 0012): the key's transaction-level advisory lock tried, then its record read.
-const TAKE = prepared('idempotency_take', `SELECT held, ${COLUMNS} FROM esig_idempotency_take($1, $2, $3)`);
 const COMPLETE = changeOne("UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4", 'idempotency_complete');
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
@@ -85,36 +81,11 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       ),
     ),
 
-  take: (tenant, key) => {
-    // On the pool, each statement is a transaction of its own: a key taken there is free again at once.
-    if (conn.batchesReads === true) return TE.left(storeFailure(new Error('an idempotency key can be taken only in a transaction')));
-    return pipe(
-      // A read as the unit of work means it (see Access): nothing is written, and should the transaction's BEGIN
-      // fail, this runs alone, takes the key until it ends at once, and its answer is thrown away with BEGIN's failure.
-      run(conn, 'read', TAKE, [tenant.orgId, tenant.mode, key]),
-      TE.chainEitherK(({ rows: [row] }): E.Either<StoreError, TakenKey> => {
-        if (row === undefined) return E.left(storeFailure(new Error('esig_idempotency_take answered no row')));
-        if (row.held !== true) return E.right({ held: false });
-        if (row.org_id === null) return E.right({ held: true, record: null });
-        return pipe(
-          decode(IdempotencyRow, `idempotency_keys row ${key}`)(row),
-          E.map((r) => ({ held: true, record: toIdempotencyRecord(r) })),
-        );
-      }),
-    );
-  },
-
   insertIfAbsent: (record) =>
     pipe(
       TE.fromEither(toParams(record)),
       TE.chain((params) => run(conn, 'write', INSERT_IF_ABSENT, params)),
       TE.map((r) => r.rowCount === 1),
-    ),
-
-  insert: (record) =>
-    pipe(
-      TE.fromEither(toParams(record)),
-      TE.chain((params) => writeOne(conn, INSERT, params, () => concurrentModification(IDEMPOTENCY_KEY_RESOURCE, record.key))),
     ),
 
   // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
@@ -137,7 +108,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
     ),
 
   complete: (tenant, key, response: StoredResponse) => {
-    const gone = () => concurrentModification(IDEMPOTENCY_KEY_RESOURCE, key);
+    const gone = () => concurrentModification('idempotency_key', key);
     return pipe(
       TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
       TE.chain(() =>

@@ -1,5 +1,5 @@
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '@esig/core';
-import { IDEMPOTENCY_KEY_RESOURCE, concurrentModification } from '@esig/core';
+import { concurrentModification } from '@esig/core';
 import { StoredResponseC, idempotencyRow, toIdempotencyRecord } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -46,81 +46,71 @@ export const PURGE_EXPIRED_SQL = `DELETE FROM idempotency_keys WHERE expires_at 
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
  * racing for the same key get exactly one `true` even without a surrounding transaction.
  */
-export const sqliteIdempotency = (conn: Conn): IdempotencyStore => {
-  const store: IdempotencyStore = {
-    find: (tenant, key) =>
-      pipe(
-        attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?`).get(tenant.orgId, tenant.mode, key)),
-        TE.chainEitherK((row) =>
-          row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toIdempotencyRecord)),
+export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
+  find: (tenant, key) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?`).get(tenant.orgId, tenant.mode, key)),
+      TE.chainEitherK((row) =>
+        row === undefined ? E.right(null) : pipe(decode(IdempotencyRow, `idempotency_keys row ${key}`)(row), E.map(toIdempotencyRecord)),
+      ),
+    ),
+
+  insertIfAbsent: (record) =>
+    pipe(
+      TE.fromEither(toRow(record)),
+      TE.chain((row) =>
+        attempt(conn, (c) => c.prepare(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`).run(row)),
+      ),
+      TE.map((r) => changedRows(r) === 1),
+    ),
+
+  // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
+  // must not make the take-over fail.
+  replace: (record) =>
+    pipe(
+      TE.fromEither(toRow(record)),
+      TE.chain((row) =>
+        attempt(conn, (c) =>
+          c
+            .prepare(
+              `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
+               ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
+                 response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
+                 expires_at = excluded.expires_at`,
+            )
+            .run(row),
         ),
       ),
+      TE.map(() => undefined),
+    ),
 
-    insertIfAbsent: (record) =>
-      pipe(
-        TE.fromEither(toRow(record)),
-        TE.chain((row) =>
-          attempt(conn, (c) => c.prepare(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`).run(row)),
+  complete: (tenant, key, response: StoredResponse) =>
+    pipe(
+      TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
+      TE.chain(() =>
+        attempt(conn, (c) =>
+          c
+            .prepare("UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ?")
+            .run(JSON.stringify(response), tenant.orgId, tenant.mode, key),
         ),
-        TE.map((r) => changedRows(r) === 1),
       ),
+      // No record means it was purged or released while the operation ran: committing the operation
+      // without a record to replay it would let a retry run it twice, so the transaction must fail.
+      TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('idempotency_key', key)))),
+    ),
 
-    // SQLite answers every statement at once: the insert-if-absent, failing on a key already there.
-    insert: (record) =>
-      pipe(
-        store.insertIfAbsent(record),
-        TE.chain((inserted) => (inserted ? TE.right(undefined) : TE.left(concurrentModification(IDEMPOTENCY_KEY_RESOURCE, record.key)))),
-      ),
+  release: (tenant, key) =>
+    pipe(
+      attempt(conn, (c) => c.prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?').run(tenant.orgId, tenant.mode, key)),
+      TE.map(() => undefined),
+    ),
 
-    // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
-    // must not make the take-over fail.
-    replace: (record) =>
-      pipe(
-        TE.fromEither(toRow(record)),
-        TE.chain((row) =>
-          attempt(conn, (c) =>
-            c
-              .prepare(
-                `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
-                 ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
-                   response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
-                   expires_at = excluded.expires_at`,
-              )
-              .run(row),
-          ),
-        ),
-        TE.map(() => undefined),
-      ),
-
-    complete: (tenant, key, response: StoredResponse) =>
-      pipe(
-        TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
-        TE.chain(() =>
-          attempt(conn, (c) =>
-            c
-              .prepare("UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ?")
-              .run(JSON.stringify(response), tenant.orgId, tenant.mode, key),
-          ),
-        ),
-        // No record means it was purged or released while the operation ran: committing the operation
-        // without a record to replay it would let a retry run it twice, so the transaction must fail.
-        TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification(IDEMPOTENCY_KEY_RESOURCE, key)))),
-      ),
-
-    release: (tenant, key) =>
-      pipe(
-        attempt(conn, (c) => c.prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?').run(tenant.orgId, tenant.mode, key)),
-        TE.map(() => undefined),
-      ),
-
-    purgeExpired: (now, limit, from = null) =>
-      pipe(
-        TE.fromEither(decode(Timestamp, 'purge time')(now)),
-        TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
-        TE.chainFirstEitherK(() => (from === null ? E.right(null) : decode(Timestamp, 'purge start')(from))),
-        TE.chain(() => attempt(conn, (c) => c.prepare(PURGE_EXPIRED_SQL).pluck().all({ now, from: from ?? '', limit }) as string[])),
-        TE.map((expiries) => ({ deleted: expiries.length, through: expiries.reduce<string | null>((a, b) => (a === null || b > a ? b : a), null) })),
-      ),
-  };
-  return store;
-};
+  purgeExpired: (now, limit, from = null) =>
+    pipe(
+      TE.fromEither(decode(Timestamp, 'purge time')(now)),
+      TE.chainFirstEitherK(() => decode(BatchLimit, 'purge limit')(limit)),
+      TE.chainFirstEitherK(() => (from === null ? E.right(null) : decode(Timestamp, 'purge start')(from))),
+      TE.chain(() => attempt(conn, (c) => c.prepare(PURGE_EXPIRED_SQL).pluck().all({ now, from: from ?? '', limit }) as string[])),
+      TE.map((expiries) => ({ deleted: expiries.length, through: expiries.reduce<string | null>((a, b) => (a === null || b > a ? b : a), null) })),
+    ),
+});

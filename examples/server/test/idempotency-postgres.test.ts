@@ -6,13 +6,13 @@ import { startTestServer } from './harness.js';
 import { createTestDatabase, postgresAvailable } from './pg.js';
 
 /**
- * On PostgreSQL a new Idempotency-Key is taken for the command's transaction (an advisory lock, migration
- * 0012) rather than claimed by a row committed first. What a client sees must not change: one run, concurrent
- * duplicates answered 409 idempotency_in_progress, replays, the key bound to its first request.
+ * The server's idempotency tests run on SQLite, whose transactions run one at a time; on PostgreSQL they run
+ * side by side, and a new key's claim commits before its command. What a client sees must be the same: one
+ * run, concurrent duplicates answered 409 idempotency_in_progress or replayed, the key bound to its first request.
  */
 const available = await postgresAvailable('the PostgreSQL idempotency tests');
 
-describe.skipIf(!available)('idempotency on PostgreSQL, the key taken for the transaction', () => {
+describe.skipIf(!available)('idempotency on PostgreSQL, transactions side by side', () => {
   let s: TestServer;
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let n = 0;

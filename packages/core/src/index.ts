@@ -42,7 +42,7 @@ export type * from './ports/oauth-store.js';
 export type * from './ports/client-metadata-fetcher.js';
 export type * from './ports/org-store.js';
 export type * from './ports/idempotency-store.js';
-export { IDEMPOTENCY_KEY_RESOURCE, MAX_PURGE_BATCH } from './ports/idempotency-store.js';
+export { MAX_PURGE_BATCH } from './ports/idempotency-store.js';
 export type * from './ports/event-outbox.js';
 export type * from './ports/job-queue.js';
 export type * from './ports/signing-link-store.js';

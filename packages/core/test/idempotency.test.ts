@@ -4,7 +4,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Stores, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
+import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, IDEMPOTENCY_PURGE_GRACE_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
@@ -157,63 +157,22 @@ const render = (r: E.Either<DomainError, { id: string; body: unknown }>): Stored
 
 /**
  * How the stores run transactions: one at a time (the memory stores, as SQLite: claim and command in one
- * transaction), side by side (the claim commits first, through the top-level stores), or side by side with
- * keys taken for a transaction (as PostgreSQL: `take`, and claim and command in one transaction again).
+ * transaction), or side by side (as PostgreSQL: the claim commits first, through the top-level stores).
  */
-type UowMode = 'serial' | 'side by side' | 'taking';
+type UowMode = 'serial' | 'side by side';
 let uowMode: UowMode = 'serial';
-
-/**
- * The memory stores with `take`, as a store whose transactions run side by side offers it: a key is taken
- * until its transaction ends. `taken` also holds keys a test marks as taken by another transaction.
- */
-const takingStores = (h: Harness) => {
-  const taken = new Set<string>();
-  const withTake = (stores: Stores, mine: Set<string> | null): Stores => ({
-    ...stores,
-    idempotency: {
-      ...stores.idempotency,
-      take: (t, key) => {
-        if (mine === null) return TE.left(storeFailure(new Error('take outside a transaction')));
-        const k = `${t.orgId}/${t.mode}/${key}`;
-        if (taken.has(k) && !mine.has(k)) return TE.right({ held: false } as const);
-        taken.add(k);
-        mine.add(k);
-        return pipe(
-          stores.idempotency.find(t, key),
-          TE.map((record) => ({ held: true, record }) as const),
-        );
-      },
-    },
-  });
-  const uow: UnitOfWork = {
-    serial: false,
-    transaction: (work, options) => async () => {
-      const mine = new Set<string>();
-      try {
-        return await h.uow.transaction((tx) => work(withTake(tx, mine)), options)();
-      } finally {
-        for (const k of mine) taken.delete(k);
-      }
-    },
-  };
-  return { taken, uow, stores: withTake(h.stores, null) };
-};
 
 const setup = () => {
   const h = harness();
   const probe: Probe = { runs: 0, failNext: null };
-  const taking = takingStores(h);
   const exec =
     uowMode === 'serial'
       ? executeIdempotently({ uow: h.uow, clock: h.clock, secrets })
-      : uowMode === 'taking'
-        ? executeIdempotently({ uow: taking.uow, clock: h.clock, secrets, stores: taking.stores })
-        : executeIdempotently({ uow: { transaction: h.uow.transaction, serial: false }, clock: h.clock, secrets, stores: h.stores });
+      : executeIdempotently({ uow: { transaction: h.uow.transaction, serial: false }, clock: h.clock, secrets, stores: h.stores });
   const call = (ctx: IdempotencyContext, body: unknown = { n: 1 }, r = render) => exec(ctx, writeDoc(h, probe, ctx.tenant, body), r);
   const docCount = async (tenant: Tenant = TENANT) =>
     (await right(h.stores.documents.list(tenant, { limit: 100, order: 'asc', after: null, filter: {} }))).items.length;
-  return { h, probe, call, docCount, taken: taking.taken };
+  return { h, probe, call, docCount };
 };
 
 const ctxArb = fc.record({ key: fc.string({ minLength: 1, maxLength: 255 }), fingerprint: fingerprintArb }).map((c) => ({ ...c, tenant: TENANT }));
@@ -234,7 +193,7 @@ const ticks = async (n: number) => {
   for (let i = 0; i < n; i++) await Promise.resolve();
 };
 
-describe.each(['serial', 'side by side', 'taking'] as const)('executeIdempotently, transactions %s', (mode) => {
+describe.each(['serial', 'side by side'] as const)('executeIdempotently, transactions %s', (mode) => {
   beforeEach(() => {
     uowMode = mode;
   });
@@ -452,103 +411,6 @@ describe.each(['serial', 'side by side', 'taking'] as const)('executeIdempotentl
   });
 });
 
-describe('executeIdempotently where the store takes keys for a transaction', () => {
-  beforeEach(() => {
-    uowMode = 'taking';
-  });
-  const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };
-
-  it('answers InProgress at once, runs nothing and stores nothing, while another transaction has the key', async () => {
-    const { h, probe, call, docCount, taken } = setup();
-    taken.add(`${TENANT.orgId}/${TENANT.mode}/k`);
-    expect(await left(call(ctx))).toEqual({ _tag: 'IdempotencyInProgress' });
-    expect(probe.runs).toBe(0);
-    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toBeNull();
-    // The same key in another tenant is another key.
-    expect(await right(call({ ...ctx, tenant: OTHER_TENANTS[0]! }))).toMatchObject({ replayed: false });
-    // Once the other transaction has ended, the call runs, and its record is completed at once.
-    taken.clear();
-    const first = await right(call(ctx));
-    expect(first.replayed).toBe(false);
-    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toMatchObject({ state: 'completed' });
-    expect(await right(call(ctx))).toEqual({ ...first, replayed: true });
-    expect(probe.runs).toBe(2);
-    expect(await docCount()).toBe(1);
-  });
-
-  it('answers InProgress, rolls the command back and stores nothing when a caller that did not take the key inserted its record meanwhile', async () => {
-    const { h, probe, docCount } = setup();
-    const now = h.clock.now().getTime();
-    const other = claimAt(now);
-    await right(h.stores.idempotency.insertIfAbsent(other));
-    // The record was not there when the key was taken (a caller on the claim-first path, say, inserted it after).
-    const taking = takingStores(h);
-    const blind: UnitOfWork = {
-      serial: false,
-      transaction: (work, options) =>
-        taking.uow.transaction((tx) => work({ ...tx, idempotency: { ...tx.idempotency, take: () => TE.right({ held: true, record: null }) } }), options),
-    };
-    const exec = executeIdempotently({ uow: blind, clock: h.clock, secrets, stores: taking.stores });
-    expect(await left(exec(ctx, writeDoc(h, probe, TENANT, {}), render))).toEqual({ _tag: 'IdempotencyInProgress' });
-    expect(probe.runs).toBe(1);
-    expect(await docCount()).toBe(0);
-    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toEqual(other);
-  });
-
-  it('claims a new key, runs its command and stores its record in one transaction, writing nothing outside it', async () => {
-    const h = harness();
-    const taking = takingStores(h);
-    const asked: Array<TransactionOptions | undefined> = [];
-    const uow: UnitOfWork = { serial: false, transaction: (work, options) => () => (asked.push(options), taking.uow.transaction(work, options)()) };
-    const outside = { ...taking.stores, idempotency: { ...taking.stores.idempotency, insertIfAbsent: () => TE.left(storeFailure(new Error('a claim outside the transaction'))) } };
-    const exec = executeIdempotently({ uow, clock: h.clock, secrets, stores: outside });
-    const probe: Probe = { runs: 0, failNext: null };
-    const first = await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render));
-    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }]);
-    // A replay: the key taken and its record found, then decided on as in turns (no claim tried over it).
-    asked.length = 0;
-    expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toEqual({ ...first, replayed: true });
-    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }, undefined]);
-    expect(probe.runs).toBe(1);
-    // Expired, the record is replaced in the command's transaction, as if there were none: one transaction.
-    h.clock.advance(IDEMPOTENCY_TTL_MS);
-    asked.length = 0;
-    expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 2), render))).toMatchObject({ replayed: false });
-    expect(asked).toEqual([{ deferWrites: true, rerunnable: true }]);
-    expect(probe.runs).toBe(2);
-    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toMatchObject({ state: 'completed', createdAt: h.clock.now().toISOString() });
-  });
-
-  it('decides on a record that still counts with the key taken: a caller that finds it taken is answered InProgress', async () => {
-    const h = harness();
-    const now = h.clock.now().getTime();
-    // A holder that vanished (its lock expired), as a store that claimed keys first leaves behind.
-    const stale: IdempotencyRecord = { tenant: TENANT, key: 'k', fingerprint: 'fp', state: 'in_progress', response: null, createdAt: iso(now), lockedUntil: iso(now), expiresAt: iso(now + IDEMPOTENCY_TTL_MS) };
-    await right(h.stores.idempotency.insertIfAbsent(stale));
-    // The command's transaction takes the key and finds the record; by the time the decision's transaction
-    // tries, another transaction has taken the key.
-    const taking = takingStores(h);
-    let takes = 0;
-    const uow: UnitOfWork = {
-      serial: false,
-      transaction: (work, options) =>
-        taking.uow.transaction(
-          (tx) => work({ ...tx, idempotency: { ...tx.idempotency, take: (t, key) => (++takes === 2 ? TE.right({ held: false } as const) : tx.idempotency.take!(t, key)) } }),
-          options,
-        ),
-    };
-    const exec = executeIdempotently({ uow, clock: h.clock, secrets, stores: taking.stores });
-    const probe: Probe = { runs: 0, failNext: null };
-    expect(await left(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toEqual({ _tag: 'IdempotencyInProgress' });
-    expect(takes).toBe(2);
-    expect(probe.runs).toBe(0);
-    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toEqual(stale);
-    // Free again, the stale holder's record is taken over and the command runs.
-    expect(await right(exec(ctx, writeDoc(h, probe, TENANT, 1), render))).toMatchObject({ replayed: false });
-    expect(probe.runs).toBe(1);
-  });
-});
-
 describe('purgeExpiredIdempotencyRecords', () => {
   it('starts each full batch of a run where the last one ended, and each new run from the first record', async () => {
     const h = harness();
@@ -602,6 +464,19 @@ describe('the transactions a command runs in', () => {
     await right(together({ tenant: TENANT, key: 'k2', fingerprint: 'fp' }, writeDoc(h, { runs: 0, failNext: null }, TENANT, 1), render));
     // Claim, command and response in one transaction (transactions one at a time), which a command's rule covers.
     expect(serial.asked).toEqual([{ deferWrites: true, rerunnable: true }]);
+    // A replay: the record found, then decided on in a transaction of its own (no claim tried over it).
+    serial.asked.length = 0;
+    const probe2: Probe = { runs: 0, failNext: null };
+    await right(together({ tenant: TENANT, key: 'k2', fingerprint: 'fp' }, writeDoc(h, probe2, TENANT, 1), render));
+    expect(serial.asked).toEqual([{ deferWrites: true, rerunnable: true }, undefined]);
+    // Expired, the record is replaced in the command's transaction, as if there were none: one transaction, and
+    // nothing committed before the command that a crash could leave holding the key.
+    h.clock.advance(IDEMPOTENCY_TTL_MS);
+    serial.asked.length = 0;
+    expect(await right(together({ tenant: TENANT, key: 'k2', fingerprint: 'fp' }, writeDoc(h, probe2, TENANT, 2), render))).toMatchObject({ replayed: false });
+    expect(serial.asked).toEqual([{ deferWrites: true, rerunnable: true }]);
+    expect(probe2.runs).toBe(1);
+    expect(await right(h.stores.idempotency.find(TENANT, 'k2'))).toMatchObject({ state: 'completed', createdAt: h.clock.now().toISOString() });
   });
 
   it('overridePorts passes a transaction on without deferWrites or rerunnable: a port in another system must not act on a write that has not answered, nor be written twice', async () => {

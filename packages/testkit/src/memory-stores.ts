@@ -33,7 +33,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import { IDEMPOTENCY_KEY_RESOURCE, MAX_PURGE_BATCH, autoCommit, concurrentModification, requestIdOf, storeFailure } from '@esig/core';
+import { MAX_PURGE_BATCH, autoCommit, concurrentModification, requestIdOf, storeFailure } from '@esig/core';
 
 /** Everything the memory database holds; rows are private copies, never handed out. */
 interface Tables {
@@ -363,13 +363,6 @@ const makeStores = (v: View): Stores => ({
         if (v.get('idempotency', k)) return ok(false);
         v.put('idempotency', k, copy(record));
         return ok(true);
-      }),
-    insert: (record) =>
-      op(v, () => {
-        const k = tenantKey(record.tenant, record.key);
-        if (v.get('idempotency', k)) return E.left(concurrentModification(IDEMPOTENCY_KEY_RESOURCE, record.key));
-        v.put('idempotency', k, copy(record));
-        return ok(undefined);
       }),
     replace: (record) =>
       op(v, () => {

@@ -26,9 +26,6 @@ export interface IdempotencyRecord {
   readonly expiresAt: string;
 }
 
-/** The resource of the ConcurrentModification that `IdempotencyStore.insert` fails with when the key is taken. */
-export const IDEMPOTENCY_KEY_RESOURCE = 'idempotency_key';
-
 /** The most records one `purgeExpired` may delete: a batch holds the writer (on SQLite, the only one) while it runs. */
 export const MAX_PURGE_BATCH = 10_000;
 
@@ -38,37 +35,14 @@ export interface PurgedBatch {
   readonly through: string | null;
 }
 
-/** What `IdempotencyStore.take` found: the key taken by another transaction, or taken for this one, with its record. */
-export type TakenKey = { readonly held: false } | { readonly held: true; readonly record: IdempotencyRecord | null };
-
 /**
  * Idempotency records, keyed by (tenant, key). Used inside UnitOfWork transactions so that a completed
  * record commits with the writes of the operation it records.
  */
 export interface IdempotencyStore {
   find(tenant: Tenant, key: string): StoreResult<IdempotencyRecord | null>;
-  /**
-   * Optional; only in a transaction's stores. Takes (tenant, key) for the rest of the transaction without
-   * waiting, then reads its record: `held: false` when another running transaction has it, without reading.
-   * A record committed by a transaction that held the key before must be seen. Nothing is written: the key is
-   * free again when the transaction ends, however it ends.
-   *
-   * A store whose transactions run side by side offers it so that `executeIdempotently` can claim a new key,
-   * run its command and store its record in one transaction, one commit, while a concurrent duplicate is still
-   * answered `IdempotencyInProgress` at once. Without it, the claim commits on its own first. Two keys may
-   * share a hold by accident (a hash): one of them is then answered `IdempotencyInProgress`, never run twice;
-   * the record's own uniqueness is what keeps a command from committing twice.
-   */
-  take?(tenant: Tenant, key: string): StoreResult<TakenKey>;
   /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
   insertIfAbsent(record: IdempotencyRecord): StoreResult<boolean>;
-  /**
-   * Inserts a record whose key is free, and fails with ConcurrentModification on the resource
-   * `IDEMPOTENCY_KEY_RESOURCE` (`idempotency_key`) when a record for (tenant, key) exists. Unlike
-   * `insertIfAbsent` it need not answer at once: in a transaction run with `deferWrites` the store may send it
-   * without waiting, and report the taken key when the transaction commits (which then commits nothing).
-   */
-  insert(record: IdempotencyRecord): StoreResult<void>;
   /** Replaces the record for (tenant, key) wholesale (take-over of an expired lock or expired record). */
   replace(record: IdempotencyRecord): StoreResult<void>;
   /** Marks the record completed with the response to replay. */

@@ -7,7 +7,6 @@ import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../i
 import type { Tenant } from '../model/tenant.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdempotencyRecord, StoredResponse } from '../ports/idempotency-store.js';
-import { IDEMPOTENCY_KEY_RESOURCE } from '../ports/idempotency-store.js';
 import type { SecretBox } from '../ports/secret-box.js';
 import type { Stores } from '../ports/stores.js';
 import type { TransactionOptions, UnitOfWork } from '../ports/unit-of-work.js';
@@ -67,9 +66,7 @@ export interface IdempotentOutcome {
  *
  * Where transactions run one at a time (`uow.serial`, SQLite), a new key is looked up, and its command and
  * its record, stored once with the response, share one transaction instead: no one could have seen a claim
- * in between anyway. So they do where the store can take a key for a transaction (`IdempotencyStore.take`,
- * PostgreSQL; offered by `stores`): a concurrent duplicate then finds the key taken and gets
- * `IdempotencyInProgress` at once, as it would on seeing a claim, and the claim's own commit is saved.
+ * in between anyway.
  *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
  * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
@@ -115,23 +112,10 @@ export const executeIdempotently =
     const storeCompleted = (tx: Stores, response: StoredResponse): TE.TaskEither<DomainError, boolean> =>
       () => tx.idempotency.insertIfAbsent(completedRecord(response))();
 
-    // The key's record, read where the store takes keys for a transaction (`take`) once the key is this
-    // transaction's: a concurrent caller with the same key is then answered `IdempotencyInProgress` (`inFlight`,
-    // an answer never stored) instead of deciding on the same record side by side.
-    const inFlight = idempotencyInProgress();
-    const lookUp = (tx: Stores): TE.TaskEither<DomainError, IdempotencyRecord | null> => {
-      const takeHere = deps.uow.serial === true ? undefined : tx.idempotency.take;
-      return takeHere === undefined
-        ? tx.idempotency.find(ctx.tenant, ctx.key)
-        : pipe(
-            takeHere(ctx.tenant, ctx.key),
-            TE.chainW((taken) => (taken.held ? TE.right(taken.record) : TE.left(inFlight))),
-          );
-    };
     // A record is there already (or was, a moment ago): read it and decide, in one transaction.
     const decide = deps.uow.transaction((tx) =>
       pipe(
-        lookUp(tx),
+        tx.idempotency.find(ctx.tenant, ctx.key),
         TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
           const now = deps.clock.now();
           const decision = decideIdempotency(existing, ctx.fingerprint, now);
@@ -209,49 +193,46 @@ export const executeIdempotently =
             ),
       ),
     );
-    if (deps.uow.serial !== true && deps.stores?.idempotency.take === undefined) return inTurnsFrom(claim);
+    if (deps.uow.serial !== true) return inTurnsFrom(claim);
 
-    // Where transactions run one at a time, or where the store can take a key for a transaction (`take`), the
-    // claim need not commit on its own. Serial: nobody could see a claim before its command commits, so none is
-    // written. Side by side: the key is taken for the transaction, so a concurrent duplicate is answered
-    // `IdempotencyInProgress` at once, as it would be on seeing a claim. Either way the key is looked up, and a
-    // new one's command runs and its record is stored once, completed with the response, in the same
-    // transaction: one commit; so does a key whose record has expired, the record replaced. A key whose record
-    // still counts is decided on as above (nothing was written here then). A command refused before its first
-    // write (the usual domain error) thus leaves nothing to undo, and SQLite's group commit need not run its
-    // neighbours again.
+    // Transactions that run one at a time: nobody could see a claim before its command commits, so none is
+    // written. The key is looked up, and a new one's command runs and its record is stored once, completed with
+    // the response, in the same transaction: one commit; so does a key whose record has expired, the record
+    // replaced. A key whose record still counts is decided on as above (nothing was written here then). A
+    // command refused before its first write (the usual domain error) thus leaves nothing to undo, and SQLite's
+    // group commit need not run its neighbours again.
     //
-    // The in-progress answer this path gives itself (the key taken by another transaction, or its record
-    // inserted meanwhile by a caller that did not take it) is never stored: it says nothing about the key's
-    // request, and a record stored for it would stand in the way of the caller actually running it.
-    const together = pipe(
-      deps.uow.transaction(
-        (tx) =>
-          pipe(
-            lookUp(tx),
-            TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> =>
-              // A record that still counts is decided on in turns; an expired one is replaced here, like no record.
-              decideIdempotency(existing, ctx.fingerprint, deps.clock.now())._tag !== 'Proceed'
-                ? TE.right(null)
-                : pipe(
-                    command(tx),
-                    TE.map((a) => render(E.right(a))),
-                    TE.chainW((response) =>
-                      response === null
-                        ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+    // The in-progress answer this path gives itself (the record inserted meanwhile, which only a caller outside
+    // the one-at-a-time writer could do) is never stored: it says nothing about the key's request.
+    const inFlight = idempotencyInProgress();
+    const together = deps.uow.transaction(
+      (tx) =>
+        pipe(
+          tx.idempotency.find(ctx.tenant, ctx.key),
+          TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> =>
+            // A record that still counts is decided on in turns; an expired one is replaced here, like no record.
+            decideIdempotency(existing, ctx.fingerprint, deps.clock.now())._tag !== 'Proceed'
+              ? TE.right(null)
+              : pipe(
+                  command(tx),
+                  TE.map((a) => render(E.right(a))),
+                  TE.chainW((response) =>
+                    response === null
+                      ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+                      : existing === null
+                        ? pipe(
+                            storeCompleted(tx, response),
+                            TE.chainW((inserted) => (inserted ? TE.right(response) : TE.left(inFlight))),
+                          )
                         : pipe(
-                            existing === null ? tx.idempotency.insert(completedRecord(response)) : tx.idempotency.replace(completedRecord(response)),
+                            tx.idempotency.replace(completedRecord(response)),
                             TE.map(() => response),
                           ),
-                    ),
                   ),
-            ),
+                ),
           ),
-        COMMAND,
-      ),
-      // The insert found the key taken (reported at the commit, where the store deferred it): only a caller that
-      // did not take the key could have put its record there meanwhile.
-      TE.mapLeft((e): DomainError => (e._tag === 'ConcurrentModification' && e.resource === IDEMPOTENCY_KEY_RESOURCE ? inFlight : e)),
+        ),
+      COMMAND,
     );
     // The command failed and everything, the claim too, was rolled back. An outcome the caller must see
     // again on a retry is stored now, as a completed record of its own; anything else leaves no record.

@@ -1,12 +1,8 @@
-import type { Tenant } from '@esig/core';
-import { IDEMPOTENCY_KEY_RESOURCE, MAX_PURGE_BATCH, concurrentModification } from '@esig/core';
-import * as E from 'fp-ts/lib/Either.js';
-import { pipe } from 'fp-ts/lib/function.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
+import { MAX_PURGE_BATCH } from '@esig/core';
 import { describe, expect, it } from 'vitest';
-import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeDocument, makeIdempotencyRecord, ok, tagOf } from '../builders.js';
+import { TENANT_A, TENANT_A_LIVE, TENANT_B, at, fails, makeIdempotencyRecord, ok, tagOf } from '../builders.js';
 import type { Harness } from './harness.js';
-import { STRANGERS, deferred } from './harness.js';
+import { STRANGERS } from './harness.js';
 
 export const idempotencyContract = (h: Harness) =>
   describe('idempotency', () => {
@@ -24,55 +20,6 @@ export const idempotencyContract = (h: Harness) =>
       const rec = makeIdempotencyRecord(TENANT_A);
       const results = await Promise.all(Array.from({ length: 6 }, () => ok(h().stores.idempotency.insertIfAbsent(rec))));
       expect(results.filter((x) => x)).toHaveLength(1);
-    });
-
-    it('insert stores a record whose key is free, and fails with ConcurrentModification on idempotency_key when it is taken', async () => {
-      const rec = makeIdempotencyRecord(TENANT_A);
-      await ok(h().stores.idempotency.insert(rec));
-      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
-      expect(await fails(h().stores.idempotency.insert({ ...rec, fingerprint: 'other' }))).toEqual(concurrentModification(IDEMPOTENCY_KEY_RESOURCE, rec.key));
-      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
-      // In a command's transaction (deferWrites), the taken key may be reported at the commit: nothing of it commits.
-      const doc = makeDocument(TENANT_A);
-      const r = await h().uow.transaction((tx) => pipe(tx.documents.insert(doc), TE.chainW(() => tx.idempotency.insert({ ...rec, fingerprint: 'other' }))), { deferWrites: true })();
-      expect(r).toEqual(E.left(concurrentModification(IDEMPOTENCY_KEY_RESOURCE, rec.key)));
-      expect(await ok(h().stores.documents.findById(TENANT_A, doc.id))).toBeNull();
-      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
-      for (const t of STRANGERS) await ok(h().stores.idempotency.insert({ ...rec, tenant: t }));
-    });
-
-    it('take (where offered) holds a key for its transaction only, without waiting, and reads the record after taking it', async (test) => {
-      const { stores, uow } = h();
-      if (stores.idempotency.take === undefined) return test.skip();
-      const rec = makeIdempotencyRecord(TENANT_A);
-      // Only in a transaction: on the top-level stores a key would be free again at once.
-      expect(tagOf(await fails(stores.idempotency.take(TENANT_A, rec.key)))).toBe('StoreFailure');
-      const inside = deferred();
-      const release = deferred();
-      // The first transaction takes the key, then waits; while it runs, others are refused it without waiting.
-      const first = uow.transaction(
-        (tx) =>
-          pipe(
-            tx.idempotency.take!(TENANT_A, rec.key),
-            TE.chainFirst(() => TE.fromTask(async () => (inside.resolve(), release.promise))),
-            TE.chainFirstW(() => tx.idempotency.insert(rec)),
-          ),
-        { deferWrites: true },
-      )();
-      await inside.promise;
-      const tryTake = (t: Tenant, key: string) => uow.transaction((tx) => tx.idempotency.take!(t, key))();
-      expect(await tryTake(TENANT_A, rec.key)).toEqual(E.right({ held: false }));
-      // Another key, or the same key of another tenant, is another lock.
-      expect(await tryTake(TENANT_A, `${rec.key}-other`)).toEqual(E.right({ held: true, record: null }));
-      for (const t of STRANGERS) expect(await tryTake(t, rec.key)).toEqual(E.right({ held: true, record: null }));
-      release.resolve();
-      expect(await first).toEqual(E.right({ held: true, record: null }));
-      // Ended, the first transaction frees the key; the next one to take it reads the record it committed.
-      expect(await tryTake(TENANT_A, rec.key)).toEqual(E.right({ held: true, record: rec }));
-      // A rolled-back transaction frees it too.
-      const rolledBack = await uow.transaction((tx) => pipe(tx.idempotency.take!(TENANT_A, rec.key), TE.chainW(() => TE.left('undo' as const))))();
-      expect(rolledBack).toEqual(E.left('undo'));
-      expect(await tryTake(TENANT_A, rec.key)).toEqual(E.right({ held: true, record: rec }));
     });
 
     it('keys are scoped to org and mode', async () => {
