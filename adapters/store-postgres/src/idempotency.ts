@@ -28,6 +28,15 @@ const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 // Prepared: each reaches one record by the primary key (org_id, mode, key), the only index these columns lead.
 const FIND = prepared('idempotency_find', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
+const REPLACE = prepared(
+  'idempotency_replace',
+  `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
+   ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
+     response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
+     expires_at = excluded.expires_at
+   WHERE idempotency_keys.fingerprint = $10 AND idempotency_keys.state = $11 AND idempotency_keys.created_at = $12
+     AND idempotency_keys.locked_until = $13 AND idempotency_keys.expires_at = $14`,
+);
 const COMPLETE = changeOne("UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4", 'idempotency_complete');
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
@@ -88,23 +97,17 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map((r) => r.rowCount === 1),
     ),
 
-  // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
-  // must not make the take-over fail.
-  replace: (record) =>
+  // An upsert, but only over the record the caller read (`previous`): an absent one (purged meanwhile) must not
+  // make the take-over fail, and a changed one means another caller decided on it first. A concurrent caller
+  // replacing the same record waits on its row, then finds it changed (the condition is checked against the row
+  // as the first one committed it) and changes nothing.
+  replace: (record, previous) =>
     pipe(
       TE.fromEither(toParams(record)),
       TE.chain((params) =>
-        run(
-          conn,
-          'write',
-          `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
-           ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
-             response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
-             expires_at = excluded.expires_at`,
-          params,
-        ),
+        run(conn, 'write', REPLACE, [...params, previous.fingerprint, previous.state, previous.createdAt, previous.lockedUntil, previous.expiresAt]),
       ),
-      TE.map(() => undefined),
+      TE.map((r) => r.rowCount === 1),
     ),
 
   complete: (tenant, key, response: StoredResponse) => {

@@ -64,9 +64,9 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map((r) => changedRows(r) === 1),
     ),
 
-  // An upsert: the core replaces only records it has just read, but an absent one (purged meanwhile)
-  // must not make the take-over fail.
-  replace: (record) =>
+  // An upsert, but only over the record the caller read (`previous`): an absent one (purged meanwhile) must not
+  // make the take-over fail, and a changed one means another caller decided on it first.
+  replace: (record, previous) =>
     pipe(
       TE.fromEither(toRow(record)),
       TE.chain((row) =>
@@ -76,12 +76,22 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
               `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
                ON CONFLICT (org_id, mode, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
                  response = excluded.response, created_at = excluded.created_at, locked_until = excluded.locked_until,
-                 expires_at = excluded.expires_at`,
+                 expires_at = excluded.expires_at
+               WHERE idempotency_keys.fingerprint = @prev_fingerprint AND idempotency_keys.state = @prev_state
+                 AND idempotency_keys.created_at = @prev_created_at AND idempotency_keys.locked_until = @prev_locked_until
+                 AND idempotency_keys.expires_at = @prev_expires_at`,
             )
-            .run(row),
+            .run({
+              ...row,
+              prev_fingerprint: previous.fingerprint,
+              prev_state: previous.state,
+              prev_created_at: previous.createdAt,
+              prev_locked_until: previous.lockedUntil,
+              prev_expires_at: previous.expiresAt,
+            }),
         ),
       ),
-      TE.map(() => undefined),
+      TE.map((r) => changedRows(r) === 1),
     ),
 
   complete: (tenant, key, response: StoredResponse) =>

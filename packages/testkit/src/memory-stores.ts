@@ -364,10 +364,20 @@ const makeStores = (v: View): Stores => ({
         v.put('idempotency', k, copy(record));
         return ok(true);
       }),
-    replace: (record) =>
+    replace: (record, previous) =>
       op(v, () => {
-        v.put('idempotency', tenantKey(record.tenant, record.key), copy(record));
-        return ok(undefined);
+        const k = tenantKey(record.tenant, record.key);
+        const now = v.get('idempotency', k);
+        const same =
+          !now ||
+          (now.fingerprint === previous.fingerprint &&
+            now.state === previous.state &&
+            now.createdAt === previous.createdAt &&
+            now.lockedUntil === previous.lockedUntil &&
+            now.expiresAt === previous.expiresAt);
+        if (!same) return ok(false);
+        v.put('idempotency', k, copy(record));
+        return ok(true);
       }),
     complete: (t, key, response) =>
       op(v, () => {

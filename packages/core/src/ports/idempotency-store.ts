@@ -43,8 +43,13 @@ export interface IdempotencyStore {
   find(tenant: Tenant, key: string): StoreResult<IdempotencyRecord | null>;
   /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
   insertIfAbsent(record: IdempotencyRecord): StoreResult<boolean>;
-  /** Replaces the record for (tenant, key) wholesale (take-over of an expired lock or expired record). */
-  replace(record: IdempotencyRecord): StoreResult<void>;
+  /**
+   * Replaces the record for (tenant, key) wholesale (take-over of an expired lock or expired record), if it is
+   * still `previous`: the same fingerprint, state, creation, lock and expiry. `false` means it changed or went
+   * meanwhile, and nothing was written: another caller decided on the same record first. Two callers that read
+   * one record and both replace it get exactly one `true`, even in transactions running side by side.
+   */
+  replace(record: IdempotencyRecord, previous: IdempotencyRecord): StoreResult<boolean>;
   /** Marks the record completed with the response to replay. */
   complete(tenant: Tenant, key: string, response: StoredResponse): StoreResult<void>;
   /** Deletes the record so the key can be used again (the operation failed for reasons worth retrying). */

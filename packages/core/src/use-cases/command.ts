@@ -112,6 +112,9 @@ export const executeIdempotently =
     const storeCompleted = (tx: Stores, response: StoredResponse): TE.TaskEither<DomainError, boolean> =>
       () => tx.idempotency.insertIfAbsent(completedRecord(response))();
 
+    // A record replaced only if it was still the one decided on: otherwise another caller decided on it first,
+    // and runs the command (or has run it) now.
+    const replaced = (ok: boolean): TE.TaskEither<DomainError, null> => (ok ? TE.right(null) : TE.left(idempotencyInProgress()));
     // A record is there already (or was, a moment ago): read it and decide, in one transaction.
     const decide = deps.uow.transaction((tx) =>
       pipe(
@@ -128,7 +131,7 @@ export const executeIdempotently =
             case 'InProgress':
               return TE.left(idempotencyInProgress());
             case 'TakeOver':
-              return pipe(tx.idempotency.replace({ ...fresh, createdAt: existing!.createdAt, expiresAt: existing!.expiresAt }), TE.map(() => null));
+              return pipe(tx.idempotency.replace({ ...fresh, createdAt: existing!.createdAt, expiresAt: existing!.expiresAt }, existing!), TE.chainW(replaced));
             case 'Proceed':
               return existing === null
                 ? pipe(
@@ -136,7 +139,7 @@ export const executeIdempotently =
                     // Lost the insert race to a concurrent caller with the same key: it is in flight.
                     TE.chainW((inserted) => (inserted ? TE.right(null) : TE.left(idempotencyInProgress()))),
                   )
-                : pipe(tx.idempotency.replace(fresh), TE.map(() => null));
+                : pipe(tx.idempotency.replace(fresh, existing), TE.chainW(replaced));
           }
         }),
       ),
@@ -225,8 +228,8 @@ export const executeIdempotently =
                             TE.chainW((inserted) => (inserted ? TE.right(response) : TE.left(inFlight))),
                           )
                         : pipe(
-                            tx.idempotency.replace(completedRecord(response)),
-                            TE.map(() => response),
+                            tx.idempotency.replace(completedRecord(response), existing),
+                            TE.chainW((ok) => (ok ? TE.right(response) : TE.left(inFlight))),
                           ),
                   ),
                 ),

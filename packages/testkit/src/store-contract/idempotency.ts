@@ -41,12 +41,39 @@ export const idempotencyContract = (h: Harness) =>
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual({ ...rec, state: 'completed', response });
     });
 
-    it('replace swaps the whole record', async () => {
+    it('replace swaps the whole record that is still the one read, and an absent one', async () => {
       const rec = makeIdempotencyRecord(TENANT_A, { state: 'completed', response });
       await ok(h().stores.idempotency.insertIfAbsent(rec));
       const fresh = { ...rec, fingerprint: 'new', state: 'in_progress' as const, response: null, createdAt: at(100), lockedUntil: at(160), expiresAt: at(200) };
-      await ok(h().stores.idempotency.replace(fresh));
+      expect(await ok(h().stores.idempotency.replace(fresh, rec))).toBe(true);
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(fresh);
+      // Purged meanwhile: the take-over still goes ahead.
+      const gone = makeIdempotencyRecord(TENANT_B);
+      expect(await ok(h().stores.idempotency.replace({ ...gone, fingerprint: 'new' }, gone))).toBe(true);
+      expect(await ok(h().stores.idempotency.find(TENANT_B, gone.key))).toEqual({ ...gone, fingerprint: 'new' });
+    });
+
+    it('replace changes nothing and answers false when the record is no longer the one read', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      await ok(h().stores.idempotency.insertIfAbsent(rec));
+      const next = { ...rec, lockedUntil: at(500), createdAt: at(400) };
+      // Each field the caller decided on counts: a record that differs in any of them is another caller's.
+      const stale = [
+        { ...rec, fingerprint: 'other' },
+        { ...rec, state: 'completed' as const, response },
+        { ...rec, createdAt: at(1) },
+        { ...rec, lockedUntil: at(2) },
+        { ...rec, expiresAt: at(3) },
+      ];
+      for (const previous of stale) expect(await ok(h().stores.idempotency.replace(next, previous))).toBe(false);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
+      // Of two callers that read the same record and replace it, in transactions of their own, exactly one wins.
+      const replaced = await Promise.all(
+        [at(600), at(700)].map((lockedUntil) => ok(h().uow.transaction((tx) => tx.idempotency.replace({ ...rec, lockedUntil }, rec)))),
+      );
+      expect(replaced.filter((x) => x)).toHaveLength(1);
+      const winner = replaced[0] ? at(600) : at(700);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual({ ...rec, lockedUntil: winner });
     });
 
     it('release frees the key', async () => {

@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import type { Command, DomainError, IdempotencyRecord, Stores, UnitOfWork } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, executeIdempotently } from '@esig/core';
+import { createAesGcmSecretBox } from '@esig/runtime-node';
+import { TENANT_A, makeDocument } from '@esig/testkit';
+import * as E from 'fp-ts/lib/Either.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { PostgresStore } from '../src/index.js';
+import { openPostgresStore } from '../src/index.js';
+import type { TestDatabase } from './pg.js';
+import { available, createTestDatabase, emptyAllTables } from './pg.js';
+
+/**
+ * Two callers repeat one Idempotency-Key whose record no longer counts: expired (a key reused after 24 hours,
+ * before the purge), or a claim whose holder vanished (its lock run out). On PostgreSQL both read the record
+ * side by side, both decide to run; only one may. Each caller's read of the record is held until both have
+ * read it, so the interleaving that a busy server produces now and then happens every time.
+ */
+const secrets = createAesGcmSecretBox(randomBytes(32));
+const render = (r: E.Either<DomainError, unknown>) => (E.isRight(r) ? { status: 201, body: JSON.stringify(r.right), headers: {} } : null);
+
+describe.skipIf(!available)('idempotency on PostgreSQL: a record that no longer counts is decided on by one caller', () => {
+  let db: TestDatabase;
+  let s: PostgresStore;
+  let clockMs = Date.now();
+  const clock = { now: () => new Date(clockMs) };
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    s = await openPostgresStore({ url: db.url });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await db?.drop();
+  });
+  afterEach(async () => {
+    clockMs = Date.now();
+    await emptyAllTables(s.pool);
+  });
+
+  let runs = 0;
+  const insertDoc: Command<string> = (tx) => async () => {
+    runs++;
+    const d = makeDocument(TENANT_A);
+    const r = await tx.documents.insert(d)();
+    return E.isLeft(r) ? r : E.right(d.id);
+  };
+  const docCount = async () => Number((await s.pool.query<{ n: string }>('SELECT count(*) AS n FROM documents')).rows[0]!.n);
+
+  /** The store's unit of work, with each transaction's read of a record held until two have read. */
+  const meetingAfterFind = (): UnitOfWork => {
+    let arrived = 0;
+    let meet!: () => void;
+    const met = new Promise<void>((r) => (meet = r));
+    return {
+      ...s.uow,
+      transaction: (work, options) =>
+        s.uow.transaction(
+          (tx) =>
+            work({
+              ...tx,
+              idempotency: {
+                ...tx.idempotency,
+                find: (t, key) => async () => {
+                  const r = await tx.idempotency.find(t, key)();
+                  if (++arrived === 2) meet();
+                  // Bounded: a caller that never gets here (answered before reading) must not hang the other.
+                  await Promise.race([met, new Promise((later) => setTimeout(later, 2000))]);
+                  return r;
+                },
+              },
+            } as Stores),
+          options,
+        ),
+    };
+  };
+  const twoAtOnce = async (key: string) => {
+    const uow = meetingAfterFind();
+    const exec = executeIdempotently({ uow, clock, secrets, stores: s.stores });
+    return Promise.all([exec({ tenant: TENANT_A, key, fingerprint: 'fp' }, insertDoc, render)(), exec({ tenant: TENANT_A, key, fingerprint: 'fp' }, insertDoc, render)()]);
+  };
+
+  it('an expired record: one of two concurrent retries runs, the other is answered in progress', async () => {
+    const first = await executeIdempotently({ uow: s.uow, clock, secrets, stores: s.stores })({ tenant: TENANT_A, key: 'k', fingerprint: 'fp' }, insertDoc, render)();
+    expect(E.isRight(first)).toBe(true);
+    clockMs += IDEMPOTENCY_TTL_MS + 1000;
+    runs = 0;
+    const before = await docCount();
+    const results = await twoAtOnce('k');
+    expect(runs).toBe(1);
+    expect((await docCount()) - before).toBe(1);
+    expect(results.filter((r) => E.isRight(r) && !r.right.replayed)).toHaveLength(1);
+    expect(results.filter((r) => E.isLeft(r)).map((r) => (r as E.Left<DomainError>).left)).toEqual([{ _tag: 'IdempotencyInProgress' }]);
+  });
+
+  it('a claim whose holder vanished: one of two concurrent retries takes it over', async () => {
+    const now = clockMs;
+    const stale: IdempotencyRecord = {
+      tenant: TENANT_A,
+      key: 'k2',
+      fingerprint: 'fp',
+      state: 'in_progress',
+      response: null,
+      createdAt: new Date(now).toISOString(),
+      lockedUntil: new Date(now + IDEMPOTENCY_LOCK_MS).toISOString(),
+      expiresAt: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
+    };
+    expect(await s.stores.idempotency.insertIfAbsent(stale)()).toEqual(E.right(true));
+    clockMs += IDEMPOTENCY_LOCK_MS + 1000;
+    runs = 0;
+    const results = await twoAtOnce('k2');
+    expect(runs).toBe(1);
+    expect(await docCount()).toBe(1);
+    expect(results.filter((r) => E.isRight(r) && !r.right.replayed)).toHaveLength(1);
+    // The record keeps the first claim's creation and expiry (a take-over is not a new use of the key).
+    const record = await s.stores.idempotency.find(TENANT_A, 'k2')();
+    expect(record).toMatchObject({ right: { state: 'completed', createdAt: stale.createdAt, expiresAt: stale.expiresAt } });
+  });
+});
