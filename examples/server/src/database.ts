@@ -1,8 +1,8 @@
 import type { Clock, JobKind, KeyAdmission, NewJobKinds, RateLimiter, Stores, UnitOfWork } from '@esig/core';
 import { JOB_KINDS, composeKeyAdmission } from '@esig/core';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
-import { JOBS_CHANNEL, openPostgresStore } from '@esig/store-postgres';
-import { openSqliteStore } from '@esig/store-sqlite';
+import { JOBS_CHANNEL, LATEST_SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, openPostgresStore } from '@esig/store-postgres';
+import { LATEST_SCHEMA_VERSION as SQLITE_SCHEMA_VERSION, openSqliteStore } from '@esig/store-sqlite';
 import type { ServerConfig } from './config.js';
 
 /** The open database, whichever store adapter serves it. */
@@ -39,8 +39,40 @@ export interface Database {
 export const notifiedKinds = (payload: string): NewJobKinds =>
   (JOB_KINDS as readonly string[]).includes(payload) ? new Set([payload as JobKind]) : 'any';
 
-/** Opens the database `ESIG_DATABASE_URL` names; refuses a schema newer than this code. */
-export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.autoMigrate): Promise<Database> => {
+/**
+ * The database has not been migrated to this code's schema, and this process was not to migrate it
+ * (`ESIG_AUTO_MIGRATE=false`). Code newer than its schema fails on the first statement that needs a newer
+ * table or function, so the process refuses to start instead.
+ */
+export class SchemaTooOldError extends Error {
+  override readonly name = 'SchemaTooOldError';
+  readonly code = 'ESIG_SCHEMA_TOO_OLD';
+  constructor(
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+  ) {
+    super(`the database schema is at version ${databaseVersion}, older than this code's ${codeVersion}`);
+  }
+}
+
+/**
+ * Opens the database `ESIG_DATABASE_URL` names; refuses a schema newer than this code, and, unless it migrates
+ * on open or `requireCurrent` is false (`esig migrate` itself), one older (SchemaTooOldError).
+ */
+export const openDatabase = async (config: ServerConfig, migrateOnOpen = config.autoMigrate, requireCurrent = true): Promise<Database> => {
+  const db = await openStore(config, migrateOnOpen);
+  if (migrateOnOpen || !requireCurrent) return db;
+  const latest = db.kind === 'sqlite' ? SQLITE_SCHEMA_VERSION : POSTGRES_SCHEMA_VERSION;
+  const version = await db.schemaVersion().catch(async (e: unknown) => {
+    await db.close();
+    throw e;
+  });
+  if (version >= latest) return db;
+  await db.close();
+  throw new SchemaTooOldError(version, latest);
+};
+
+const openStore = async (config: ServerConfig, migrateOnOpen: boolean): Promise<Database> => {
   if (config.database.kind === 'sqlite') {
     const db = openSqliteStore({ path: config.database.path, migrate: migrateOnOpen, checkNesting: config.checkTransactions });
     return {

@@ -76,7 +76,7 @@ export const withJobStores = async <A>(config: ServerConfig, f: (deps: { readonl
 
 /** Applies pending migrations and reports how many ran. */
 export const migrate = async (config: ServerConfig): Promise<number> => {
-  const db = await openDatabase(config, false);
+  const db = await openDatabase(config, false, false);
   try {
     return await db.migrate();
   } finally {
