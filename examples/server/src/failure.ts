@@ -14,5 +14,5 @@ export const describeFailure = (e: unknown): string => {
 
 const HINTS: Readonly<Record<string, string>> = {
   EADDRINUSE: 'another process listens there: stop it, or choose another port with ESIG_PORT',
-  ESIG_SCHEMA_TOO_OLD: 'run `esig migrate` first, or start with ESIG_AUTO_MIGRATE=true (the default)',
+  ESIG_SCHEMA_TOO_OLD: 'run `esig migrate` first, or start with ESIG_AUTO_MIGRATE=true, the default',
 };
