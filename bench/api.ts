@@ -31,7 +31,7 @@ import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
 import type { RequestSpec } from './lib.js';
-import { measure, measureAtRate, POSTGRES_URL_OPTION, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
+import { backendsOf, cpuMsOf, measure, measureAtRate, POSTGRES_URL_OPTION, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -123,26 +123,6 @@ const seedDocuments = async (config: ReturnType<typeof loadConfig>, principal: P
   return ids;
 };
 
-/**
- * CPU time (user + system, ms) the given processes have used so far, from /proc (Linux; elsewhere nothing).
- * Throughput on a shared machine swings with other work's load; the CPU a request costs the server and the
- * database barely does, so it is the steadier figure to compare two versions by.
- */
-const cpuMsOf = (pids: readonly number[]): Map<number, number> => {
-  const out = new Map<number, number>();
-  for (const pid of pids) {
-    try {
-      // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
-    } catch {
-      /* gone, or no /proc */
-    }
-  }
-  return out;
-};
-
 /** The part of a process's CPU time (ms) spent in the kernel so far: its system calls, the network stack. */
 const kernelMsOf = (pid: number): number => {
   try {
@@ -162,20 +142,6 @@ const writeCallsOf = (pid: number): number => {
     return Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? Number.NaN);
   } catch {
     return Number.NaN;
-  }
-};
-
-/** The PostgreSQL backends serving `database` now (the server's pool). */
-const backendsOf = async (url: string | null): Promise<number[]> => {
-  if (url === null) return [];
-  const pg = (await import('pg')).default;
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    return r.rows.map((x) => x.pid);
-  } finally {
-    await c.end();
   }
 };
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -202,4 +203,38 @@ export const inLanes = async (count: number, lanes: number, one: () => Promise<u
       }
     }),
   );
+};
+
+/**
+ * CPU time (user + system, ms) the given processes have used so far, from /proc (Linux; elsewhere nothing).
+ * Throughput on a shared machine swings with other work's load; the CPU a request costs the server and the
+ * database barely does, so it is the steadier figure to compare two versions by.
+ */
+export const cpuMsOf = (pids: readonly number[]): Map<number, number> => {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      /* gone, or no /proc */
+    }
+  }
+  return out;
+};
+
+/** The PostgreSQL backends serving `database` now (the server's pool). */
+export const backendsOf = async (url: string | null): Promise<number[]> => {
+  if (url === null) return [];
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return r.rows.map((x) => x.pid);
+  } finally {
+    await c.end();
+  }
 };

@@ -14,13 +14,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
-import { POSTGRES_URL_OPTION, measure, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, backendsOf, cpuMsOf, measure, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,16 +45,6 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const here = resolve(import.meta.dirname, '..');
 const roots = { this: here, other: resolve(values['server-root']) };
-
-const cpuMsOf = (pid: number): number => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-};
 
 interface Side {
   readonly label: keyof typeof roots;
@@ -112,16 +101,6 @@ const startSide = async (label: keyof typeof roots, count: number): Promise<Side
   return { label, url, pid: server.child.pid!, dbUrl: db.url, key: issued.secret, docs, next: 0, stop: server.stop, drop: db.drop };
 };
 
-const backendsOf = async (url: string): Promise<number[]> => {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows.map((r) => r.pid);
-  } finally {
-    await c.end();
-  }
-};
-
 interface Round {
   readonly side: keyof typeof roots;
   readonly f: Figures;
@@ -131,7 +110,7 @@ interface Round {
 
 const round = async (s: Side): Promise<Round> => {
   const backends = await backendsOf(s.dbUrl);
-  const before = { server: cpuMsOf(s.pid), backends: backends.map(cpuMsOf) };
+  const before = cpuMsOf([s.pid, ...backends]);
   const runId = randomBytes(4).toString('hex');
   const f = await measure(s.label, {
     url: s.url,
@@ -158,12 +137,10 @@ const round = async (s: Side): Promise<Round> => {
     ],
   });
   // Backends that came and went during the round (the pool grows) are counted from zero.
-  const after = await backendsOf(s.dbUrl);
-  const backendsMs = after.reduce((n, pid) => {
-    const i = backends.indexOf(pid);
-    return n + cpuMsOf(pid) - (i === -1 ? 0 : before.backends[i]!);
-  }, 0);
-  return { side: s.label, f, serverMs: cpuMsOf(s.pid) - before.server, backendsMs };
+  const after = cpuMsOf([s.pid, ...(await backendsOf(s.dbUrl)), ...before.keys()]);
+  const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
+  const backendsMs = [...after.keys()].filter((pid) => pid !== s.pid).reduce((n, pid) => n + used(pid), 0);
+  return { side: s.label, f, serverMs: used(s.pid), backendsMs };
 };
 
 // Enough documents that no request finds its document taken: a generous 2,000 req/s per round.
