@@ -107,8 +107,8 @@ export const executeIdempotently =
     });
     // A record stored once, already answered (the time taken when it is stored).
     const completedRecord = (response: StoredResponse): IdempotencyRecord => ({ ...freshRecord(deps.clock.now()), state: 'completed', response: seal(response) });
-    // For an outcome whose command was rolled back together with its claim. `insertIfAbsent`, not `insert`: a
-    // record already there is the answer of a retry that ran meanwhile.
+    // For a new key's command, and for an outcome whose command was rolled back together with its claim: `false`
+    // when a record is there already.
     const storeCompleted = (tx: Stores, response: StoredResponse): TE.TaskEither<DomainError, boolean> =>
       () => tx.idempotency.insertIfAbsent(completedRecord(response))();
 
