@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
+import { sendsOnceUnderConcurrency } from './idempotency-checks.js';
 import { createTestDatabase, postgresAvailable } from './pg.js';
 
 /**
@@ -59,16 +60,7 @@ describe.skipIf(!available)('idempotency on PostgreSQL, transactions side by sid
   });
 
   it('sends exactly once under 25 concurrent calls with one key', async () => {
-    const { req } = await s.draftReady();
-    const key = freshKey();
-    const results = await Promise.all(
-      Array.from({ length: 25 }, () => s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {}, headers: { 'idempotency-key': key } })),
-    );
-    const sent = results.filter((r) => r.status === 200);
-    expect(sent.filter((r) => r.headers.get('idempotency-replayed') === null)).toHaveLength(1);
-    expect(results.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.body.code === 'idempotency_in_progress')).toBe(true);
-    const events = (await s.call('GET', '/api/v1/events?type=request.sent&limit=100')).body.data as Array<{ data: Record<string, unknown> }>;
-    expect(events.filter((e) => e.data.request_id === req.id)).toHaveLength(1);
+    await sendsOnceUnderConcurrency(s, freshKey());
   });
 
   it('binds the key to its first request, and stores and replays an outcome error', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from '@esig/testkit/pdf';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
+import { sendsOnceUnderConcurrency } from './idempotency-checks.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -13,8 +14,6 @@ afterAll(async () => s.close());
 
 let n = 0;
 const freshKey = () => `idem-${Date.now()}-${n++}`;
-const eventsOf = async (type: string, key?: string) =>
-  (await s.call('GET', `/api/v1/events?type=${type}&limit=100`, { key })).body.data as Array<{ data: Record<string, unknown> }>;
 
 describe('idempotency on every write route', () => {
   type Call = { method: string; path: string; opts: Parameters<TestServer['call']>[2] };
@@ -99,23 +98,7 @@ describe('idempotency on every write route', () => {
   });
 
   it('sends exactly once under 25 concurrent calls with one key', async () => {
-    const { req } = await s.draftReady();
-    const key = freshKey();
-    const results = await Promise.all(
-      Array.from({ length: 25 }, () => s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {}, headers: { 'idempotency-key': key } })),
-    );
-    const ok = results.filter((r) => r.status === 200);
-    const inFlight = results.filter((r) => r.status === 409);
-    expect(ok.length + inFlight.length).toBe(25);
-    expect(ok.length).toBeGreaterThanOrEqual(1);
-    expect(inFlight.every((r) => r.body.code === 'idempotency_in_progress')).toBe(true);
-    expect(ok.filter((r) => r.headers.get('idempotency-replayed') === null)).toHaveLength(1);
-    expect(new Set(ok.map((r) => r.text)).size).toBe(1);
-    const sent = (await eventsOf('request.sent')).filter((e) => e.data.request_id === req.id);
-    expect(sent).toHaveLength(1);
-    // A late retry replays.
-    const late = await s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {}, headers: { 'idempotency-key': key } });
-    expect(late.headers.get('idempotency-replayed')).toBe('true');
+    await sendsOnceUnderConcurrency(s, freshKey());
   });
 
   it('stores an outcome error and replays it, since the operation did run', async () => {
