@@ -32,7 +32,7 @@ const TABLE: KeysetTable = { table: 'api_keys', columns: COLUMNS };
 
 export const decodeRow = rowDecoder(ApiKeyRow, 'api_keys', toApiKey);
 
-/** Every authenticated request runs this: prepared (a unique-key lookup, one plan at any size). */
+/** Every authenticated request runs this (where keys are not admitted by `ADMIT`): prepared, as key-admission.ts says why. */
 const FIND_BY_SECRET_HASH = prepared('api_keys_by_secret_hash', `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`);
 
 const CountRow = rowType({ n: Int8 });

@@ -13,10 +13,17 @@ export type Access = 'read' | 'write';
 /**
  * A statement prepared once per connection and executed by name afterwards: the server parses and
  * analyses it once, and after a few executions may keep one generic plan for it. Worth it on the per-request
- * path, where it saves a good part of each round trip's server work; but only for statements whose plan
- * cannot go wrong without the parameters' values: primary-key and unique-key lookups, inserts, the fenced
- * by-id lookups. A statement whose best plan depends on the values (a page of a tenant's range) stays a
- * plain text, planned for its values every time.
+ * path, where it saves a good part of each round trip's server work; but only for statements with no plan
+ * to choose: inserts (a conflict is found through the unique index it names), a function's call.
+ *
+ * Not for lookups, not even by primary key. A generic plan is made once, for the table's size at that
+ * moment, and the connection keeps it until the table's statistics change. After an ANALYZE of a table of a
+ * few pages, a sequential scan is the cheaper plan for one row; with autovacuum off (or behind), the
+ * connection then goes on reading the whole table at every lookup while the table grows (the plan cache
+ * test shows a by-id lookup reading 20,000 rows). A lookup sent as plain text is planned at every call, for
+ * the table as it is then: tens of microseconds of a backend's CPU, and a cost that never depends on the
+ * table's size. Two lookups stay prepared, on purpose: the API key's admission and its lookup by secret hash
+ * (`api_keys` holds keys, not documents; see key-admission.ts).
  */
 export interface Prepared {
   readonly name: string;
@@ -25,6 +32,9 @@ export interface Prepared {
 
 /** Names must be unique per text: one name, one statement, for the life of the process. */
 const preparedNames = new Map<string, string>();
+
+/** The statements prepared so far (every one the modules loaded define), by name: for the plan cache test. */
+export const preparedStatements = (): ReadonlyMap<string, string> => new Map(preparedNames);
 
 /** A named statement (see `Prepared`); `name` is unique among them. */
 export const prepared = (name: string, text: string): Prepared => {

@@ -7,7 +7,7 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
-import { expectRows, insertOne, prepared, run, write, writeAny, writeOne } from './connection.js';
+import { expectRows, insertOne, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -43,11 +43,10 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
  * columns it means `=`): the ids are the only condition an index can take, and by primary key it is at most
  * one row per listed id, whatever the statistics say.
  *
- * These statements used to fence the ids in MATERIALIZED CTEs instead, one scan of the table per CTE. The
- * result was the same, but PostgreSQL plans them for each call's values (a generic plan for `= ANY($3)`
- * assumes ten ids, so it never looks cheaper than a plan for the one or two a request lists), and planning
- * three scans of a table with four indexes cost 250 µs of a backend's CPU per create-request, more than
- * running them. One scan plans in about a third of that.
+ * These statements are planned at every call (see `prepared` in connection.ts). They used to fence the ids
+ * in MATERIALIZED CTEs instead, one scan of the table per CTE: the same rows, but planning three scans of a
+ * table with four indexes cost 250 µs of a backend's CPU per create-request, more than running them. One
+ * scan plans in about a third of that.
  */
 const TENANT = '(org_id, mode) IS NOT DISTINCT FROM ($1::text, $2::text)';
 
@@ -76,12 +75,11 @@ export const ATTACH_SQL = `
  */
 export const ATTACH_RAISING_SQL = expectRows(`UPDATE documents SET signature_request_id = $4 WHERE ${ATTACHABLE_WHERE}`, '$5');
 
-// Prepared, so each connection parses them once. The three above are still planned at every call (see
-// above); the by-id lookups keep one generic plan.
-const FIND_BY_IDS = prepared('documents_find_by_ids', FIND_BY_IDS_SQL);
-const ATTACH = prepared('documents_attach', ATTACH_SQL);
-const ATTACH_RAISING = prepared('documents_attach_raising', ATTACH_RAISING_SQL);
-const FIND_BY_ID = prepared('documents_find_by_id', byIdSql('documents', COLUMNS));
+// Not prepared: planned at every call, for the table as it is then (see `prepared` in connection.ts).
+const FIND_BY_IDS = FIND_BY_IDS_SQL;
+const ATTACH = ATTACH_SQL;
+const ATTACH_RAISING = ATTACH_RAISING_SQL;
+export const FIND_BY_ID = byIdSql('documents', COLUMNS);
 
 /** The DocumentStore over the pool or one transaction's client. */
 

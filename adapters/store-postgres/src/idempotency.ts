@@ -25,8 +25,10 @@ const NewRecord = rowType({
 const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
 const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 
-// Prepared: each reaches one record by the primary key (org_id, mode, key), the only index these columns lead.
-const FIND = prepared('idempotency_find', `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`);
+// Not prepared: a lookup is planned at every call, for the table as it is then (see `prepared` in
+// connection.ts). Each reaches one record by the primary key (org_id, mode, key). The inserts below are
+// prepared: an insert has no plan to choose, and the conflict is found through the primary key.
+export const FIND = `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`;
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
 const REPLACE = prepared(
   'idempotency_replace',
@@ -37,7 +39,7 @@ const REPLACE = prepared(
    WHERE idempotency_keys.fingerprint = $10 AND idempotency_keys.state = $11 AND idempotency_keys.created_at = $12
      AND idempotency_keys.locked_until = $13 AND idempotency_keys.expires_at = $14`,
 );
-const COMPLETE = changeOne("UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4", 'idempotency_complete');
+export const COMPLETE = changeOne("UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4");
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
 const toParams = (rec: IdempotencyRecord) =>
