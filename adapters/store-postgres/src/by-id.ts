@@ -8,17 +8,17 @@
  * never changes tenant, so that is as final as filtering in the lookup. Parameters: id, org, mode.
  */
 
-/** The row's `columns`, or nothing when the id is unknown or another tenant's. */
-export const byIdSql = (table: string, columns: string): string =>
+/** The row's `columns`, or nothing when the id is unknown or another tenant's; `also`, a further condition. */
+export const byIdSql = (table: string, columns: string, also?: string): string =>
   `WITH found AS MATERIALIZED (SELECT * FROM ${table} WHERE id = $1)
-   SELECT ${columns} FROM found WHERE org_id = $2 AND mode = $3`;
+   SELECT ${columns} FROM found WHERE org_id = $2 AND mode = $3${also === undefined ? '' : ` AND ${also}`}`;
 
 /**
  * The same, with the row locked FOR UPDATE. The row is locked only once it is known to be the tenant's:
  * another tenant's row, its id guessed, is never locked by this statement.
  */
-export const byIdForUpdateSql = (table: string, columns: string): string =>
+export const byIdForUpdateSql = (table: string, columns: string, also?: string): string =>
   `WITH found AS MATERIALIZED (SELECT id, org_id, mode FROM ${table} WHERE id = $1)
    SELECT ${columns} FROM ${table}
-   WHERE id = $1 AND id IN (SELECT id FROM found WHERE org_id = $2 AND mode = $3)
+   WHERE id = $1 AND id IN (SELECT id FROM found WHERE org_id = $2 AND mode = $3)${also === undefined ? '' : ` AND ${also}`}
    FOR UPDATE OF ${table}`;

@@ -13,21 +13,23 @@ export type Access = 'read' | 'write';
 /**
  * A statement prepared once per connection and executed by name afterwards: the server parses and
  * analyses it once, and after a few executions may keep one generic plan for it. Worth it on the per-request
- * path, where it saves a good part of each round trip's server work; but only for statements with no plan
- * to choose: inserts (a conflict is found through the unique index it names), a function's call.
+ * path, where it saves a good part of each round trip's server work.
  *
- * Not for lookups, not even by primary key. A generic plan is made once, for the table's size at that
- * moment, and the connection keeps it until the table's statistics change. After an ANALYZE of a table of a
- * few pages, a sequential scan is the cheaper plan for one row; with autovacuum off (or behind), the
- * connection then goes on reading the whole table at every lookup while the table grows (the plan cache
- * test shows a by-id lookup reading 20,000 rows). A lookup sent as plain text is planned at every call, for
- * the table as it is then: tens of microseconds of a backend's CPU, and a cost that never depends on the
- * table's size. Two lookups stay prepared, on purpose: the API key's admission and its lookup by secret hash
- * (`api_keys` holds keys, not documents; see key-admission.ts).
+ * A generic plan, though, is made once, for the table's size at that moment, and the connection keeps it
+ * until the table's statistics change. After an ANALYZE of a table of a few pages a sequential scan is the
+ * cheaper plan even for one row by primary key; with autovacuum off (or behind), the connection then goes
+ * on reading the whole table at every call while the table grows (the plan cache test shows a lookup by id
+ * reading 20,000 rows). So a generic plan is kept only for statements with no plan to choose: inserts (a
+ * conflict is found through the unique index they name) and a function's call (`prepared`). Lookups,
+ * updates and deletes are prepared with `plannedPerCall`, which PostgreSQL plans at every call, for the
+ * table as it is then. Two lookups keep a generic plan on purpose: the API key's admission and its lookup
+ * by secret hash (`api_keys` holds keys, not documents or calls; see key-admission.ts).
  */
 export interface Prepared {
   readonly name: string;
   readonly text: string;
+  /** Values sent after the caller's: the marker's of `plannedPerCall`. */
+  readonly trailing?: readonly unknown[];
 }
 
 /** Names must be unique per text: one name, one statement, for the life of the process. */
@@ -36,18 +38,38 @@ const preparedNames = new Map<string, string>();
 /** The statements prepared so far (every one the modules loaded define), by name: for the plan cache test. */
 export const preparedStatements = (): ReadonlyMap<string, string> => new Map(preparedNames);
 
-/** A named statement (see `Prepared`); `name` is unique among them. */
-export const prepared = (name: string, text: string): Prepared => {
+const register = (name: string, text: string): string => {
   const full = `esig_${name}`;
   const known = preparedNames.get(full);
   if (known !== undefined && known !== text) throw new Error(`prepared statement ${full} is defined twice with different texts`);
   preparedNames.set(full, text);
-  return { name: full, text };
+  return full;
 };
+
+/** A named statement that keeps a generic plan (see `Prepared`): an insert, a function's call. `name` is unique among them. */
+export const prepared = (name: string, text: string): Prepared => ({ name: register(name, text), text });
+
+/**
+ * A named statement planned at every call, for its values and the table as it is then (see `Prepared`):
+ * parsed once per connection, and never run on a generic plan. `text` gets the condition to add to the WHERE
+ * of its outer query (not of a CTE, whose cost the choice may leave out), `esig_planned_per_call($n)`,
+ * with a parameter after the caller's `params` that is always 1. Planned for a call's values, that condition
+ * is true and dropped; in a generic plan its cost makes the plan look a million times dearer, so PostgreSQL
+ * never keeps one (migration 0012 says how). It costs a planning a microsecond or two.
+ */
+export const plannedPerCall = (name: string, params: number, text: (marker: string) => string): Prepared => {
+  const full = text(`esig_planned_per_call($${params + 1}::integer)`);
+  return { name: register(name, full), text: full, trailing: PER_CALL };
+};
+const PER_CALL: readonly unknown[] = Object.freeze([1]);
+
+/** The values a statement is sent with: the caller's, and its own trailing ones. */
+export const valuesOf = (stmt: string | Prepared, values: readonly unknown[]): unknown[] =>
+  typeof stmt === 'string' || stmt.trailing === undefined ? [...values] : [...values, ...stmt.trailing];
 
 /** The driver's query config for a plain or a prepared statement. */
 export const queryConfig = (stmt: string | Prepared, values: readonly unknown[]): pg.QueryConfig =>
-  typeof stmt === 'string' ? { text: stmt, values: [...values] } : { name: stmt.name, text: stmt.text, values: [...values] };
+  typeof stmt === 'string' ? { text: stmt, values: [...values] } : { name: stmt.name, text: stmt.text, values: valuesOf(stmt, values) };
 
 /** A place to run statements: the pool (each statement its own transaction) or one transaction's client. */
 export interface Conn {
@@ -200,10 +222,10 @@ export const anyRows: WriteCheck = () => null;
 /**
  * An update or a delete (`UPDATE … WHERE …`, `DELETE … WHERE …`, without `RETURNING`) that fails with EW001,
  * read as a lost race, unless it changes exactly `expected` rows (a number, or a parameter such as `$5`): the
- * `raising` form of a `write`.
+ * `raising` form of a `write`. `marker`: the condition of `plannedPerCall`, which must be the outer query's.
  */
-export const expectRows = (update: string, expected: number | string): string =>
-  `WITH changed AS (${update} RETURNING 1) SELECT esig_expect_rows((SELECT count(*) FROM changed), ${expected})`;
+export const expectRows = (update: string, expected: number | string, marker?: string): string =>
+  `WITH changed AS (${update} RETURNING 1) SELECT esig_expect_rows((SELECT count(*) FROM changed), ${expected})${marker === undefined ? '' : ` WHERE ${marker}`}`;
 
 /**
  * A write that must change exactly one row, in its two forms (see `write`): `text` misses by changing no row,
@@ -236,6 +258,12 @@ export const insertOne = (insert: string, name?: string): OneRowWrite => ({
 export const changeOne = (change: string, name?: string): OneRowWrite => ({
   text: maybePrepared(name, change),
   raising: maybePrepared(name === undefined ? undefined : `${name}_raising`, expectRows(change, 1)),
+});
+
+/** `changeOne` for a change planned at every call (see `plannedPerCall`): `change` gets the condition to add to its WHERE. */
+export const changeOnePlannedPerCall = (name: string, params: number, change: (marker: string) => string): OneRowWrite => ({
+  text: plannedPerCall(name, params, change),
+  raising: plannedPerCall(`${name}_raising`, params, (marker) => expectRows(change(marker), 1, marker)),
 });
 
 /**

@@ -7,7 +7,7 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
-import { expectRows, insertOne, run, write, writeAny, writeOne } from './connection.js';
+import { expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -43,7 +43,7 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
  * columns it means `=`): the ids are the only condition an index can take, and by primary key it is at most
  * one row per listed id, whatever the statistics say.
  *
- * These statements are planned at every call (see `prepared` in connection.ts). They used to fence the ids
+ * These statements are planned at every call (see `plannedPerCall` in connection.ts). They used to fence the ids
  * in MATERIALIZED CTEs instead, one scan of the table per CTE: the same rows, but planning three scans of a
  * table with four indexes cost 250 µs of a backend's CPU per create-request, more than running them. One
  * scan plans in about a third of that.
@@ -51,10 +51,10 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 const TENANT = '(org_id, mode) IS NOT DISTINCT FROM ($1::text, $2::text)';
 
 /** The tenant's documents among the listed ids. Parameters: org, mode, ids. */
-export const FIND_BY_IDS_SQL = `SELECT ${COLUMNS} FROM documents WHERE id = ANY($3::text[]) AND ${TENANT}`;
+export const FIND_BY_IDS = plannedPerCall('documents_find_by_ids', 3, (m) => `SELECT ${COLUMNS} FROM documents WHERE id = ANY($3::text[]) AND ${TENANT} AND ${m}`);
 
 /** The listed documents of the tenant that are free, or already this request's. */
-const ATTACHABLE_WHERE = `id = ANY($3::text[]) AND ${TENANT} AND (signature_request_id IS NULL OR signature_request_id = $4)`;
+const ATTACHABLE = `id = ANY($3::text[]) AND ${TENANT} AND (signature_request_id IS NULL OR signature_request_id = $4)`;
 
 /**
  * Links the listed documents of the tenant to a request in one statement, all or none. `attachable` locks
@@ -63,23 +63,23 @@ const ATTACHABLE_WHERE = `id = ANY($3::text[]) AND ${TENANT} AND (signature_requ
  * re-checked once that transaction ends, so it drops out if it went elsewhere.
  * Parameters: org, mode, ids, request id, number of distinct ids.
  */
-export const ATTACH_SQL = `
-  WITH attachable AS MATERIALIZED (SELECT id FROM documents WHERE ${ATTACHABLE_WHERE} FOR UPDATE)
+export const ATTACH = plannedPerCall(
+  'documents_attach',
+  5,
+  (m) => `
+  WITH attachable AS MATERIALIZED (SELECT id FROM documents WHERE ${ATTACHABLE} FOR UPDATE)
   UPDATE documents SET signature_request_id = $4
   WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM attachable)
-    AND (SELECT COUNT(*) FROM attachable) = $5`;
+    AND (SELECT COUNT(*) FROM attachable) = $5 AND ${m}`,
+);
 /**
- * ATTACH_SQL sent unanswered (see `write`): linking fewer than all the documents raises (EW001), and the
+ * ATTACH sent unanswered (see `write`): linking fewer than all the documents raises (EW001), and the
  * transaction commits none of them, so one UPDATE does. The UPDATE re-checks its condition on a row another
  * transaction changed meanwhile, as the lock above does.
  */
-export const ATTACH_RAISING_SQL = expectRows(`UPDATE documents SET signature_request_id = $4 WHERE ${ATTACHABLE_WHERE}`, '$5');
+export const ATTACH_RAISING = plannedPerCall('documents_attach_raising', 5, (m) => expectRows(`UPDATE documents SET signature_request_id = $4 WHERE ${ATTACHABLE}`, '$5', m));
 
-// Not prepared: planned at every call, for the table as it is then (see `prepared` in connection.ts).
-const FIND_BY_IDS = FIND_BY_IDS_SQL;
-const ATTACH = ATTACH_SQL;
-const ATTACH_RAISING = ATTACH_RAISING_SQL;
-export const FIND_BY_ID = byIdSql('documents', COLUMNS);
+export const FIND_BY_ID = plannedPerCall('documents_find_by_id', 3, (m) => byIdSql('documents', COLUMNS, m));
 
 /** The DocumentStore over the pool or one transaction's client. */
 

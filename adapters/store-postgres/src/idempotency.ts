@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { changeOne, prepared, run, writeOne } from './connection.js';
+import { changeOnePlannedPerCall, plannedPerCall, prepared, run, writeOne } from './connection.js';
 import { BatchLimit, ModeC, Timestamp, TimestampColumn, columnCodecs, decode, nullable, rowType } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
@@ -25,10 +25,9 @@ const NewRecord = rowType({
 const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
 const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 
-// Not prepared: a lookup is planned at every call, for the table as it is then (see `prepared` in
-// connection.ts). Each reaches one record by the primary key (org_id, mode, key). The inserts below are
-// prepared: an insert has no plan to choose, and the conflict is found through the primary key.
-export const FIND = `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3`;
+// Each reaches one record by the primary key (org_id, mode, key): the lookup and the completion are planned
+// at every call, the inserts keep one plan (see `plannedPerCall` in connection.ts).
+export const FIND = plannedPerCall('idempotency_find', 3, (m) => `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND ${m}`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
 const REPLACE = prepared(
   'idempotency_replace',
@@ -39,7 +38,11 @@ const REPLACE = prepared(
    WHERE idempotency_keys.fingerprint = $10 AND idempotency_keys.state = $11 AND idempotency_keys.created_at = $12
      AND idempotency_keys.locked_until = $13 AND idempotency_keys.expires_at = $14`,
 );
-export const COMPLETE = changeOne("UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4");
+export const COMPLETE = changeOnePlannedPerCall(
+  'idempotency_complete',
+  4,
+  (m) => `UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4 AND ${m}`,
+);
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
 const toParams = (rec: IdempotencyRecord) =>

@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { byIdForUpdateSql, byIdSql } from './by-id.js';
-import { changeOne, insertOne, run, writeOne } from './connection.js';
+import { changeOne, insertOne, plannedPerCall, run, writeOne } from './connection.js';
 import { columnCodecs, decode, rowName } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -27,10 +27,9 @@ const INSERT = insertOne(`INSERT INTO signature_requests (${COLUMNS}) VALUES ($1
 const UPDATE = changeOne(`UPDATE signature_requests SET status = $1, version = $2, data = $3::jsonb
   WHERE id = $4 AND org_id = $5 AND mode = $6 AND version = $2 - 1 AND created_at = $7`);
 
-// By primary key behind a fence (see by-id.ts). Not prepared: planned at every call, for the table as it is
-// then (see `prepared` in connection.ts).
-export const FIND_BY_ID = byIdSql('signature_requests', COLUMNS);
-export const FIND_BY_ID_FOR_UPDATE = byIdForUpdateSql('signature_requests', COLUMNS);
+// By primary key behind a fence (see by-id.ts), planned at every call (see `plannedPerCall` in connection.ts).
+export const FIND_BY_ID = plannedPerCall('signature_requests_find_by_id', 3, (m) => byIdSql('signature_requests', COLUMNS, m));
+export const FIND_BY_ID_FOR_UPDATE = plannedPerCall('signature_requests_find_by_id_for_update', 3, (m) => byIdForUpdateSql('signature_requests', COLUMNS, m));
 
 /** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
 const toData = (req: SignatureRequest) =>

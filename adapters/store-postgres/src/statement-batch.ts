@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import type { Prepared } from './connection.js';
+import { valuesOf } from './connection.js';
 
 /**
  * Statements sent together with one Sync: the extended protocol's Parse (unless already parsed)/Bind/Execute
@@ -79,7 +80,7 @@ class StatementBatch extends QueryBase {
     let encoded: unknown[][];
     try {
       // Encoded before anything is written: a value that cannot be encoded leaves nothing half-sent.
-      encoded = this.members.map((m) => m.values.map((v) => prepareValue(v)));
+      encoded = this.members.map((m) => valuesOf(m.stmt, m.values).map((v) => prepareValue(v)));
     } catch (e) {
       return e instanceof Error ? e : new Error(String(e));
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { preparedStatements, queryConfig } from '../src/connection.js';
 import type { Prepared } from '../src/connection.js';
-import { ATTACH_RAISING_SQL, ATTACH_SQL, FIND_BY_ID as DOCUMENT_BY_ID, FIND_BY_IDS_SQL } from '../src/documents.js';
+import { ATTACH, ATTACH_RAISING, FIND_BY_ID as DOCUMENT_BY_ID, FIND_BY_IDS } from '../src/documents.js';
 import { COMPLETE, FIND as IDEMPOTENCY_FIND } from '../src/idempotency.js';
 import '../src/index.js';
 import { FIND_BY_ID as REQUEST_BY_ID, FIND_BY_ID_FOR_UPDATE as REQUEST_BY_ID_FOR_UPDATE } from '../src/signature-requests.js';
@@ -45,9 +45,9 @@ describe.skipIf(!available)('lookups on a long-lived connection, after an ANALYZ
   const doc = `doc_${'7'.padStart(26, '0')}`;
   const req = `req_${'7'.padStart(26, '0')}`;
   const lookups: ReadonlyArray<readonly [string, string, string | Prepared, readonly unknown[]]> = [
-    ["a create-request's documents", 'documents', FIND_BY_IDS_SQL, ['org_big', 'test', [doc]]],
-    ["a create-request's documents attached", 'documents', ATTACH_SQL, ['org_big', 'test', [doc], 'req_new', 1]],
-    ["a create-request's documents attached, sent unanswered", 'documents', ATTACH_RAISING_SQL, ['org_big', 'test', [doc], 'req_new', 1]],
+    ["a create-request's documents", 'documents', FIND_BY_IDS, ['org_big', 'test', [doc]]],
+    ["a create-request's documents attached", 'documents', ATTACH, ['org_big', 'test', [doc], 'req_new', 1]],
+    ["a create-request's documents attached, sent unanswered", 'documents', ATTACH_RAISING, ['org_big', 'test', [doc], 'req_new', 1]],
     ['a document by id', 'documents', DOCUMENT_BY_ID, [doc, 'org_big', 'test']],
     ['a request by id', 'signature_requests', REQUEST_BY_ID, [req, 'org_big', 'test']],
     ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [req, 'org_big', 'test']],
@@ -67,14 +67,26 @@ describe.skipIf(!available)('lookups on a long-lived connection, after an ANALYZ
     for (let rows = 60; rows < 20_000; rows += 5_000) await client.query(grow(rows, Math.min(rows + 5_000, 20_000)));
 
     for (const [name, table, stmt, params] of lookups) expect(await rowsRead(client, table, queryConfig(stmt, params)), name).toBeLessThanOrEqual(2);
+
+    // Parsed once on the connection, and planned at every one of its calls: never on a generic plan.
+    const plans = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
+      'SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE NOT from_sql',
+    );
+    for (const [name, , stmt] of lookups) {
+      const kept = plans.rows.find((r) => typeof stmt !== 'string' && r.name === stmt.name);
+      expect(kept, name).toMatchObject({ generic_plans: '0', custom_plans: '11' });
+    }
   });
 
-  it('prepares only statements with no plan to choose, and the two key lookups it keeps on purpose', () => {
+  it('keeps a generic plan only for statements with no plan to choose, and for the two key lookups it keeps on purpose', () => {
     // An insert has no plan to choose (a conflict is found through the index it names), nor has a function's call.
     // The key lookups are the documented exceptions (key-admission.ts): planned at every call they would cost
     // every request about 100 µs of a backend's CPU.
     const named = [...preparedStatements().entries()];
-    const choosing = named.filter(([, text]) => !/^\s*INSERT INTO \w+ \([^)]*\) VALUES \([^)]*\)/.test(text) && !/^\s*SELECT \* FROM esig_\w+\(/.test(text));
+    const perCall = /esig_planned_per_call\(\$\d+::integer\)/;
+    const choosing = named.filter(
+      ([, text]) => !perCall.test(text) && !/^\s*INSERT INTO \w+ \([^)]*\) VALUES \([^)]*\)/.test(text) && !/^\s*SELECT \* FROM esig_\w+\(/.test(text),
+    );
     expect(choosing.map(([name]) => name).sort()).toEqual(['esig_api_keys_by_secret_hash', 'esig_key_admission_many']);
   });
 });

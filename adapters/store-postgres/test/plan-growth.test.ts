@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
-import { ATTACH_RAISING_SQL, ATTACH_SQL, FIND_BY_IDS_SQL } from '../src/documents.js';
+import type { Prepared } from '../src/connection.js';
+import { valuesOf } from '../src/connection.js';
+import { ATTACH, ATTACH_RAISING, FIND_BY_IDS } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
@@ -36,11 +38,15 @@ const withTablesNeverAnalyzed = (tables: readonly string[], use: (client: pg.Poo
   });
 };
 
-/** The plan PostgreSQL would run `sql` with, for these parameters. */
-const explain = async (client: pg.PoolClient, sql: string, params: readonly unknown[]): Promise<PlanNode> => {
-  const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, [...params]);
+/** The plan PostgreSQL would run `sql` with, for these parameters (and a statement's own, see `valuesOf`). */
+const explain = async (client: pg.PoolClient, sql: string | Prepared, params: readonly unknown[]): Promise<PlanNode> => {
+  const text = typeof sql === 'string' ? sql : sql.text;
+  const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, valuesOf(sql, params));
   return r.rows[0]!['QUERY PLAN'][0]!.Plan;
 };
+
+/** Runs a store's statement as plain text, with its own parameters after these. */
+const runText = (client: pg.PoolClient, stmt: Prepared, params: readonly unknown[]) => client.query<{ id: string }>(stmt.text, valuesOf(stmt, params));
 
 /** Documents of one org, as uploads leave them: inserted in batches, never analyzed. */
 const grow = (from: number, to: number) => `
@@ -79,11 +85,11 @@ describe.skipIf(!available)('create-request statements on a table grown without 
 
       const id = `doc_${String(size - 1).padStart(26, '0')}`;
       for (const [name, sql, params] of [
-        ['findByIds', FIND_BY_IDS_SQL, ['org_big', 'test', [id]]],
-        ['findByIds, several', FIND_BY_IDS_SQL, ['org_big', 'test', [id, `doc_${String(size - 2).padStart(26, '0')}`]]],
-        ['attachToRequest', ATTACH_SQL, ['org_big', 'test', [id], 'req_new', 1]],
+        ['findByIds', FIND_BY_IDS, ['org_big', 'test', [id]]],
+        ['findByIds, several', FIND_BY_IDS, ['org_big', 'test', [id, `doc_${String(size - 2).padStart(26, '0')}`]]],
+        ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1]],
         // The form a command sends without waiting for its answer, which raises when it links too few.
-        ['attachToRequest, sent unanswered', ATTACH_RAISING_SQL, ['org_big', 'test', [id], 'req_new', 1]],
+        ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1]],
       ] as const) {
         const used = reads(await explain(client, sql, params));
         const where = `${name} at ${size} rows: ${JSON.stringify(used)}`;
@@ -116,10 +122,10 @@ describe.skipIf(!available)('create-request statements on a table grown without 
   it('reads the documents table once per statement on the create-request path (each is planned at every call)', async () => {
     const id = `doc_${String(40_000 - 1).padStart(26, '0')}`;
     for (const [name, sql, params, scans] of [
-      ['findByIds', FIND_BY_IDS_SQL, ['org_big', 'test', [id]], 1],
-      ['attachToRequest, sent unanswered', ATTACH_RAISING_SQL, ['org_big', 'test', [id], 'req_new', 1], 1],
+      ['findByIds', FIND_BY_IDS, ['org_big', 'test', [id]], 1],
+      ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1], 1],
       // Answered, it must change nothing when it cannot change all: it locks and counts first, then writes.
-      ['attachToRequest', ATTACH_SQL, ['org_big', 'test', [id], 'req_new', 1], 2],
+      ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1], 2],
     ] as const) {
       const plan = await explain(client, sql, params);
       const scansOfTable = nodes(plan).filter((n) => n['Relation Name'] === 'documents' && n['Node Type'] !== 'ModifyTable');
@@ -135,13 +141,13 @@ describe.skipIf(!available)('create-request statements on a table grown without 
     // Not asserted: which wrong index the planner picks is its call; the statements above no longer offer it one.
     console.log(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
     const id = `doc_${'1'.padStart(26, '0')}`;
-    const found = await client.query(FIND_BY_IDS_SQL, ['org_big', 'test', [id]]);
+    const found = await runText(client, FIND_BY_IDS, ['org_big', 'test', [id]]);
     expect(found.rows.map((x: { id: string }) => x.id)).toEqual([id]);
     // Another tenant's document is not found by listing its id.
     const foreign = `doc_${'50'.padStart(26, '0')}`;
-    expect((await client.query(FIND_BY_IDS_SQL, ['org_big', 'test', [foreign]])).rowCount).toBe(0);
-    expect((await client.query(FIND_BY_IDS_SQL, ['org_other', 'live', [foreign]])).rowCount).toBe(0);
-    expect((await client.query(FIND_BY_IDS_SQL, ['org_other', 'test', [foreign]])).rowCount).toBe(1);
+    expect((await runText(client, FIND_BY_IDS, ['org_big', 'test', [foreign]])).rowCount).toBe(0);
+    expect((await runText(client, FIND_BY_IDS, ['org_other', 'live', [foreign]])).rowCount).toBe(0);
+    expect((await runText(client, FIND_BY_IDS, ['org_other', 'test', [foreign]])).rowCount).toBe(1);
     for (const sql of [byIdSql('documents', 'id'), byIdForUpdateSql('documents', 'id')]) {
       expect((await client.query(sql, [foreign, 'org_big', 'test'])).rowCount).toBe(0);
       expect((await client.query(sql, [foreign, 'org_other', 'live'])).rowCount).toBe(0);
