@@ -4,7 +4,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { writeAny } from './connection.js';
+import { prepared, writeAny } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -34,8 +34,12 @@ const TABLE: KeysetTable = { table: 'api_log', columns: COLUMNS, filterColumn: '
 const decodeRow = rowDecoder(LogRow, 'api_log', toApiLogEntry);
 
 // One array per column, so a batch of any size is one statement with a fixed text.
-const APPEND_SQL = `INSERT INTO api_log (${COLUMNS})
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])`;
+// Prepared: an insert from its arrays has no plan to choose (see `Prepared`).
+const APPEND = prepared(
+  'api_log_append',
+  `INSERT INTO api_log (${COLUMNS})
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])`,
+);
 
 /**
  * The ApiLogStore. A batch is one INSERT, so it is all or nothing; an id already taken fails it with
@@ -51,7 +55,7 @@ export const pgApiLog = (conn: Conn): ApiLogStore => ({
       TE.chain((es) =>
         es.length === 0
           ? TE.right(undefined)
-          : writeAny(conn, APPEND_SQL, [
+          : writeAny(conn, APPEND, [
               es.map((e) => e.id),
               es.map((e) => e.orgId),
               es.map((e) => e.mode),

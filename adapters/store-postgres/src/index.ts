@@ -2,7 +2,7 @@ import type { Clock, KeyAdmission, NewJobKinds, RateLimiter, Stores, UnitOfWork 
 import { createJobSignal, noticingNewJobs } from '@esig/core';
 import pg from 'pg';
 import { createNestingGuard } from '@esig/store-sql';
-import { TYPES } from './connection.js';
+import { TYPES, preparedStatements } from './connection.js';
 import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
 import type { NotifyHandler } from './notify.js';
 import { createListener, notify } from './notify.js';
@@ -10,6 +10,7 @@ import { createPgRateLimiter } from './rate-limiter.js';
 import { createPgKeyAdmission } from './key-admission.js';
 import { bindStores } from './stores.js';
 import { createUnitOfWork, poolConn } from './unit-of-work.js';
+import { parseOnConnect } from './statement-batch.js';
 
 export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations.js';
 export { RowDecodeError } from './decode.js';
@@ -143,6 +144,10 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
   // An idle pooled connection that dies (server restart) is dropped by the pool; without a listener the
   // 'error' event would crash the process. The next statement on a fresh connection reports any outage.
   pool.on('error', () => undefined);
+  // Every prepared statement parsed when a connection opens, in one round trip: a transaction's statements can
+  // then go out as one batch from its first use of the connection (statement-batch.ts). On a schema older than
+  // the code this fails and closes the connection; the schema's version is read on a connection of its own.
+  pool.on('connect', (client) => parseOnConnect(client, preparedStatements()));
 
   // Migrations hold a session-level advisory lock and may wait long for another process's: a connection
   // of their own, outside the pool and its lock timeout.
@@ -159,7 +164,7 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
 
   try {
     if (opts.migrate ?? true) await withOwnClient((c) => migrate(c));
-    else await assertNotTooNew(pool);
+    else await withOwnClient((c) => assertNotTooNew(c));
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw e;
@@ -179,7 +184,7 @@ export const openPostgresStore = async (opts: PostgresStoreOptions): Promise<Pos
     rateLimiter: (windowMs, clock) => createPgRateLimiter(pool, windowMs, clock),
     keyAdmission: (windowMs, clock) => createPgKeyAdmission(pool, windowMs, clock),
     migrate: () => withOwnClient((c) => migrate(c)),
-    schemaVersion: () => schemaVersion(pool),
+    schemaVersion: () => withOwnClient((c) => schemaVersion(c)),
     listen: (channel, onNotify) => listener.listen(channel, onNotify),
     notify: (channel, payload) => notify(pool, channel, payload),
     close: () =>

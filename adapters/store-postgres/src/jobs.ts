@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { changeOne, run, writeOne } from './connection.js';
+import { changeOnePlannedPerCall, prepared, run, writeOne } from './connection.js';
 import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 
 /** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
@@ -51,7 +51,10 @@ export const NEXT_RUN_AT_SQL = 'SELECT esig_jobs_next_run_at($1::text[]) AS next
 const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A job done: gone, while `worker` ($2) still holds its lease. */
-const COMPLETE = changeOne('DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead');
+const COMPLETE = changeOnePlannedPerCall('jobs_complete', 2, (m) => `DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead AND ${m}`);
+// Function calls, prepared (see `Prepared`): the statements inside are planned by the functions.
+const CLAIM = prepared('jobs_claim', CLAIM_SQL);
+const NEXT_RUN_AT = prepared('jobs_next_run_at', NEXT_RUN_AT_SQL);
 
 /**
  * The JobQueue. A lease is (locked_by, locked_until); a job whose locked_until is at or before `now` is free
@@ -91,7 +94,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     return pipe(
       TE.fromEither(pipe(decode(Kinds, 'job kinds')(kinds), E.chain(() => checkTimes('claim time', now, leaseUntil)))),
       // Each kind once: a kind twice would read its range twice and count its jobs twice against the limit.
-      TE.chain(() => run(conn, 'write', CLAIM_SQL, [[...new Set(kinds)], now, worker, leaseUntil, limit])),
+      TE.chain(() => run(conn, 'write', CLAIM, [[...new Set(kinds)], now, worker, leaseUntil, limit])),
       // RETURNING comes in no particular order; the port promises oldest runAt first.
       TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
       TE.map((jobs) => [...jobs].sort(byRunAt)),
@@ -156,7 +159,7 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     if (kinds.length === 0) return TE.right(null);
     return pipe(
       TE.fromEither(decode(Kinds, 'job kinds')(kinds)),
-      TE.chain(() => run(conn, 'read', NEXT_RUN_AT_SQL, [[...kinds]])),
+      TE.chain(() => run(conn, 'read', NEXT_RUN_AT, [[...kinds]])),
       TE.chainEitherK(({ rows: [row] }) => decode(rowType({ next: nullable(TimestampColumn) }), 'next job time')(row)),
       TE.map((r) => r.next),
     );

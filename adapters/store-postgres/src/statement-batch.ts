@@ -37,18 +37,27 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { 
 interface WireConnection {
   readonly stream: { cork?: () => void; uncork?: () => void; destroy?: (error?: Error) => void };
   readonly parsedStatements: Record<string, string | undefined>;
+  /** Named statements whose Parse is on its way (node-postgres's own record, which it also reads before a Parse). */
+  readonly submittedNamedStatements?: Record<string, string | undefined>;
   parse(msg: { text: string; name: string }): void;
   bind(msg: { statement: string; values: unknown[] }): void;
   execute(msg: { portal: string }): void;
   sync(): void;
 }
 
-/** The statements of `members` that a batch can send: unnamed ones, and named ones parsed on `client`'s connection already. */
+/**
+ * The statements of `members` that a batch can send: unnamed ones, and named ones parsed on `client`'s connection
+ * already, or whose Parse went out before (PostgreSQL reads a connection's messages in order; should that Parse
+ * fail, the connection is closed, see `parseOnConnect`).
+ */
 export const batchable = (client: pg.ClientBase, members: readonly BatchMember[]): boolean => {
-  const parsed = (client as unknown as { connection?: Partial<WireConnection> }).connection?.parsedStatements;
+  const connection = (client as unknown as { connection?: Partial<WireConnection> }).connection;
+  const parsed = connection?.parsedStatements;
   if (parsed === undefined) return false;
-  return members.every(({ stmt }) => typeof stmt === 'string' || parsed[stmt.name] === stmt.text);
+  const submitted = connection?.submittedNamedStatements ?? {};
+  return members.every(({ stmt }) => typeof stmt === 'string' || parsed[stmt.name] === stmt.text || submitted[stmt.name] === stmt.text);
 };
+
 
 /**
  * node-postgres takes, on a pipelining client, only a query that is its own Query (it refuses other submittables,
@@ -129,3 +138,66 @@ export const sendBatch = (client: pg.ClientBase, members: readonly BatchMember[]
   new Promise((resolve) => {
     void client.query(new StatementBatch(members, resolve) as unknown as pg.QueryConfig);
   });
+
+/**
+ * Parses `statements` (name, text) on a connection just opened, ahead of anything else on it: one Parse each and
+ * one Sync, one round trip. Each is recorded as submitted at once, as node-postgres records its own Parses, so
+ * statements and batches queued behind go out by name without a Parse of their own; and as parsed once
+ * PostgreSQL has answered. Should any Parse fail (a schema older than the code: a function a statement calls is
+ * missing), the connection is closed, failing what is queued on it: PostgreSQL skips the Parses after a failed
+ * one, so what exists on the connection would no longer be known.
+ */
+export const parseOnConnect = (client: pg.ClientBase, statements: ReadonlyMap<string, string>): void => {
+  if (statements.size === 0) return;
+  void client.query(new ParseAll([...statements]) as unknown as pg.QueryConfig);
+};
+
+class ParseAll extends QueryBase {
+  private connection: WireConnection | null = null;
+  private ended = false;
+
+  constructor(private readonly statements: ReadonlyArray<readonly [string, string]>) {
+    super({ text: 'esig prepared statements' });
+    this.callback = (err: unknown) => this.end(err === null || err === undefined ? null : err);
+  }
+
+  private end(error: unknown) {
+    if (this.ended) return;
+    this.ended = true;
+    const c = this.connection;
+    if (c === null) return;
+    for (const [name, text] of this.statements) {
+      if (c.submittedNamedStatements?.[name] === text) delete c.submittedNamedStatements[name];
+      if (error === null) c.parsedStatements[name] = text;
+    }
+    if (error !== null) c.stream.destroy?.(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  submit(connection: WireConnection): Error | null {
+    this.connection = connection;
+    connection.stream.cork?.();
+    try {
+      for (const [name, text] of this.statements) {
+        connection.parse({ text, name });
+        if (connection.submittedNamedStatements !== undefined) connection.submittedNamedStatements[name] = text;
+      }
+      connection.sync();
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      connection.stream.destroy?.(error);
+      return error;
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription() {}
+  handleDataRow() {}
+  handleError(err: unknown) {
+    this.callback?.(err);
+  }
+  handleReadyForQuery() {
+    this.callback?.(null);
+  }
+}

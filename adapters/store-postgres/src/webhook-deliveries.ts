@@ -6,7 +6,7 @@ import { flow, pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { changeOne, insertOne, run, writeOne } from './connection.js';
+import { changeOnePlannedPerCall, insertOne, plannedPerCall, run, writeOne } from './connection.js';
 import { turnBatcher } from './turn-batch.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
@@ -56,6 +56,8 @@ export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMN
   CROSS JOIN LATERAL (SELECT * FROM webhook_deliveries WHERE id = want.id OFFSET 0) d
   LEFT JOIN LATERAL (SELECT * FROM webhook_endpoints WHERE id = d.endpoint_id OFFSET 0) e ON e.org_id = d.org_id AND e.mode = d.mode
   WHERE d.org_id = want.org_id AND d.mode = want.mode`;
+/** FIND_WITH_ENDPOINT_SQL as the store runs it: planned at every call (see `plannedPerCall`). */
+export const FIND_WITH_ENDPOINT = plannedPerCall('webhook_deliveries_find_with_endpoint', 3, (m) => `${FIND_WITH_ENDPOINT_SQL} AND ${m}`);
 
 type FindWithEndpoint = WebhookDeliveryStore['findWithEndpoint'];
 
@@ -63,7 +65,7 @@ const findWithEndpointAlone =
   (conn: Conn): FindWithEndpoint =>
   (tenant, id) =>
     pipe(
-      run(conn, 'read', FIND_WITH_ENDPOINT_SQL, [[id], [tenant.orgId], [tenant.mode]]),
+      run(conn, 'read', FIND_WITH_ENDPOINT, [[id], [tenant.orgId], [tenant.mode]]),
       TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeWithEndpoint(row))),
     );
 
@@ -79,7 +81,7 @@ const findWithEndpointTogether = (conn: Conn): FindWithEndpoint => {
   type Found = Awaited<ReturnType<ReturnType<FindWithEndpoint>>>;
   const alone = findWithEndpointAlone(conn);
   const lookup = turnBatcher<Want, Found>(async (wants) => {
-    const r = await run(conn, 'read', FIND_WITH_ENDPOINT_SQL, [wants.map((w) => w.id), wants.map((w) => w.tenant.orgId), wants.map((w) => w.tenant.mode)])();
+    const r = await run(conn, 'read', FIND_WITH_ENDPOINT, [wants.map((w) => w.id), wants.map((w) => w.tenant.orgId), wants.map((w) => w.tenant.mode)])();
     // A statement that failed for all is asked again for each alone: one want that breaks it (a value PostgreSQL
     // refuses) must fail its own call only, as it would have alone.
     if (E.isLeft(r)) return wants.length === 1 ? [r] : Promise.all(wants.map((w) => alone(w.tenant, w.id)()));
@@ -126,11 +128,15 @@ export const CANCEL_PENDING_SQL = `UPDATE webhook_deliveries
   WHERE org_id = $2 AND mode = $3 AND endpoint_id = $4 AND status = 'pending'`;
 
 /** A delivery's new state, if it is still at the version before it (see `update`). */
-const UPDATE_DELIVERY = changeOne(`UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
-   WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1`);
+const UPDATE_DELIVERY = changeOnePlannedPerCall(
+  'webhook_deliveries_update',
+  9,
+  (m) => `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6
+   WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1 AND ${m}`,
+);
 
 /** An attempt's log entry. */
-const INSERT_ATTEMPT = insertOne(`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`);
+const INSERT_ATTEMPT = insertOne(`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, 'webhook_attempts_insert');
 
 /**
  * The WebhookDeliveryStore. A delivery's update writes its state only: what was fixed at creation (the

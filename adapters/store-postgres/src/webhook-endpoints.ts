@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Access, Conn } from './connection.js';
-import { run, writeAny } from './connection.js';
+import { plannedPerCall, run, writeAny } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -50,8 +50,12 @@ export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endp
   ORDER BY created_at, id`;
 
 /** Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). */
-const CLEAR_FAILURES = `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
-  WHERE id = $2 AND org_id = $3 AND mode = $4 AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL)`;
+const CLEAR_FAILURES = plannedPerCall(
+  'webhook_endpoints_clear_failures',
+  4,
+  (m) => `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
+  WHERE id = $2 AND org_id = $3 AND mode = $4 AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL) AND ${m}`,
+);
 
 /**
  * The WebhookEndpointStore. `findByIdForUpdate` is SELECT … FOR UPDATE: inside a transaction it holds

@@ -52,6 +52,8 @@ const watchStatements = () => {
     const config = args[0] as string | { text: string; members?: readonly { stmt: string | { text: string } }[] };
     const at = { onWire: (this._sentQueryQueue?.length ?? 0) + (this._activeQuery ? 1 : 0), queued: this._queryQueue?.length ?? 0 };
     const batch = queries++;
+    // The Parse of every prepared statement that opens each connection (parseOnConnect) is none of a transaction's.
+    if (typeof config !== 'string' && config.text === 'esig prepared statements') return result;
     if (typeof config !== 'string' && config.members !== undefined)
       for (const { stmt } of config.members) seen.push({ text: typeof stmt === 'string' ? stmt : stmt.text, ...at, batch });
     else seen.push({ text: typeof config === 'string' ? config : config.text, ...at, batch: null });
@@ -90,6 +92,20 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
       expect(await s.migrate()).toBe(0);
       expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('on a schema older than the code (migrate: false) the version is read, statements fail rather than run, and migrate() mends it', async () => {
+      const db = await freshDb();
+      await (await openPostgresStore({ url: db.url })).close();
+      // Version 11: the per-call marker that prepared statements name (migration 0012) is missing.
+      await db.raw((c) => c.query('DROP FUNCTION esig_planned_per_call(integer); DELETE FROM schema_migrations WHERE version = 12'));
+      const s = await open({ url: db.url, migrate: false });
+      // On a connection of its own: the pool's connections cannot parse the prepared statements (parseOnConnect).
+      expect(await s.schemaVersion()).toBe(11);
+      expect(tagOf(await fails(s.stores.documents.findById(TENANT_A, 'doc_missing')))).toBe('StoreFailure');
+      // migrate() answers how many migrations it applied: one, 0012.
+      expect(await s.migrate()).toBe(1);
+      expect(await ok(s.stores.documents.findById(TENANT_A, 'doc_missing'))).toBeNull();
     });
 
     it('with migrate: false nothing is applied until migrate() is called', async () => {
@@ -489,8 +505,9 @@ describe.skipIf(!available)('postgres adapter', () => {
         expect(deferred.answers).toBe(3);
       });
 
-      it('a deferred write whose prepared statement its connection has not parsed yet goes with a Sync of its own; once parsed, in the batch', async () => {
-        await fresh();
+      it("a deferred write's prepared statements are parsed when its connection opens: the connection's first transaction is one batch too", async () => {
+        // One connection, which has run nothing but the plain statements emptying the tables.
+        await fresh({ poolSize: 1 });
         const run = async () => {
           const req = makeSignatureRequest(TENANT_A, { version: 1 });
           const calls = watchStatements();
@@ -509,10 +526,10 @@ describe.skipIf(!available)('postgres adapter', () => {
           expect(await ok(s.stores.signatureRequests.findById(TENANT_A, req.id))).toEqual({ ...req, title: 'changed', version: 2 });
           return { batch: calls.seen.map((c) => c.batch !== null), answers: syncs.count() };
         };
-        // BEGIN, the insert and the update (prepared statements new to the connection), the COMMIT (a batch of its
-        // own): each answered.
-        expect(await run()).toEqual({ batch: [false, false, false, true], answers: 4 });
-        // The pool lends the same idle connection again, which has parsed them: one batch, BEGIN at its head.
+        // The insert and the update were never run on it, but were parsed when it opened (parseOnConnect): BEGIN,
+        // the insert, the update and the COMMIT go as one batch, answered once.
+        expect(await run()).toEqual({ batch: [true, true, true, true], answers: 1 });
+        // The pool lends the same connection again: the same.
         expect(await run()).toEqual({ batch: [true, true, true, true], answers: 1 });
       });
 

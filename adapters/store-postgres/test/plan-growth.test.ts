@@ -5,7 +5,7 @@ import type { Prepared } from '../src/connection.js';
 import { valuesOf } from '../src/connection.js';
 import { ATTACH, ATTACH_RAISING, FIND_BY_IDS } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
-import { FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
+import { FIND_WITH_ENDPOINT } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
 interface PlanNode {
@@ -226,7 +226,7 @@ describe.skipIf(!available)("a worker's delivery lookups on tables grown without
     for (const size of [1_000, 10_000, 40_000]) {
       for (; rows < size; rows += 1_000) await client.query(growDeliveries(rows, rows + 1_000));
       const ids = Array.from({ length: 16 }, (_, i) => `dlv_${String(size - 1 - i * 7).padStart(26, '0')}`);
-      const all = nodes(await explain(client, FIND_WITH_ENDPOINT_SQL, [ids, ids.map(() => 'org_big'), ids.map(() => 'test')]));
+      const all = nodes(await explain(client, FIND_WITH_ENDPOINT, [ids, ids.map(() => 'org_big'), ids.map(() => 'test')]));
       const tables = all.filter((n) => n['Relation Name'] !== undefined).map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name']}`);
       const where = `at ${size} rows: ${JSON.stringify(all.map((n) => n['Node Type']))}`;
       expect(tables.sort(), where).toEqual(['Index Scan webhook_deliveries_pkey', 'Index Scan webhook_endpoints_pkey']);

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchable, sendBatch } from '../src/statement-batch.js';
+import { batchable, parseOnConnect, sendBatch } from '../src/statement-batch.js';
 import type { TestDatabase } from './pg.js';
 import { available, countSyncs, createTestDatabase } from './pg.js';
 
@@ -113,4 +113,39 @@ describe.skipIf(!available)('statement batches: several statements, one Sync', (
       expect(await sendBatch(c, [named, insert(1)])).toEqual({ failedAt: null, commands: ['INSERT', 'INSERT'] });
       expect(await ids(c)).toEqual([1, 30, 31]);
     }));
+
+  it('parses prepared statements on a new connection in one round trip, and takes them in a batch sent before the answer', async () =>
+    withClient(async (c) => {
+      await c.query('TRUNCATE t');
+      const named = { stmt: { name: 'esig_test_parsed_on_connect', text: 'INSERT INTO t (id) VALUES ($1)' }, values: [40] };
+      const other = { name: 'esig_test_parsed_on_connect_2', text: 'SELECT count(*) FROM t WHERE id = $1' };
+      const syncs = countSyncs();
+      parseOnConnect(c, new Map([[named.stmt.name, named.stmt.text], [other.name, other.text]]));
+      // Sent, not yet answered: a batch may name it, since PostgreSQL reads the connection's messages in order.
+      expect(batchable(c, [named])).toBe(true);
+      expect(await sendBatch(c, [named, insert(41)])).toEqual({ failedAt: null, commands: ['INSERT', 'INSERT'] });
+      syncs.stop();
+      expect(syncs.count()).toBe(2);
+      // Recorded as parsed, as node-postgres records its own: its queries by name send no Parse.
+      const parsed = (c as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
+      expect(parsed[named.stmt.name]).toBe(named.stmt.text);
+      expect((await c.query({ name: other.name, text: other.text, values: [40] })).rows).toEqual([{ count: '1' }]);
+      expect(await ids(c)).toEqual([40, 41]);
+    }));
+
+  it('a statement that cannot be parsed when the connection opens closes the connection; nothing runs on a statement it left out', async () => {
+    const c = await connect();
+    c.on('error', () => undefined);
+    const later = { name: 'esig_test_after_broken', text: 'SELECT $1::int AS n' };
+    parseOnConnect(c, new Map([['esig_test_ok', 'SELECT 1'], ['esig_test_broken', 'SELECT esig_no_such_function($1)'], [later.name, later.text]]));
+    // Queued behind, by name: PostgreSQL skipped its Parse after the failed one, so it cannot run.
+    const named = c.query({ name: later.name, text: later.text, values: [1] }).then(
+      () => 'answered',
+      (e: unknown) => String(e),
+    );
+    expect(await named).not.toBe('answered');
+    // And the connection is closed: nothing else runs on it.
+    await expect(c.query('SELECT 1')).rejects.toThrow();
+    await c.end().catch(() => undefined);
+  });
 });
