@@ -51,7 +51,7 @@ export const NEXT_RUN_AT_SQL = 'SELECT esig_jobs_next_run_at($1::text[]) AS next
 const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A job done: gone, while `worker` ($2) still holds its lease. */
-const COMPLETE = changeOnePlannedPerCall('jobs_complete', 2, (m) => `DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead AND ${m}`);
+export const COMPLETE = changeOnePlannedPerCall('jobs_complete', 2, (m) => `DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND NOT dead AND ${m}`);
 // Function calls, prepared (see `Prepared`): the statements inside are planned by the functions.
 const CLAIM = prepared('jobs_claim', CLAIM_SQL);
 const NEXT_RUN_AT = prepared('jobs_next_run_at', NEXT_RUN_AT_SQL);

@@ -128,7 +128,7 @@ export const CANCEL_PENDING_SQL = `UPDATE webhook_deliveries
   WHERE org_id = $2 AND mode = $3 AND endpoint_id = $4 AND status = 'pending'`;
 
 /** A delivery's new state, if it is still at the version before it (see `update`). */
-const UPDATE_DELIVERY = changeOnePlannedPerCall(
+export const UPDATE_DELIVERY = changeOnePlannedPerCall(
   'webhook_deliveries_update',
   9,
   (m) => `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_outcome = $5, version = $6

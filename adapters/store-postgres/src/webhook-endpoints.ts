@@ -50,7 +50,7 @@ export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endp
   ORDER BY created_at, id`;
 
 /** Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). */
-const CLEAR_FAILURES = plannedPerCall(
+export const CLEAR_FAILURES = plannedPerCall(
   'webhook_endpoints_clear_failures',
   4,
   (m) => `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
