@@ -20,10 +20,11 @@ const KEY_COLUMNS = COLUMNS.split(', ')
  * every caller locks buckets in. Rows: none for an unknown key, one with no bucket for a revoked one, one
  * per bucket for a live one.
  *
- * Prepared although it reads a table, unlike other lookups (see `prepared`): planned at every call it would
- * cost about 100 µs of a backend's CPU on every request, and `api_keys` grows with the keys made, not with
- * an org's documents or calls. A generic plan made after an ANALYZE of a few keys scans them all while keys
- * are added; `ANALYZE api_keys` (or autovacuum) ends that.
+ * Prepared, and free to keep a generic plan, although it reads `api_keys`, unlike other lookups (see
+ * `prepared`): planned at every call it would cost about 100 µs of a backend's CPU on every request, and
+ * `api_keys` grows with the keys made, not with an org's documents or calls. A generic plan made after an
+ * ANALYZE of a few keys scans them all while keys are added; `ANALYZE api_keys` (or autovacuum) ends that.
+ * The function it calls plans its own statements at every call (migration 0012).
  */
 const ADMIT = prepared(
   'key_admission_many',

@@ -235,13 +235,13 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
 
   // Without these, an unanalyzed table gets a plan that sorts a kind's whole range (plan-growth.test.ts), and
   // with the first two the plans cost past jit_above_cost: JIT compiled every claim, about 120 ms each here.
-  it('the queue functions run with bitmap scans, sorts and JIT turned off', async () => {
+  it('the queue functions run with bitmap scans, sorts and JIT turned off, and plan at every call (migration 0012)', async () => {
     const r = await client.query<{ proname: string; proconfig: string[] }>(
       "SELECT proname, proconfig FROM pg_proc WHERE proname IN ('esig_jobs_claim', 'esig_jobs_next_run_at') ORDER BY proname",
     );
     expect(r.rows.map((x) => [x.proname, [...x.proconfig].sort()])).toEqual([
-      ['esig_jobs_claim', ['enable_bitmapscan=off', 'enable_sort=off', 'jit=off']],
-      ['esig_jobs_next_run_at', ['enable_bitmapscan=off', 'enable_sort=off', 'jit=off']],
+      ['esig_jobs_claim', ['enable_bitmapscan=off', 'enable_sort=off', 'jit=off', 'plan_cache_mode=force_custom_plan']],
+      ['esig_jobs_next_run_at', ['enable_bitmapscan=off', 'enable_sort=off', 'jit=off', 'plan_cache_mode=force_custom_plan']],
     ]);
   });
 

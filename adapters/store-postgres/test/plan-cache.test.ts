@@ -134,9 +134,58 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
     60_000,
   );
 
+  it("the rate limiter's function reads a few rows whatever its tables grew to since their ANALYZE", async () => {
+    const db = await migratedTestClient();
+    const c = db.client;
+    const CALL = 'SELECT * FROM esig_rate_limit_consume_many($1::text[], $2::integer[], $3::bigint, $4::bigint, $5::integer)';
+    const call = (at: number) => c.query(CALL, [['key:k1', 'org:o1'], [1_000_000, 1_000_000], 60_000, at, 1]);
+    const readOfCall = async (at: number) => {
+      const read = async () => {
+        const r = await c.query<{ n: string }>(
+          "SELECT sum(seq_tup_read + COALESCE(idx_tup_fetch, 0)) AS n FROM pg_stat_xact_user_tables WHERE relname IN ('rate_limit_hits', 'rate_limit_buckets')",
+        );
+        return Number(r.rows[0]!.n);
+      };
+      await c.query('BEGIN');
+      try {
+        const before = await read();
+        await call(at);
+        return (await read()) - before;
+      } finally {
+        await c.query('ROLLBACK');
+      }
+    };
+    try {
+      await c.query('ALTER TABLE rate_limit_hits SET (autovacuum_enabled = false); ALTER TABLE rate_limit_buckets SET (autovacuum_enabled = false)');
+      const t0 = 1_800_000_000_000;
+      // Small tables, analyzed; then the connection's calls (PL/pgSQL would settle on generic plans after five).
+      for (let i = 0; i < 3; i++) await call(t0 + i);
+      await c.query('ANALYZE rate_limit_hits, rate_limit_buckets');
+      for (let i = 3; i < 20; i++) await call(t0 + i);
+      const small = await readOfCall(t0 + 20);
+      // Other keys' calls since: 2,000 buckets with 50 calls each in the window.
+      await c.query(`
+        INSERT INTO rate_limit_buckets (bucket, next_seq, newest_ms, first_seq) SELECT 'key:other' || b, 50, ${t0}, 0 FROM generate_series(1, 2000) b;
+        INSERT INTO rate_limit_hits (bucket, seq, at_ms) SELECT 'key:other' || b, s, ${t0} FROM generate_series(1, 2000) b, generate_series(0, 49) s`);
+      // With the plans kept from the small tables it read every bucket: 4,007 rows (migration 0012 says how it is mended).
+      expect(await readOfCall(t0 + 21)).toBeLessThanOrEqual(small + 4);
+      // The functions that read tables plan at every call; a CREATE OR REPLACE that forgot it would drop the setting.
+      const settings = await c.query<{ proname: string; proconfig: string[] | null }>(
+        "SELECT proname, proconfig FROM pg_proc WHERE proname IN ('esig_rate_limit_consume_many', 'esig_jobs_claim', 'esig_jobs_next_run_at') ORDER BY proname",
+      );
+      expect(settings.rows.map((r) => [r.proname, r.proconfig?.includes('plan_cache_mode=force_custom_plan')])).toEqual([
+        ['esig_jobs_claim', true],
+        ['esig_jobs_next_run_at', true],
+        ['esig_rate_limit_consume_many', true],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('keeps a generic plan only for statements with no plan of their own to choose, and for the key lookups it keeps on purpose', () => {
     // An insert of one row, or of arrays' rows, has no plan to choose (a conflict is found through the index it
-    // names); nor has a function's call (the function plans its own statements, see migration 0012). The key
+    // names); nor has a function's call (the functions plan their own statements at every call, tested above). The key
     // lookups are the documented exceptions (key-admission.ts): planned at every call they would cost every
     // request about 100 µs of a backend's CPU.
     const named = [...preparedStatements().entries()];
