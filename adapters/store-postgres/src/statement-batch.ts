@@ -60,6 +60,26 @@ export const batchable = (client: pg.ClientBase, members: readonly BatchMember[]
 
 
 /**
+ * Writes `messages` and one Sync, corked into one write to the socket. Should writing throw (not expected: values
+ * are encoded beforehand), messages may be out without their Sync and nothing on the connection can be read right
+ * any more: it is closed, which fails whatever waits on it, the caller too.
+ */
+const sendWithSync = (connection: WireConnection, messages: () => void): Error | null => {
+  connection.stream.cork?.();
+  try {
+    messages();
+    connection.sync();
+  } catch (e) {
+    const error = e instanceof Error ? e : new Error(String(e));
+    connection.stream.destroy?.(error);
+    return error;
+  } finally {
+    connection.stream.uncork?.();
+  }
+  return null;
+};
+
+/**
  * node-postgres takes, on a pipelining client, only a query that is its own Query (it refuses other submittables,
  * for their portals). A batch keeps no portal open: each Execute runs its unnamed portal to the end.
  */
@@ -93,25 +113,14 @@ class StatementBatch extends QueryBase {
     } catch (e) {
       return e instanceof Error ? e : new Error(String(e));
     }
-    connection.stream.cork?.();
-    try {
+    return sendWithSync(connection, () =>
       this.members.forEach(({ stmt }, i) => {
         const name = typeof stmt === 'string' ? '' : stmt.name;
         if (typeof stmt === 'string') connection.parse({ text: stmt, name: '' });
         connection.bind({ statement: name, values: encoded[i]! });
         connection.execute({ portal: '' });
-      });
-      connection.sync();
-    } catch (e) {
-      // Not expected (the values are encoded above), but messages may be out without their Sync: nothing on this
-      // connection can be read right any more. Closing it fails whatever waits on it, this batch too.
-      const error = e instanceof Error ? e : new Error(String(e));
-      connection.stream.destroy?.(error);
-      return error;
-    } finally {
-      connection.stream.uncork?.();
-    }
-    return null;
+      }),
+    );
   }
 
   // Rows (a write's `RETURNING`, `esig_expect_rows`) are not wanted: only whether each statement ran.
@@ -175,21 +184,12 @@ class ParseAll extends QueryBase {
 
   submit(connection: WireConnection): Error | null {
     this.connection = connection;
-    connection.stream.cork?.();
-    try {
+    return sendWithSync(connection, () => {
       for (const [name, text] of this.statements) {
         connection.parse({ text, name });
         if (connection.submittedNamedStatements !== undefined) connection.submittedNamedStatements[name] = text;
       }
-      connection.sync();
-    } catch (e) {
-      const error = e instanceof Error ? e : new Error(String(e));
-      connection.stream.destroy?.(error);
-      return error;
-    } finally {
-      connection.stream.uncork?.();
-    }
-    return null;
+    });
   }
 
   handleRowDescription() {}
