@@ -264,7 +264,7 @@ export const changeOne = (change: string, name?: string): OneRowWrite => ({
   raising: maybePrepared(name === undefined ? undefined : `${name}_raising`, expectRows(change, 1)),
 });
 
-/** `changeOne` for a change planned at every call (see `plannedPerCall`): `change` gets the condition to add to its WHERE. */
+/** `changeOne` for a change kept off generic plans that scan (see `plannedPerCall`): `change` gets the condition to add to its WHERE. */
 export const changeOnePlannedPerCall = (name: string, params: number, change: (marker: string) => string): OneRowWrite => ({
   text: plannedPerCall(name, params, change),
   raising: plannedPerCall(`${name}_raising`, params, (marker) => expectRows(change(marker), 1, marker)),

@@ -43,7 +43,7 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
  * columns it means `=`): the ids are the only condition an index can take, and by primary key it is at most
  * one row per listed id, whatever the statistics say.
  *
- * These statements are planned at every call (see `plannedPerCall` in connection.ts). They used to fence the ids
+ * These statements are kept off generic plans that scan (see `plannedPerCall` in connection.ts). They used to fence the ids
  * in MATERIALIZED CTEs instead, one scan of the table per CTE: the same rows, but planning three scans of a
  * table with four indexes cost 250 µs of a backend's CPU per create-request, more than running them. One
  * scan plans in about a third of that.

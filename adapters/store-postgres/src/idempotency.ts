@@ -25,8 +25,8 @@ const NewRecord = rowType({
 const COLUMNS = 'org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at';
 const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 
-// Each reaches one record by the primary key (org_id, mode, key): the lookup and the completion are planned
-// at every call, the inserts keep one plan (see `plannedPerCall` in connection.ts).
+// Each reaches one record by the primary key (org_id, mode, key): the lookup and the completion are kept off
+// generic plans that scan, the inserts keep one plan (see `plannedPerCall` in connection.ts).
 export const FIND = plannedPerCall('idempotency_find', 3, (m) => `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND ${m}`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
 const REPLACE = prepared(

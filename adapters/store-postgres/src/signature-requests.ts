@@ -27,7 +27,7 @@ const INSERT = insertOne(`INSERT INTO signature_requests (${COLUMNS}) VALUES ($1
 const UPDATE = changeOne(`UPDATE signature_requests SET status = $1, version = $2, data = $3::jsonb
   WHERE id = $4 AND org_id = $5 AND mode = $6 AND version = $2 - 1 AND created_at = $7`);
 
-// By primary key behind a fence (see by-id.ts), planned at every call (see `plannedPerCall` in connection.ts).
+// By primary key behind a fence (see by-id.ts), kept off generic plans that scan (see `plannedPerCall` in connection.ts).
 export const FIND_BY_ID = plannedPerCall('signature_requests_find_by_id', 3, (m) => byIdSql('signature_requests', COLUMNS, m));
 export const FIND_BY_ID_FOR_UPDATE = plannedPerCall('signature_requests_find_by_id_for_update', 3, (m) => byIdForUpdateSql('signature_requests', COLUMNS, m));
 

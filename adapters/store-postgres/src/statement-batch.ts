@@ -47,8 +47,8 @@ interface WireConnection {
 
 /**
  * The statements of `members` that a batch can send: unnamed ones, and named ones parsed on `client`'s connection
- * already, or whose Parse went out before (PostgreSQL reads a connection's messages in order; should that Parse
- * fail, the connection is closed, see `parseOnConnect`).
+ * already, or whose Parse went out before (PostgreSQL reads a connection's messages in order; should one of
+ * `parseOnConnect`'s fail, the connection is closed).
  */
 export const batchable = (client: pg.ClientBase, members: readonly BatchMember[]): boolean => {
   const connection = (client as unknown as { connection?: Partial<WireConnection> }).connection;

@@ -56,7 +56,7 @@ export const FIND_WITH_ENDPOINT_SQL = `SELECT ${qualifiedColumns(DELIVERY_COLUMN
   CROSS JOIN LATERAL (SELECT * FROM webhook_deliveries WHERE id = want.id OFFSET 0) d
   LEFT JOIN LATERAL (SELECT * FROM webhook_endpoints WHERE id = d.endpoint_id OFFSET 0) e ON e.org_id = d.org_id AND e.mode = d.mode
   WHERE d.org_id = want.org_id AND d.mode = want.mode`;
-/** FIND_WITH_ENDPOINT_SQL as the store runs it: planned at every call (see `plannedPerCall`). */
+/** FIND_WITH_ENDPOINT_SQL as the store runs it: kept off generic plans that scan (see `plannedPerCall`). */
 export const FIND_WITH_ENDPOINT = plannedPerCall('webhook_deliveries_find_with_endpoint', 3, (m) => `${FIND_WITH_ENDPOINT_SQL} AND ${m}`);
 
 type FindWithEndpoint = WebhookDeliveryStore['findWithEndpoint'];
