@@ -58,7 +58,6 @@ export const batchable = (client: pg.ClientBase, members: readonly BatchMember[]
   return members.every(({ stmt }) => typeof stmt === 'string' || parsed[stmt.name] === stmt.text || submitted[stmt.name] === stmt.text);
 };
 
-
 /**
  * Writes `messages` and one Sync, corked into one write to the socket. Should writing throw (not expected: values
  * are encoded beforehand), messages may be out without their Sync and nothing on the connection can be read right

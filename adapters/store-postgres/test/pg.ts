@@ -115,13 +115,13 @@ export const migratedTestClient = async (): Promise<{ client: pg.PoolClient; clo
  * (`pg_stat_xact_user_tables`): what it cost, where an EXPLAIN of a function's call does not show the plans
  * inside. The statement runs in a transaction that is rolled back, so it leaves the data as it was.
  */
-export const rowsRead = async (c: Pick<pg.ClientBase, 'query'>, table: string, sql: string | pg.QueryConfig, params: readonly unknown[] = []): Promise<number> => {
+export const rowsRead = async (c: Pick<pg.ClientBase, 'query'>, table: string, sql: string, params: readonly unknown[]): Promise<number> => {
   const read = async () =>
     Number((await c.query<{ n: string }>('SELECT seq_tup_read + COALESCE(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables WHERE relname = $1', [table])).rows[0]!.n);
   await c.query('BEGIN');
   try {
     const before = await read();
-    await (typeof sql === 'string' ? c.query(sql, [...params]) : c.query(sql));
+    await c.query(sql, [...params]);
     return (await read()) - before;
   } finally {
     await c.query('ROLLBACK');
