@@ -1,5 +1,5 @@
 /**
- * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent --workers none|in-process --allocations all|promoted]`
+ * `npm run bench:api [-- --duration 10 --connections 16 --db sqlite|postgres --profile --scenarios plain,idempotent --workers none|in-process --allocations all|promoted --stalls]`
  *
  * Create-request throughput and latency through the real server (`esig serve`, its own process, on a SQLite
  * file), beside a bare Express handler (also its own process) that parses the same JSON and answers 201,
@@ -20,6 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { constants } from 'node:perf_hooks';
 import * as E from 'fp-ts/lib/Either.js';
 import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
@@ -57,12 +58,19 @@ const { values } = parseArgs({
     // the bytes per request answered over the server's life (warm-up included): all it allocated, or what
     // reached the old generation. Slows the server: not for throughput figures.
     allocations: { type: 'string' },
+    // Event-loop stalls and GC pauses of each esig server during its half-load runs (bench/loop-stalls.mjs).
+    stalls: { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
 const wanted = values.scenarios!.split(',').map((x) => x.trim());
 if (values.workers !== 'none' && values.workers !== 'in-process') {
   console.error('--workers is none or in-process');
+  process.exit(2);
+}
+if (values.allocations !== undefined && values.stalls) {
+  // Each preload stops its server on SIGTERM in its own way; one at a time.
+  console.error('--allocations and --stalls do not go together');
   process.exit(2);
 }
 if (values.allocations !== undefined && values.allocations !== 'all' && values.allocations !== 'promoted') {
@@ -261,16 +269,24 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const allocationsOut = join(dir, `allocations-${label}.json`);
+  const stallsOut = join(dir, `stalls-${label}.json`);
+  // When each half-load run of this server began and ended, wall-clock, to pick its stalls out of the server's life.
+  const halfWindows: { name: string; from: number; to: number }[] = [];
   // Requests this server answered, for the allocations per request.
   let answered = WARM_UP_REQUESTS;
   const esig = await startProcess(
     [
       ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []),
       ...(values.allocations === undefined ? [] : ['--import', join(root, 'bench/allocation-sampler.mjs')]),
+      ...(values.stalls ? ['--import', join(root, 'bench/loop-stalls.mjs')] : []),
       join(serverRoot, 'examples/server/bin/esig.mjs'),
       'serve',
     ],
-    values.allocations === undefined ? env : { ...env, ESIG_BENCH_ALLOCATIONS: values.allocations, ESIG_BENCH_ALLOCATIONS_OUT: allocationsOut },
+    values.allocations !== undefined
+      ? { ...env, ESIG_BENCH_ALLOCATIONS: values.allocations, ESIG_BENCH_ALLOCATIONS_OUT: allocationsOut }
+      : values.stalls
+        ? { ...env, ESIG_BENCH_STALLS_OUT: stallsOut }
+        : env,
     /esig: listening on http:\/\/[^:]+:(\d+)/,
   );
   try {
@@ -294,7 +310,9 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
       const rate = Math.max(1, Math.round(successRate(f) / 2));
       const halfDocs = await seedDocuments(config, principal, Math.ceil(rate * duration * 1.2));
       const halfBase = await measureBareAtRate(`  baseline at the same rate`, rate);
+      const from = Date.now();
       const half = await measureAtRate(`${f.name} at half load, ${rate} req/s`, { url, rate, duration, connections, request: createRequestSpecs(issued.secret, halfDocs, idempotent) });
+      halfWindows.push({ name: f.name, from, to: Date.now() });
       halfLoad.push(half, halfBase);
       answered += f.requests + half.requests;
     }
@@ -307,9 +325,33 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
         `esig server (${label}, ${wanted.join(' + ')}): ${(bytes / answered / 1024).toFixed(1)} KB per request ${values.allocations === 'all' ? 'allocated' : 'promoted to the old generation'} (${(bytes / 1e6).toFixed(0)} MB over ${answered} requests, warm-up included)`,
       );
     }
+    if (values.stalls) stallLines.push(...halfWindows.map((w) => describeStalls(w.name, JSON.parse(readFileSync(stallsOut, 'utf8')) as LoopRecord, w.from, w.to)));
   }
 };
 const allocationLines: string[] = [];
+const stallLines: string[] = [];
+
+interface LoopRecord {
+  readonly stalls: readonly { readonly at: number; readonly ms: number }[];
+  readonly gcs: readonly { readonly at: number; readonly ms: number; readonly kind?: number }[];
+}
+/** One half-load run's stalls: how many, how long, and how many a GC pause fell in; and the GC pauses themselves. */
+const describeStalls = (name: string, r: LoopRecord, from: number, to: number): string => {
+  const within = <T extends { at: number }>(xs: readonly T[]) => xs.filter((x) => x.at >= from && x.at <= to);
+  const stalls = within(r.stalls);
+  const gcs = within(r.gcs);
+  const long = stalls.filter((s) => s.ms >= 6);
+  const withGc = long.filter((s) => r.gcs.some((g) => g.at < s.at + s.ms && g.at + g.ms > s.at)).length;
+  const longest = stalls.reduce((m, s) => Math.max(m, s.ms), 0);
+  const scavenges = gcs.filter((g) => g.kind === constants.NODE_PERFORMANCE_GC_MINOR);
+  const majors = gcs.filter((g) => g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
+  const sum = (xs: readonly { ms: number }[]) => xs.reduce((n, x) => n + x.ms, 0);
+  const seconds = (to - from) / 1000;
+  return (
+    `${name} at half load: ${long.length} event-loop stalls of 6 ms or more (${withGc} of them during a GC pause), longest ${longest.toFixed(1)} ms, over ${seconds.toFixed(1)} s; ` +
+    `GC paused it ${sum(gcs).toFixed(0)} ms in all: ${scavenges.length} scavenges (mean ${(sum(scavenges) / Math.max(1, scavenges.length)).toFixed(1)} ms), ${majors.length} mark-compacts (longest ${majors.reduce((m, g) => Math.max(m, g.ms), 0).toFixed(1)} ms)`
+  );
+};
 
 const masterKey = randomBytes(32).toString('hex');
 const cpu: string[] = [];
@@ -376,6 +418,7 @@ try {
   }
   for (const line of cpu) process.stdout.write(`${line}\n`);
   for (const line of allocationLines) process.stdout.write(`${line}\n`);
+  for (const line of stallLines) process.stdout.write(`${line}\n`);
 } finally {
   await bare.stop();
   await dropDatabase();
