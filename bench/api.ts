@@ -325,7 +325,10 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
         `esig server (${label}, ${wanted.join(' + ')}): ${(bytes / answered / 1024).toFixed(1)} KB per request ${values.allocations === 'all' ? 'allocated' : 'promoted to the old generation'} (${(bytes / 1e6).toFixed(0)} MB over ${answered} requests, warm-up included)`,
       );
     }
-    if (values.stalls) stallLines.push(...halfWindows.map((w) => describeStalls(w.name, JSON.parse(readFileSync(stallsOut, 'utf8')) as LoopRecord, w.from, w.to)));
+    if (values.stalls) {
+      const record = JSON.parse(readFileSync(stallsOut, 'utf8')) as LoopRecord;
+      stallLines.push(...halfWindows.map((w) => describeStalls(w.name, record, w.from, w.to)));
+    }
   }
 };
 const allocationLines: string[] = [];
