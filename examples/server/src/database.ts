@@ -1,8 +1,8 @@
 import type { Clock, JobKind, KeyAdmission, NewJobKinds, RateLimiter, Stores, UnitOfWork } from '@esig/core';
-import { JOB_KINDS, composeKeyAdmission } from '@esig/core';
+import { IDEMPOTENCY_PURGE_BATCH, JOB_KINDS, composeKeyAdmission } from '@esig/core';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
 import { JOBS_CHANNEL, LATEST_SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, openPostgresStore } from '@esig/store-postgres';
-import { LATEST_SCHEMA_VERSION as SQLITE_SCHEMA_VERSION, openSqliteStore } from '@esig/store-sqlite';
+import { LATEST_SCHEMA_VERSION as SQLITE_SCHEMA_VERSION, SQLITE_IDEMPOTENCY_PURGE_BATCH, openSqliteStore } from '@esig/store-sqlite';
 import type { ServerConfig } from './config.js';
 
 /** The open database, whichever store adapter serves it. */
@@ -20,6 +20,11 @@ export interface Database {
    * (whose key lookups are cached in memory), in one statement on PostgreSQL.
    */
   keyAdmission(windowMs: number, rateLimiter: RateLimiter): KeyAdmission;
+  /**
+   * Expired idempotency records the workers' purge deletes per batch: small on SQLite, whose DELETE holds the
+   * event loop; the core's default on PostgreSQL, where it runs in the database while the process goes on.
+   */
+  readonly idempotencyPurgeBatch: number;
   /**
    * Calls `onWork` with the new jobs' kinds right after a transaction of this process that enqueued a job
    * commits and, with PostgreSQL, when another process enqueues one (LISTEN/NOTIFY); resolves, once listening,
@@ -81,6 +86,7 @@ const openStore = async (config: ServerConfig, migrateOnOpen: boolean): Promise<
       uow: db.uow,
       rateLimiter: (windowMs, clock) => createMemoryRateLimiter(clock, windowMs),
       keyAdmission: (_windowMs, rateLimiter) => composeKeyAdmission(db.stores.apiKeys, rateLimiter),
+      idempotencyPurgeBatch: SQLITE_IDEMPOTENCY_PURGE_BATCH,
       onNewJobs: async (onWork) => {
         const stop = db.onNewJobs(onWork);
         return async () => stop();
@@ -105,6 +111,7 @@ const openStore = async (config: ServerConfig, migrateOnOpen: boolean): Promise<
     rateLimiter: (windowMs) => db.rateLimiter(windowMs),
     // The same windows as `rateLimiter`, which live in the database.
     keyAdmission: (windowMs) => db.keyAdmission(windowMs),
+    idempotencyPurgeBatch: IDEMPOTENCY_PURGE_BATCH,
     onNewJobs: async (onWork) => {
       const stopLocal = db.onNewJobs(onWork);
       const stopListening = await db.listen(JOBS_CHANNEL, (payload) => onWork(notifiedKinds(payload))).catch((e: unknown) => {

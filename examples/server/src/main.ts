@@ -3,13 +3,12 @@ import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import type { IssuedKey, JobHandlers, JobKind, NewJobKinds, Org } from '@esig/core';
-import { IDEMPOTENCY_PURGE_BATCH, JOB_KINDS, concerns, purgeExpiredIdempotencyRecords } from '@esig/core';
+import { JOB_KINDS, concerns, purgeExpiredIdempotencyRecords } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
 import { startPurger, startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildContainer } from './container.js';
-import type { Database } from './database.js';
 import { openDatabase } from './database.js';
 import { createKey } from './operator.js';
 import { T } from './tokens.js';
@@ -28,14 +27,6 @@ const WEBHOOK_KINDS: ReadonlySet<string> = new Set<JobKind>(['webhook.deliver', 
  * (deleting what another has deleted costs nothing); a record waits at most this long past its expiry.
  */
 export const IDEMPOTENCY_PURGE_INTERVAL_MS: number = 10 * 60_000;
-
-/**
- * Expired idempotency records deleted per statement, by store. On SQLite the DELETE runs synchronously on the
- * event loop that this process's API and workers share: 1,000 records held it for 3.5–4.8 ms, 100 for 0.5–0.7
- * ms, and a run of a day's backlog is a batch after another with one turn of the loop between. On PostgreSQL
- * the statement runs in the database while the process goes on, and a larger batch is fewer round trips.
- */
-export const idempotencyPurgeBatch = (kind: Database['kind']): number => (kind === 'sqlite' ? 100 : IDEMPOTENCY_PURGE_BATCH);
 
 /**
  * Starts the background workers of this process: one for webhook deliveries, with ESIG_WEBHOOK_CONCURRENCY
@@ -76,7 +67,7 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
   const purger = startPurger({
     what: 'idempotency records',
     purge: purgeExpiredIdempotencyRecords({ stores: c.resolve(T.Stores), clock: c.resolve(T.Clock) }),
-    batch: idempotencyPurgeBatch(db.kind),
+    batch: db.idempotencyPurgeBatch,
     intervalMs: IDEMPOTENCY_PURGE_INTERVAL_MS,
     logger: c.resolve(T.Logger),
   });
