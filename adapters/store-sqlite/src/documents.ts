@@ -10,6 +10,7 @@ import { attempt } from './connection.js';
 import { columnCodecs, decode, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
+import { bySize, placeholders } from './sql-text.js';
 
 const DocumentRow = documentRow(columnCodecs);
 
@@ -42,21 +43,21 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
  */
 
 /** The tenant's documents among `n` listed ids. Parameters: org, mode, the ids. */
-export const findByIdsSql = (n: number): string => `SELECT ${COLUMNS} FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${placeholders(n)})`;
+export const findByIdsSql = bySize((n: number): string => `SELECT ${COLUMNS} FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${placeholders(n)})`);
 
 /**
  * Links `n` listed documents of the tenant to a request, every one or none: the subquery counts the
  * attachable ones first. Without it a conflict would leave some documents attached if the caller went on
  * to commit. By primary key, as above. Parameters: request id, org, mode, the ids, request id, org, mode, the ids, request id, n.
  */
-export const attachSql = (n: number): string => {
+export const attachSql = bySize((n: number): string => {
   const inList = placeholders(n);
   const free = '(signature_request_id IS NULL OR signature_request_id = ?)';
   return (
     `UPDATE documents SET signature_request_id = ? WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free} ` +
     `AND (SELECT COUNT(*) FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free}) = ?`
   );
-};
+});
 
 export const sqliteDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
@@ -134,5 +135,3 @@ export const sqliteDocuments = (conn: Conn): DocumentStore => ({
     ),
 });
 
-/** `?, ?, ?` for an IN list of `n` values. */
-export const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');

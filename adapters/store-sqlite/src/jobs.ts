@@ -9,7 +9,7 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
-import { placeholders } from './documents.js';
+import { bySize, placeholders } from './sql-text.js';
 
 const JobRow = jobRow(columnCodecs);
 const QueuedJobRow = queuedJobRow(columnCodecs);
@@ -46,12 +46,6 @@ const checkKinds = (kinds: readonly JobKind[]) =>
   );
 
 const changed = (r: { readonly changes: number }) => r.changes === 1;
-
-/** A statement's text per number of kinds, built once (a claim runs often; its text is the cache's key). */
-const bySize = (build: (n: number) => string): ((n: number) => string) => {
-  const built = new Map<number, string>();
-  return (n) => built.get(n) ?? built.set(n, build(n)).get(n)!;
-};
 
 /** The kinds as named parameters `@k0, @k1, …`, so that each arm of a statement below names its own. */
 const kindValues = (kinds: readonly JobKind[]): Record<string, string> => Object.fromEntries(kinds.map((k, i) => [`k${i}`, k]));
