@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock, IdPrefix } from '@esig/core';
@@ -86,6 +87,19 @@ describe('nodeCrypto', () => {
     expect(nodeCrypto.sha256Hex(new TextEncoder().encode('abc'))).toBe(nodeCrypto.sha256Hex('abc'));
     expect(nodeCrypto.hmacSha256Hex('key', 'The quick brown fox jumps over the lazy dog')).toBe(
       'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8',
+    );
+  });
+
+  it('hashes any text as UTF-8 and any bytes as they are, as a Hash object does', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) })), (text) => {
+        expect(nodeCrypto.sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+      }),
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        expect(nodeCrypto.sha256Hex(bytes)).toBe(createHash('sha256').update(bytes).digest('hex'));
+      }),
     );
   });
 
