@@ -25,6 +25,7 @@ export * from './use-cases/jobs/send-mail-once.js';
 export { mintSigningLink } from './use-cases/jobs/handle-invitation-mail.js';
 export { completedEventId } from './use-cases/jobs/handle-seal.js';
 export { newWebhookSecret } from './use-cases/webhooks/webhook-deps.js';
+export { MAX_OPENED_SECRETS, secretOpener } from './use-cases/webhooks/secret-opener.js';
 export * from './webhook-rules.js';
 export * from './certificate.js';
 export * from './mail/render.js';

@@ -5,7 +5,8 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ApiScope, DomainError, DomainEvent, EventType, Principal, Tenant, WebhookDelivery, WebhookEndpoint, WebhookSender } from '@esig/core';
 import { API_SCOPES, DELIVERY_TIMEOUT_MS, createReceiverGate, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, MAX_DELIVERY_ATTEMPTS, MAX_INLINE_FANOUT, RETRY_GAPS_MS, SECRET_OVERLAP_MS, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, handleSeal, handleWebhookDeliver, handleWebhookDispatch, listWebhookDeliveries, listWebhookEndpoints, resendWebhookDelivery, rotateWebhookSecret, signAsRecipient, testWebhookEndpoint, updateWebhookEndpoint } from '@esig/core';
-import { recordEvent, webhookBody } from '@esig/core/internal';
+import { MAX_OPENED_SECRETS, recordEvent, secretOpener, webhookBody } from '@esig/core/internal';
+import { createAesGcmSecretBox } from '@esig/runtime-node';
 import { OTHER_TENANTS, TENANT } from './arbitraries.js';
 import type { Reply } from './fakes.js';
 import { left, principal, right } from './support.js';
@@ -280,6 +281,68 @@ describe('rotateWebhookSecret', () => {
     w.h.clock.advance(DAY / 2);
     const fourth = await right(w.run(rotateWebhookSecret(w.deps)(w.p, e.endpoint.id)));
     expect(fourth.endpoint.secrets.map((s) => w.deps.secrets.open(s.sealed))).toEqual([E.right(fourth.secret), E.right(third.secret), E.right(second.secret)]);
+  });
+});
+
+describe('secretOpener', () => {
+  const counting = () => {
+    const box = createAesGcmSecretBox(new Uint8Array(32).fill(9));
+    const opened: string[] = [];
+    return { box, opened, counted: { ...box, open: (sealed: string) => (opened.push(sealed), box.open(sealed)) } };
+  };
+
+  it('opens each sealed value once, and what it gives is what the box gives', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 60 }), (plains, picks) => {
+        const { box, opened, counted } = counting();
+        const sealed = plains.map((p) => box.seal(p));
+        const open = secretOpener(counted);
+        for (const i of picks) expect(open(sealed[i % sealed.length]!)).toBe(plains[i % sealed.length]);
+        expect(opened).toEqual([...new Set(picks.map((i) => sealed[i % sealed.length]!))]);
+      }),
+    );
+  });
+
+  it('keeps nothing that does not open, and at most MAX_OPENED_SECRETS values', () => {
+    const { box, opened, counted } = counting();
+    const open = secretOpener(counted);
+    expect(open('v1.garbage')).toBeNull();
+    expect(open('v1.garbage')).toBeNull();
+    expect(opened).toHaveLength(2);
+    const sealed = Array.from({ length: MAX_OPENED_SECRETS + 1 }, (_, i) => box.seal(`whsec_${i}`));
+    sealed.forEach((s) => open(s));
+    opened.length = 0;
+    // The one past the bound dropped the kept ones: the first is opened again, the last is still kept.
+    expect(open(sealed[0]!)).toBe('whsec_0');
+    expect(open(sealed.at(-1)!)).toBe(`whsec_${MAX_OPENED_SECRETS}`);
+    expect(opened).toEqual([sealed[0]]);
+  });
+
+  it('lets one handler sign every delivery with the secrets in force across a rotation, opening each once', async () => {
+    const w = world();
+    const opened: string[] = [];
+    const deliver = handleWebhookDeliver({ ...w.deps, secrets: { ...w.deps.secrets, open: (sealed) => (opened.push(sealed), w.deps.secrets.open(sealed)) } });
+    const e = await endpoint(w);
+    const deliverNext = async () => {
+      await emit(w);
+      await dispatchDue(w);
+      for (const { job } of await dueDeliveries(w)) await runOk(w, deliver, job);
+      return e.receiver.received.at(-1)!;
+    };
+    for (let i = 0; i < 3; i++) expect((await deliverNext()).verified.ok).toBe(true);
+    expect(opened).toHaveLength(1);
+    const rotated = await right(w.run(rotateWebhookSecret(w.deps)(w.p, e.endpoint.id)));
+    e.receiver.secrets = [rotated.secret];
+    const both = await deliverNext();
+    expect(both.verified.ok).toBe(true);
+    expect(v1s(both.request.headers['Esig-Signature']!)).toHaveLength(2);
+    // The new sealed secret is opened; the old one, still in its window, was kept.
+    expect(opened).toHaveLength(2);
+    w.h.clock.advance(SECRET_OVERLAP_MS);
+    const late = await deliverNext();
+    expect(v1s(late.request.headers['Esig-Signature']!)).toHaveLength(1);
+    expect(late.verified.ok).toBe(true);
+    expect(opened).toHaveLength(2);
   });
 });
 

@@ -1,4 +1,3 @@
-import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
@@ -11,14 +10,14 @@ import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAIL
 import type { JobHandler } from '../jobs/job-handler.js';
 import { nothingToRecord } from '../jobs/job-handler.js';
 import { tenantOf } from '../jobs/load-job-request.js';
+import { secretOpener } from './secret-opener.js';
 import type { WebhookDeps } from './webhook-deps.js';
 
 /** The secrets that sign now: the current one first, then any still inside its overlap window. */
-const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): string[] =>
+const signingSecrets = (open: (sealed: string) => string | null, e: WebhookEndpoint, at: string): string[] =>
   secretsInForce(e.secrets, at)
-    .map((s) => deps.secrets.open(s.sealed))
-    .filter(E.isRight)
-    .map((r) => r.right);
+    .map((s) => open(s.sealed))
+    .filter((s): s is string => s !== null);
 
 /**
  * `webhook.deliver`: one attempt of one delivery. Outside any transaction: sign and POST (the sender
@@ -32,6 +31,7 @@ const signingSecrets = (deps: WebhookDeps, e: WebhookEndpoint, at: string): stri
  */
 export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.deliver'> => {
   const gate = deps.receiverGate ?? createReceiverGate({ share: 4 });
+  const open = secretOpener(deps.secrets);
   return (job) => {
     const tenant = tenantOf(job);
     return pipe(
@@ -48,7 +48,7 @@ export const handleWebhookDeliver = (deps: WebhookDeps): JobHandler<'webhook.del
         if (!entry.admitted) return TE.right(putOff(deps, job, d, new Date(now.getTime() + Math.ceil(entry.retryInMs))));
         const attempt = d.attempts + 1;
         const t = Math.floor(now.getTime() / 1000);
-        const secrets = signingSecrets(deps, e, now.toISOString());
+        const secrets = signingSecrets(open, e, now.toISOString());
         const headers = {
           'Esig-Signature': signatureHeader(deps.crypto, d.body, secrets, t),
           'Esig-Event-Id': d.eventId,
