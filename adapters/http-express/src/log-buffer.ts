@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
-import type { ApiLogEntry, UnitOfWork } from '@esig/core';
+import type { ApiLogEntry, TransactionOptions, UnitOfWork } from '@esig/core';
 import type { Logger } from './deps.js';
 
 export interface LogBuffer {
@@ -17,6 +17,13 @@ export interface LogBuffer {
 export const LOG_BATCH_MAX = 50;
 
 /**
+ * An append is one write through the transaction's stores and nothing else, so it may run again (SQLite's group
+ * commit then runs the transactions after it in the same group without a savepoint each), and its write may
+ * answer with the COMMIT (one round trip on PostgreSQL).
+ */
+const APPEND: TransactionOptions = { deferWrites: true, rerunnable: true };
+
+/**
  * The request log, written off the request path: entries are buffered and appended in one transaction
  * every `intervalMs` or every `maxBatch` entries. The log is for reading what happened, not a record
  * anything depends on, so a crash may lose the last fraction of a second of it — and in exchange a logged
@@ -30,7 +37,7 @@ export const createLogBuffer = (uow: UnitOfWork, logger: Logger, intervalMs = 20
     const batch = pending;
     pending = [];
     writing = writing.then(async () => {
-      const r = await uow.transaction((tx) => tx.apiLog.append(batch))();
+      const r = await uow.transaction((tx) => tx.apiLog.append(batch), APPEND)();
       if (E.isLeft(r)) logger.warn({ error: r.left._tag, lost: batch.length }, 'request log batch not written');
     });
     return writing;

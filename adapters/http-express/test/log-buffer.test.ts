@@ -1,4 +1,5 @@
-import type { ApiLogEntry, KeysetPosition, Stores, UnitOfWork } from '@esig/core';
+import * as E from 'fp-ts/lib/Either.js';
+import type { ApiLogEntry, KeysetPosition, Stores, TransactionOptions, UnitOfWork } from '@esig/core';
 import { TENANT_A, createMemoryStores, freshId, makeLogEntry } from '@esig/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LOG_BATCH_MAX, createLogBuffer } from '../src/log-buffer.js';
@@ -62,6 +63,31 @@ describe('the request log buffer', () => {
     await vi.advanceTimersByTimeAsync(200);
     expect(batches).toEqual([added.map((e) => e.id)]);
     await log.flush(true);
+  });
+
+  // Declared rerunnable, an append may be run, undone and run again by the store (SQLite's group commit does so
+  // when a member after it fails having written): each entry must still be written once.
+  it('declares its append rerunnable, and an append run, undone and run again writes each entry once', async () => {
+    const { uow, written } = recording();
+    const options: Array<TransactionOptions | undefined> = [];
+    const undoneFirst: UnitOfWork = {
+      transaction: (work, o) => {
+        options.push(o);
+        if (o?.rerunnable !== true) return uow.transaction(work, o);
+        return async () => {
+          // A first run, rolled back by answering Left after it wrote; then the run that commits.
+          await uow.transaction((tx) => async () => ((await work(tx)()), E.left({ _tag: 'StoreFailure', cause: 'undone' } as const)))();
+          return uow.transaction(work, o)();
+        };
+      },
+    };
+    const log = createLogBuffer(undoneFirst, silent);
+    const added = entries(LOG_BATCH_MAX * 2 + 3);
+    for (const e of added) log.add(e);
+    await log.flush(true);
+
+    expect(options.every((o) => o?.rerunnable === true)).toBe(true);
+    expect(await written()).toEqual(added.map((e) => e.id));
   });
 
   it('loses nothing it was given when the buffer stops', async () => {
