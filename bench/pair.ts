@@ -1,13 +1,15 @@
 /**
- * `npm run bench:pair -- --server-root <other checkout, built> [--scenario plain|idempotent] [--rounds 8] [--seconds 5] [--connections 16]`
+ * `npm run bench:pair -- --server-root <other checkout, built> [--db postgres|sqlite] [--scenario plain|idempotent] [--rounds 8] [--seconds 5] [--connections 16]`
  *
- * Two builds of esig side by side on PostgreSQL: this checkout's server and another's, each on a database of
- * its own that its own CLI migrated (so an older checkout keeps its older schema, which `bench:api
- * --server-root` cannot do on PostgreSQL: it seeds and migrates with this checkout's code). Both run at once,
+ * Two builds of esig side by side, on PostgreSQL (the default) or on SQLite: this checkout's server and
+ * another's, each on a database of its own that its own CLI migrated (so an older checkout keeps its older
+ * schema, which `bench:api --server-root` cannot do on PostgreSQL: it seeds and migrates with this checkout's
+ * code). Both run at once,
  * and take turns under the same load in short rounds, ordered ABBA so that a drift of the machine's load
  * over the run falls on both alike. For each round it reports requests per second and the CPU per request of
  * the server and of its PostgreSQL backends (from /proc). On a shared machine a single run of either says
- * little; the pairs, round by round, say what changed.
+ * little; the pairs, round by round, say what changed. (Alternated whole runs of `bench:api` were not enough:
+ * on one day, whichever build ran first in a pair of runs used 10–30 % more CPU per request, in both orders.)
  *
  * The documents a request uses are copied in SQL from one uploaded through the API, so that seeding costs
  * seconds however many rounds there are. Rate limits are raised out of the way, as in bench:api.
@@ -16,6 +18,9 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
@@ -28,6 +33,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
+    db: { type: 'string', default: 'postgres' },
     'postgres-url': POSTGRES_URL_OPTION,
   },
 });
@@ -39,6 +45,11 @@ if (values.scenario !== 'plain' && values.scenario !== 'idempotent') {
   console.error('--scenario is plain or idempotent');
   process.exit(2);
 }
+if (values.db !== 'postgres' && values.db !== 'sqlite') {
+  console.error('--db is postgres or sqlite');
+  process.exit(2);
+}
+const onSqlite = values.db === 'sqlite';
 const idempotent = values.scenario === 'idempotent';
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
@@ -58,10 +69,45 @@ interface Side {
   readonly drop: () => Promise<void>;
 }
 
+/** A SQLite file in a folder of its own, removed with the folder. */
+const throwawaySqlite = (): { url: string; drop: () => Promise<void> } => {
+  const dir = mkdtempSync(join(tmpdir(), 'esig-bench-pair-'));
+  return { url: `sqlite:${join(dir, 'esig.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+};
+
+/** Copies of the uploaded document's row under new ids (Crockford base32, as the API's ids): a create-request reads only the row. */
+const copyPostgresDocument = async (url: string, seed: string, docs: string[]) => {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(
+      `INSERT INTO documents SELECT (json_populate_record(d, json_build_object('id', x.id))).* FROM documents d, unnest($2::text[]) AS x(id) WHERE d.id = $1`,
+      [seed, docs],
+    );
+    await c.query('ANALYZE');
+  } finally {
+    await c.end();
+  }
+};
+const copySqliteDocument = async (url: string, seed: string, docs: string[]) => {
+  // While the server runs: its connections wait for this write (busy timeout), as for any other process's.
+  const db = new Database(url.slice('sqlite:'.length), { timeout: 5_000 });
+  try {
+    const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all('documents') as Array<{ name: string }>).map((c) => c.name);
+    const copy = db.prepare(`INSERT INTO documents (${columns.join(', ')}) SELECT ${columns.map((c) => (c === 'id' ? '?' : c)).join(', ')} FROM documents WHERE id = ?`);
+    db.transaction(() => {
+      for (const id of docs) copy.run(id, seed);
+    })();
+    db.exec('ANALYZE');
+  } finally {
+    db.close();
+  }
+};
+
 /** A checkout's server on a database its own CLI migrated, with a key and `count` documents of its own. */
 const startSide = async (label: keyof typeof roots, count: number): Promise<Side> => {
   const root = roots[label];
-  const db = await throwawayPostgres(values['postgres-url']!);
+  const db = onSqlite ? throwawaySqlite() : await throwawayPostgres(values['postgres-url']!);
   const env = {
     ...process.env,
     ESIG_DATABASE_URL: db.url,
@@ -84,20 +130,8 @@ const startSide = async (label: keyof typeof roots, count: number): Promise<Side
   });
   if (up.status !== 201) throw new Error(`${label}: the seed upload answered ${up.status}`);
   const seed = ((await up.json()) as { id: string }).id;
-  // Copies of the uploaded document's row under new ids (Crockford base32, as the API's ids): a create-request
-  // reads only the row.
   const docs = Array.from({ length: count }, (_, i) => `doc_01SEED${String(i).padStart(20, '0')}`);
-  const c = new pg.Client({ connectionString: db.url });
-  await c.connect();
-  try {
-    await c.query(
-      `INSERT INTO documents SELECT (json_populate_record(d, json_build_object('id', x.id))).* FROM documents d, unnest($2::text[]) AS x(id) WHERE d.id = $1`,
-      [seed, docs],
-    );
-    await c.query('ANALYZE');
-  } finally {
-    await c.end();
-  }
+  await (onSqlite ? copySqliteDocument : copyPostgresDocument)(db.url, seed, docs);
   return { label, url, pid: server.child.pid!, dbUrl: db.url, key: issued.secret, docs, next: 0, stop: server.stop, drop: db.drop };
 };
 
@@ -109,7 +143,7 @@ interface Round {
 }
 
 const round = async (s: Side): Promise<Round> => {
-  const backends = await backendsOf(s.dbUrl);
+  const backends = onSqlite ? [] : await backendsOf(s.dbUrl);
   const before = cpuMsOf([s.pid, ...backends]);
   const runId = randomBytes(4).toString('hex');
   const f = await measure(s.label, {
@@ -137,14 +171,15 @@ const round = async (s: Side): Promise<Round> => {
     ],
   });
   // Backends that came and went during the round (the pool grows) are counted from zero.
-  const after = cpuMsOf([s.pid, ...(await backendsOf(s.dbUrl)), ...before.keys()]);
+  const after = cpuMsOf([s.pid, ...(onSqlite ? [] : await backendsOf(s.dbUrl)), ...before.keys()]);
   const used = (pid: number) => (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
   const backendsMs = [...after.keys()].filter((pid) => pid !== s.pid).reduce((n, pid) => n + used(pid), 0);
   return { side: s.label, f, serverMs: used(s.pid), backendsMs };
 };
 
-// Enough documents that no request finds its document taken: a generous 2,000 req/s per round.
-const perSide = Math.ceil(2000 * seconds * (rounds / 2 + 1)) + 1000;
+// Enough documents that no request finds its document taken: a generous 2,000 req/s per round on PostgreSQL,
+// 6,000 on SQLite.
+const perSide = Math.ceil((onSqlite ? 6000 : 2000) * seconds * (rounds / 2 + 1)) + 1000;
 const sides = { this: await startSide('this', perSide), other: await startSide('other', perSide) };
 try {
   // Warm-up: each server's request path optimized, each pool's connections open.
@@ -170,10 +205,10 @@ try {
     const rps = mine.reduce((n, r) => n + r.f.rps, 0) / mine.length;
     return `${side.padEnd(5)} (${roots[side]}): mean ${rps.toFixed(0)} req/s, CPU per request ${(server + backends).toFixed(2)} ms (server ${server.toFixed(2)}, backends ${backends.toFixed(2)})`;
   };
-  process.stdout.write(`\n${values.scenario} create-request on PostgreSQL, ${rounds} rounds of ${seconds} s each, ${connections} connections:\n${summary('this')}\n${summary('other')}\n`);
+  process.stdout.write(`\n${values.scenario} create-request on ${onSqlite ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${seconds} s each, ${connections} connections:\n${summary('this')}\n${summary('other')}\n`);
   // What the idempotency records left behind: a record inserted and then updated leaves a dead row version
   // (until vacuum) and grows the table; one inserted once, completed, does not.
-  for (const s of Object.values(sides)) {
+  for (const s of onSqlite ? [] : Object.values(sides)) {
     const c = new pg.Client({ connectionString: s.dbUrl });
     await c.connect();
     try {
