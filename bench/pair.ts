@@ -4,11 +4,10 @@
  * Two builds of esig side by side, on PostgreSQL (the default) or on SQLite: this checkout's server and
  * another's, each on a database of its own that its own CLI migrated (so an older checkout keeps its older
  * schema, which `bench:api --server-root` cannot do on PostgreSQL: it seeds and migrates with this checkout's
- * code). Both run at once,
- * and take turns under the same load in short rounds, ordered ABBA so that a drift of the machine's load
- * over the run falls on both alike. For each round it reports requests per second and the CPU per request of
- * the server and of its PostgreSQL backends (from /proc). On a shared machine a single run of either says
- * little; the pairs, round by round, say what changed. (Alternated whole runs of `bench:api` were not enough:
+ * code). Both run at once, and take turns under the same load in short rounds, ordered ABBA so that a drift of
+ * the machine's load over the run falls on both alike. For each round it reports requests per second and the
+ * CPU per request of the server and of its PostgreSQL backends (from /proc). On a shared machine a single run
+ * of either says little; the pairs, round by round, say what changed. (Alternated whole runs of `bench:api` were not enough:
  * on one day, whichever build ran first in a pair of runs used 10–30 % more CPU per request, in both orders.)
  *
  * The documents a request uses are copied in SQL from one uploaded through the API, so that seeding costs

@@ -35,8 +35,8 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 export const createUlidGenerator = (clock: Clock, random: (n: number) => Uint8Array = pooledRandomBytes): IdGenerator => {
   let lastTime = -1;
-  // The time part of `lastTime`, and the random part as digits and as text: every API call makes several ids,
-  // mostly within one millisecond, so each part is encoded once per change rather than once per id.
+  // Every API call makes several ids, mostly within one millisecond: the time part is encoded once per
+  // millisecond, and the random part is kept as digits in place (no array made, mapped and joined per id).
   let timePart = '';
   const digits = new Uint8Array(16);
   const encodeDigits = (): string => {
