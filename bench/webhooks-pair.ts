@@ -1,0 +1,162 @@
+/**
+ * `npm run bench:webhooks-pair -- --server-root <other checkout, built> [--db sqlite|postgres] [--rounds 6] [--events 3000] [--warmup 5000] [--concurrency 16]`
+ *
+ * Two builds' webhook workers side by side, as `bench:pair` does for the API: this checkout's `esig worker` and
+ * another's, each on a database of its own with one endpoint at the same local HTTPS receiver, both running
+ * all the time. In each round one of them drains a backlog of `--events` events committed in one transaction
+ * (so none is delivered before all are there); the rounds go ABBA, so that a drift of the machine's load falls
+ * on both alike. Each round reports the worker's CPU per delivery (from /proc, the commit included, during which
+ * the worker waits) and its deliveries per second from the commit to the last delivery.
+ * Whole runs of `bench:webhooks`, alternated, gave one build 0.38–0.67 ms per delivery on one day: a change of a
+ * few per cent needs the rounds side by side.
+ *
+ * Both databases are made and migrated by this checkout's code (as `bench:webhooks --server-root` does), so the
+ * other build must read the same schema.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { DomainEvent } from '@esig/core';
+import { createWebhookEndpoint } from '@esig/core';
+import { recordEvent } from '@esig/core/internal';
+import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { loadConfig, openDatabase } from '@esig/server';
+import { startHttpsReceiver } from '@esig/testkit/https-receiver';
+import { createHttpsWebhookSender } from '@esig/webhook-https';
+import { POSTGRES_URL_OPTION, cpuMsOf, startProcess, throwawayPostgres } from './lib.js';
+
+const { values } = parseArgs({
+  options: {
+    'server-root': { type: 'string' },
+    db: { type: 'string', default: 'sqlite' },
+    rounds: { type: 'string', default: '6' },
+    events: { type: 'string', default: '3000' },
+    // Untimed deliveries for each worker first: its connections opened and its delivery path compiled. With 1,000
+    // the first rounds still cost a third more than the last ones.
+    warmup: { type: 'string', default: '5000' },
+    concurrency: { type: 'string', default: '16' },
+    'postgres-url': POSTGRES_URL_OPTION,
+  },
+});
+if (values['server-root'] === undefined) {
+  console.error('--server-root <another checkout of esig, built> is required: the build to compare this one with');
+  process.exit(2);
+}
+if (values.db !== 'sqlite' && values.db !== 'postgres') {
+  console.error('--db is sqlite or postgres');
+  process.exit(2);
+}
+const rounds = Number(values.rounds);
+const events = Number(values.events);
+const loops = Number(values.concurrency);
+const roots = { this: resolve(import.meta.dirname, '..'), other: resolve(values['server-root']) };
+type Label = keyof typeof roots;
+const dir = mkdtempSync(join(tmpdir(), 'esig-bench-whpair-'));
+const tenant = { orgId: 'org_bench', mode: 'test' as const };
+const ids = createUlidGenerator(systemClock);
+
+const must = async <A>(te: TE.TaskEither<{ _tag: string }, A>): Promise<A> => {
+  const r = await te();
+  if (E.isLeft(r)) throw new Error(JSON.stringify(r.left).slice(0, 300));
+  return r.right;
+};
+
+const rx = await startHttpsReceiver();
+
+/** A build's worker on a database of its own, with an endpoint at `/<label>` of the receiver. */
+const startSide = async (label: Label) => {
+  const database = values.db === 'postgres' ? await throwawayPostgres(values['postgres-url']!) : { url: `sqlite:${join(dir, `${label}.db`)}`, drop: async () => undefined };
+  const masterKey = randomBytes(32);
+  const env = {
+    ...process.env,
+    ESIG_DATABASE_URL: database.url,
+    ESIG_MASTER_KEY: masterKey.toString('hex'),
+    ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
+    ESIG_WEBHOOK_CA_FILE: rx.certFile,
+    ESIG_LOG_LEVEL: 'warn',
+    ESIG_WEBHOOK_CONCURRENCY: String(loops),
+    // A SQLite file has no signal between processes for new jobs: there the workers poll, often (as in bench:webhooks).
+    ...(values.db === 'sqlite' ? { ESIG_WORKER_POLL_MS: '20' } : {}),
+  };
+  const db = await openDatabase(loadConfig(env));
+  const sender = createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: readFileSync(rx.certFile) });
+  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids, crypto: nodeCrypto, secrets: createAesGcmSecretBox(masterKey), sender, retryScale: 1, random: Math.random };
+  const cmd = await must(createWebhookEndpoint(deps)({ tenant, scopes: ['*'], credential: { kind: 'api_key', keyId: 'bench' } }, { url: `${rx.url}/${label}`, events: ['document.created'] }));
+  await must(db.uow.transaction(cmd));
+  const worker = await startProcess([join(roots[label], 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/);
+  let emitted = 0;
+  /**
+   * Commits `count` events in one transaction (none can be delivered before all are), and waits until each has
+   * been delivered; the seconds from the commit to the last delivery.
+   */
+  const drain = async (count: number): Promise<number> => {
+    await must(
+      db.uow.transaction((tx) =>
+        pipe(
+          Array.from({ length: count }, (): DomainEvent => ({ id: ids.next('evt'), orgId: tenant.orgId, mode: tenant.mode, type: 'document.created', createdAt: new Date().toISOString(), redeliveryOf: null, data: { document_id: ids.next('doc'), status: 'UPLOADED' } })),
+          TE.traverseSeqArray((e) => recordEvent(tx, ids, e)),
+        ),
+      ),
+    );
+    const committed = performance.now();
+    emitted += count;
+    await rx.waitFor((r) => r.path === `/${label}`, emitted, 600_000);
+    return (performance.now() - committed) / 1000;
+  };
+  const stop = async () => {
+    await worker.stop();
+    await db.close();
+    await database.drop();
+  };
+  return { label, pid: worker.child.pid!, drain, stop };
+};
+
+interface Round {
+  readonly label: Label;
+  readonly cpuMs: number;
+  readonly seconds: number;
+}
+
+const sides = { this: await startSide('this'), other: await startSide('other') };
+try {
+  for (const s of Object.values(sides)) await s.drain(Number(values.warmup));
+  const order: Label[] = [];
+  for (let r = 0; r < rounds; r++) order.push(...((r % 2 === 0 ? ['this', 'other'] : ['other', 'this']) as Label[]));
+  const results: Round[] = [];
+  for (const label of order) {
+    const s = sides[label];
+    const before = cpuMsOf([s.pid]).get(s.pid)!;
+    const seconds = await s.drain(events);
+    const cpu = cpuMsOf([s.pid]).get(s.pid)! - before;
+    results.push({ label, cpuMs: cpu, seconds });
+    process.stdout.write(`${label.padEnd(5)} ${(events / seconds).toFixed(0).padStart(6)} deliveries/s  CPU per delivery ${(cpu / events).toFixed(3)} ms\n`);
+  }
+  const summary = (label: Label) => {
+    const mine = results.filter((r) => r.label === label);
+    const cpu = mine.reduce((n, r) => n + r.cpuMs, 0) / (events * mine.length);
+    const rate = mine.reduce((n, r) => n + events / r.seconds, 0) / mine.length;
+    return `${label.padEnd(5)} (${roots[label]}): mean ${rate.toFixed(0)} deliveries/s, CPU per delivery ${cpu.toFixed(3)} ms`;
+  };
+  // Adjacent rounds (this, other) or (other, this) compared: how often this build used less CPU.
+  let lower = 0;
+  for (let i = 0; i + 1 < results.length; i += 2) {
+    const [a, b] = [results[i]!, results[i + 1]!];
+    const mine = a.label === 'this' ? a : b;
+    const theirs = a.label === 'this' ? b : a;
+    if (mine.cpuMs < theirs.cpuMs) lower += 1;
+  }
+  process.stdout.write(
+    `\nwebhook deliveries on ${values.db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${events} events each, ${loops} job loops:\n${summary('this')}\n${summary('other')}\n` +
+      `this build used less CPU in ${lower} of ${results.length / 2} adjacent pairs of rounds\n`,
+  );
+} finally {
+  for (const s of Object.values(sides)) await s.stop();
+  await rx.close();
+  rmSync(dir, { recursive: true, force: true });
+}
