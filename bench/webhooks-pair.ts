@@ -7,8 +7,8 @@
  * (so none is delivered before all are there); the rounds go ABBA, so that a drift of the machine's load falls
  * on both alike. Each round reports the worker's CPU per delivery (from /proc, the commit included, during which
  * the worker waits) and its deliveries per second from the commit to the last delivery.
- * Whole runs of `bench:webhooks`, alternated, gave one build 0.38–0.67 ms per delivery on one day: a change of a
- * few per cent needs the rounds side by side.
+ * Whole runs of `bench:webhooks`, alternated, gave one build 0.38–0.59 ms per delivery and the other 0.47–0.67 ms
+ * on one day: a change of a few per cent needs the rounds side by side.
  *
  * Both databases are made and migrated by this checkout's code (as `bench:webhooks --server-root` does), so the
  * other build must read the same schema.
