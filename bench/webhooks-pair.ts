@@ -14,22 +14,16 @@
  * other build must read the same schema.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import * as E from 'fp-ts/lib/Either.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
-import { pipe } from 'fp-ts/lib/function.js';
-import type { DomainEvent } from '@esig/core';
-import { createWebhookEndpoint } from '@esig/core';
-import { recordEvent } from '@esig/core/internal';
-import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { createUlidGenerator, systemClock } from '@esig/runtime-node';
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
-import { createHttpsWebhookSender } from '@esig/webhook-https';
 import { POSTGRES_URL_OPTION, cpuMsOf, startProcess, throwawayPostgres } from './lib.js';
+import { commitEvents, createBenchEndpoint, workerEnv } from './webhook-setup.js';
 
 const { values } = parseArgs({
   options: {
@@ -58,14 +52,7 @@ const loops = Number(values.concurrency);
 const roots = { this: resolve(import.meta.dirname, '..'), other: resolve(values['server-root']) };
 type Label = keyof typeof roots;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-whpair-'));
-const tenant = { orgId: 'org_bench', mode: 'test' as const };
 const ids = createUlidGenerator(systemClock);
-
-const must = async <A>(te: TE.TaskEither<{ _tag: string }, A>): Promise<A> => {
-  const r = await te();
-  if (E.isLeft(r)) throw new Error(JSON.stringify(r.left).slice(0, 300));
-  return r.right;
-};
 
 const rx = await startHttpsReceiver();
 
@@ -73,22 +60,9 @@ const rx = await startHttpsReceiver();
 const startSide = async (label: Label) => {
   const database = values.db === 'postgres' ? await throwawayPostgres(values['postgres-url']!) : { url: `sqlite:${join(dir, `${label}.db`)}`, drop: async () => undefined };
   const masterKey = randomBytes(32);
-  const env = {
-    ...process.env,
-    ESIG_DATABASE_URL: database.url,
-    ESIG_MASTER_KEY: masterKey.toString('hex'),
-    ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
-    ESIG_WEBHOOK_CA_FILE: rx.certFile,
-    ESIG_LOG_LEVEL: 'warn',
-    ESIG_WEBHOOK_CONCURRENCY: String(loops),
-    // A SQLite file has no signal between processes for new jobs: there the workers poll, often (as in bench:webhooks).
-    ...(values.db === 'sqlite' ? { ESIG_WORKER_POLL_MS: '20' } : {}),
-  };
+  const env = workerEnv({ databaseUrl: database.url, masterKey, certFile: rx.certFile, loops, sqlite: values.db === 'sqlite' });
   const db = await openDatabase(loadConfig(env));
-  const sender = createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: readFileSync(rx.certFile) });
-  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids, crypto: nodeCrypto, secrets: createAesGcmSecretBox(masterKey), sender, retryScale: 1, random: Math.random };
-  const cmd = await must(createWebhookEndpoint(deps)({ tenant, scopes: ['*'], credential: { kind: 'api_key', keyId: 'bench' } }, { url: `${rx.url}/${label}`, events: ['document.created'] }));
-  await must(db.uow.transaction(cmd));
+  await createBenchEndpoint(db, ids, masterKey, rx.certFile, `${rx.url}/${label}`);
   const worker = await startProcess([join(roots[label], 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/);
   let emitted = 0;
   /**
@@ -96,14 +70,7 @@ const startSide = async (label: Label) => {
    * been delivered; the seconds from the commit to the last delivery.
    */
   const drain = async (count: number): Promise<number> => {
-    await must(
-      db.uow.transaction((tx) =>
-        pipe(
-          Array.from({ length: count }, (): DomainEvent => ({ id: ids.next('evt'), orgId: tenant.orgId, mode: tenant.mode, type: 'document.created', createdAt: new Date().toISOString(), redeliveryOf: null, data: { document_id: ids.next('doc'), status: 'UPLOADED' } })),
-          TE.traverseSeqArray((e) => recordEvent(tx, ids, e)),
-        ),
-      ),
-    );
+    await commitEvents(db.uow, ids, count);
     const committed = performance.now();
     emitted += count;
     await rx.waitFor((r) => r.path === `/${label}`, emitted, 600_000);

@@ -19,17 +19,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import * as E from 'fp-ts/lib/Either.js';
-import * as TE from 'fp-ts/lib/TaskEither.js';
-import { pipe } from 'fp-ts/lib/function.js';
-import type { DomainEvent } from '@esig/core';
-import { createWebhookEndpoint } from '@esig/core';
-import { recordEvent, signatureHeader } from '@esig/core/internal';
-import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { signatureHeader } from '@esig/core/internal';
+import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
-import { createHttpsWebhookSender } from '@esig/webhook-https';
 import { POSTGRES_URL_OPTION, inLanes, startProcess, throwawayPostgres } from './lib.js';
+import { commitEvents, createBenchEndpoint, workerEnv } from './webhook-setup.js';
 
 const { values } = parseArgs({
   options: {
@@ -64,26 +59,14 @@ const { url: databaseUrl, drop: dropDatabase } = await databaseFor('esig.db');
 
 const rx = await startHttpsReceiver();
 const env = {
-  ...process.env,
-  ESIG_DATABASE_URL: databaseUrl,
-  ESIG_MASTER_KEY: masterKey.toString('hex'),
-  ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
-  ESIG_WEBHOOK_CA_FILE: rx.certFile,
-  ESIG_LOG_LEVEL: 'warn',
-  ESIG_WEBHOOK_CONCURRENCY: String(loops),
+  ...workerEnv({ databaseUrl, masterKey, certFile: rx.certFile, loops, sqlite: values.db === 'sqlite' }),
   // A `--server-root` from before ESIG_WEBHOOK_CONCURRENCY ran deliveries on its one worker's loops. (Not set
   // otherwise: the loops of the other jobs would find none and poll, adding work that is not a delivery's.)
   ...(values['server-root'] === undefined ? {} : { ESIG_WORKER_CONCURRENCY: String(loops) }),
-  // The bench commits the events from its own process: PostgreSQL wakes the workers (NOTIFY); a SQLite file
-  // has no such signal between processes, so there the workers poll, often.
-  ...(values.db === 'sqlite' ? { ESIG_WORKER_POLL_MS: '20' } : {}),
 };
 const config = loadConfig(env);
 const db = await openDatabase(config);
 const ids = createUlidGenerator(systemClock);
-const secrets = createAesGcmSecretBox(masterKey);
-const sender = createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: (await import('node:fs')).readFileSync(rx.certFile) });
-const tenant = { orgId: 'org_bench', mode: 'test' as const };
 
 /**
  * CPU time (user + system) a process has used so far, in ms, from /proc (Linux; NaN elsewhere): on a shared
@@ -96,12 +79,6 @@ const cpuMs = (pid: number | undefined): number => {
   } catch {
     return Number.NaN;
   }
-};
-
-const must = async <A>(te: TE.TaskEither<{ _tag: string }, A>): Promise<A> => {
-  const r = await te();
-  if (E.isLeft(r)) throw new Error(JSON.stringify(r.left).slice(0, 300));
-  return r.right;
 };
 
 try {
@@ -168,26 +145,12 @@ try {
   }
 
   // ---- esig: an endpoint, a backlog of committed events, N worker processes ----------------------
-  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids, crypto: nodeCrypto, secrets, sender, retryScale: 1, random: Math.random };
-  const cmd = await must(createWebhookEndpoint(deps)({ tenant, scopes: ['*'], credential: { kind: 'api_key', keyId: 'bench' } }, { url: `${rx.url}/esig`, events: ['document.created'] }));
-  await must(db.uow.transaction(cmd));
+  await createBenchEndpoint(db, ids, masterKey, rx.certFile, `${rx.url}/esig`);
   const committedAt = new Map<string, number>();
   const procs: Array<Awaited<ReturnType<typeof startProcess>>> = [];
   /** Commits `count` events in one transaction and notes when they committed. */
   const emit = async (count: number) => {
-    const made: DomainEvent[] = [];
-    await must(
-      db.uow.transaction((tx) =>
-        pipe(
-          Array.from({ length: count }, () => {
-            const e: DomainEvent = { id: ids.next('evt'), orgId: tenant.orgId, mode: tenant.mode, type: 'document.created', createdAt: new Date().toISOString(), redeliveryOf: null, data: { document_id: ids.next('doc'), status: 'UPLOADED' } };
-            made.push(e);
-            return e;
-          }),
-          TE.traverseSeqArray((e) => recordEvent(tx, ids, e)),
-        ),
-      ),
-    );
+    const made = await commitEvents(db.uow, ids, count);
     const now = Date.now();
     for (const e of made) committedAt.set(e.id, now);
   };
