@@ -20,7 +20,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
@@ -795,6 +795,29 @@ describe.skipIf(!available)('postgres adapter', () => {
     it('refuses a statementTimeoutMs PostgreSQL would not take as a limit, and a lock timeout not below it', async () => {
       for (const bad of [0, -1, 2.5, 2 ** 31]) await expect(openPostgresStore({ url: db.url, migrate: false, statementTimeoutMs: bad })).rejects.toThrow(RangeError);
       await expect(openPostgresStore({ url: db.url, migrate: false, statementTimeoutMs: 1_000, lockTimeoutMs: 1_000 })).rejects.toThrow(/below statementTimeoutMs/);
+    });
+
+    it('keeps an idle pooled connection open by default; with idleTimeoutMs the pool closes it once idle that long', async () => {
+      // A connection closed while idle made the next request wait for a new backend and the parse of every
+      // prepared statement (docs/performance.md, twenty-second round). node-postgres closes one after 10 s
+      // unless told otherwise. Only the pool's timers are faked; its connections are real.
+      const kept = await open({ url: db.url, migrate: false });
+      const closing = await open({ url: db.url, migrate: false, idleTimeoutMs: 60_000 });
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        for (const store of [kept, closing]) expect(await ok(store.stores.documents.findById(TENANT_A, 'doc_none'))).toBeNull();
+        expect([kept.pool.totalCount, closing.pool.totalCount]).toEqual([1, 1]);
+        vi.advanceTimersByTime(59_999);
+        expect([kept.pool.totalCount, closing.pool.totalCount]).toEqual([1, 1]);
+        // An hour of quiet.
+        vi.advanceTimersByTime(3_600_000);
+        expect([kept.pool.totalCount, closing.pool.totalCount]).toEqual([1, 0]);
+      } finally {
+        vi.useRealTimers();
+      }
+      // Both answer: the kept connection, and a new one for the other.
+      for (const store of [kept, closing]) expect(await ok(store.stores.documents.findById(TENANT_A, 'doc_none'))).toBeNull();
+      for (const bad of [-1, 2.5, 2 ** 31]) await expect(openPostgresStore({ url: db.url, migrate: false, idleTimeoutMs: bad })).rejects.toThrow(RangeError);
     });
 
     it('close waits for nothing and leaves no connection behind', async () => {

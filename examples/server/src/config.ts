@@ -41,6 +41,8 @@ export interface ServerConfig {
   readonly webhookConcurrency: number;
   /** Connections per process to PostgreSQL. */
   readonly databasePoolSize: number;
+  /** PostgreSQL: how long a pooled connection may stay idle before it is closed (0: never). */
+  readonly databaseIdleTimeoutMs: number;
   /** PostgreSQL: how long one statement may run before the server cancels it. */
   readonly databaseStatementTimeoutMs: number;
   /** Development only: hosts or CIDRs exempt from the webhook private-address rule. */
@@ -133,6 +135,7 @@ export const loadConfig = (env: Env): ServerConfig => {
     workerPollMs: int(env, 'ESIG_WORKER_POLL_MS', 500, 10),
     workerLeaseMs: int(env, 'ESIG_WORKER_LEASE_MS', 300_000, 100),
     databasePoolSize: int(env, 'ESIG_DATABASE_POOL_SIZE', 10),
+    databaseIdleTimeoutMs: int(env, 'ESIG_DATABASE_IDLE_TIMEOUT_MS', 0, 0, 2_147_483_647),
     databaseStatementTimeoutMs: int(env, 'ESIG_DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 1, 2_147_483_647),
     workerConcurrency: int(env, 'ESIG_WORKER_CONCURRENCY', 4),
     webhookConcurrency: int(env, 'ESIG_WEBHOOK_CONCURRENCY', 16),

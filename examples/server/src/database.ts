@@ -100,6 +100,7 @@ const openStore = async (config: ServerConfig, migrateOnOpen: boolean): Promise<
     url: config.database.url,
     migrate: migrateOnOpen,
     poolSize: config.databasePoolSize,
+    idleTimeoutMs: config.databaseIdleTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     checkNesting: config.checkTransactions,
   });

@@ -49,6 +49,15 @@ describe('ESIG_DATABASE_STATEMENT_TIMEOUT_MS', () => {
   });
 });
 
+describe('ESIG_DATABASE_IDLE_TIMEOUT_MS', () => {
+  it('keeps idle connections by default (0), and refuses what a timer could not hold, naming it', () => {
+    expect(loadConfig({}).databaseIdleTimeoutMs).toBe(0);
+    expect(loadConfig({ ESIG_DATABASE_IDLE_TIMEOUT_MS: '60000' }).databaseIdleTimeoutMs).toBe(60_000);
+    for (const bad of ['-1', '2.5', 'never', '2147483648'])
+      expect(() => loadConfig({ ESIG_DATABASE_IDLE_TIMEOUT_MS: bad })).toThrow(/ESIG_DATABASE_IDLE_TIMEOUT_MS/);
+  });
+});
+
 describe('ESIG_RATE_LIMIT_KEY and ESIG_RATE_LIMIT_ORG', () => {
   it('are 600 and 1,200 by default, and refuse a limit PostgreSQL could not count against (a 32-bit integer), naming it', () => {
     expect(loadConfig({}).rateLimit).toMatchObject({ perKey: 600, perOrg: 1200 });
