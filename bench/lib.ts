@@ -13,6 +13,12 @@ export interface Figures {
   readonly p99: number;
   readonly requests: number;
   readonly non2xx: number;
+  /**
+   * Open-loop runs only: how late the load generator sent requests (ms after their due time, p99 and most).
+   * A request sent late is timed from when it was due, so a generator that stalls (its own GC, the process
+   * waiting for a core) shows in the latencies as if the server had; this says how much of it was the sender's.
+   */
+  readonly late?: { readonly p99: number; readonly max: number };
 }
 
 export const measure = async (name: string, opts: autocannon.Options): Promise<Figures> => {
@@ -49,6 +55,7 @@ export const measureAtRate = async (
   const total = Math.max(1, Math.round(opts.rate * opts.duration));
   const interval = 1000 / opts.rate;
   const latencies: number[] = [];
+  const lateness: number[] = [];
   let non2xx = 0;
   let last = 0;
   const start = performance.now() + 10;
@@ -64,6 +71,7 @@ export const measureAtRate = async (
       };
       const fire = (i: number) => {
         const due = start + i * interval;
+        lateness.push(performance.now() - due);
         const spec = opts.request(i);
         const req = http.request(
           {
@@ -97,7 +105,15 @@ export const measureAtRate = async (
     agent.destroy();
   }
   const round = (x: number) => Math.round(x * 10) / 10;
-  return { name, rps: (total * 1000) / (last - start), p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), requests: total, non2xx };
+  return {
+    name,
+    rps: (total * 1000) / (last - start),
+    p50: round(percentile(latencies, 50)),
+    p99: round(percentile(latencies, 99)),
+    requests: total,
+    non2xx,
+    late: { p99: round(percentile(lateness, 99)), max: round(lateness.reduce((m, x) => Math.max(m, x), 0)) },
+  };
 };
 
 /** Requests per second that succeeded (2xx): what a scenario served, with its fast failures left out. */
@@ -107,7 +123,11 @@ export const printTable = (figures: readonly Figures[]) => {
   const pad = (s: string, n: number) => s.padEnd(n);
   process.stdout.write(`\n${pad('scenario', 52)} ${pad('req/s', 9)} ${pad('p50 ms', 8)} ${pad('p99 ms', 8)} ${pad('requests', 9)} non-2xx\n`);
   for (const f of figures)
-    process.stdout.write(`${pad(f.name, 52)} ${pad(f.rps.toFixed(0), 9)} ${pad(String(f.p50), 8)} ${pad(String(f.p99), 8)} ${pad(String(f.requests), 9)} ${f.non2xx}\n`);
+    process.stdout.write(
+      `${pad(f.name, 52)} ${pad(f.rps.toFixed(0), 9)} ${pad(String(f.p50), 8)} ${pad(String(f.p99), 8)} ${pad(String(f.requests), 9)} ${f.non2xx}` +
+        (f.late === undefined ? '' : `  (sent late: p99 ${f.late.p99} ms, most ${f.late.max} ms)`) +
+        '\n',
+    );
 };
 
 /**
