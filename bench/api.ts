@@ -339,9 +339,10 @@ const scenarios = async (label: string, databaseUrl: string, capacity: number): 
     const paired: Figures[] = [];
     for (const idempotent of [false, true].filter((i) => wanted.includes(i ? 'idempotent' : 'plain'))) {
       // The half-load run's documents are seeded now too, before the peak run: seeded just before it (in bulk, from
-      // this process, then analyzed) they left the server a stretch of slow answers at its start, on PostgreSQL
-      // 25–60 requests over 15 ms, up to 44–64 ms, in its first second (docs/performance.md, twenty-second round).
-      // That rate is at most half of bare Express's, for which `capacity` has a fifth to spare.
+      // this process, then analyzed) they left the server stretches of slow answers in its first second, on
+      // PostgreSQL 33–62 requests over 15 ms, up to 33–64 ms (docs/performance.md, twenty-second round). The run
+      // needs a fifth more than half of esig's peak rate times `duration`: 0.6 of `capacity` while esig's peak stays
+      // under the bare rate that sized it.
       const seeded = await seedDocuments(config, principal, capacity + Math.ceil(capacity * 0.6));
       const docs = seeded.slice(0, capacity);
       const base = await measureBare(`  baseline, just before`);
