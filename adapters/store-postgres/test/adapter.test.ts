@@ -98,13 +98,13 @@ describe.skipIf(!available)('postgres adapter', () => {
       const db = await freshDb();
       await (await openPostgresStore({ url: db.url })).close();
       // Version 11: the per-call marker that prepared statements name (migration 0012) is missing.
-      await db.raw((c) => c.query('DROP FUNCTION esig_planned_per_call(integer); DELETE FROM schema_migrations WHERE version = 12'));
+      await db.raw((c) => c.query('DROP FUNCTION esig_planned_per_call(integer); DELETE FROM schema_migrations WHERE version >= 12'));
       const s = await open({ url: db.url, migrate: false });
       // On a connection of its own: the pool's connections cannot parse the prepared statements (parseOnConnect).
       expect(await s.schemaVersion()).toBe(11);
       expect(tagOf(await fails(s.stores.documents.findById(TENANT_A, 'doc_missing')))).toBe('StoreFailure');
-      // migrate() answers how many migrations it applied: one, 0012.
-      expect(await s.migrate()).toBe(1);
+      // migrate() answers how many migrations it applied: 0012 and the ones after it.
+      expect(await s.migrate()).toBe(LATEST_SCHEMA_VERSION - 11);
       expect(await ok(s.stores.documents.findById(TENANT_A, 'doc_missing'))).toBeNull();
     });
 

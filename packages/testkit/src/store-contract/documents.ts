@@ -67,6 +67,29 @@ export const documentsContract = (h: Harness) =>
       expect((await ok(h().stores.documents.findById(TENANT_A, taken.id)))?.signatureRequestId).toBe('req_1');
     });
 
+    // One document, the usual request's, may take statements of its own (PostgreSQL does): the same rules hold.
+    it('one listed document, listed once or twice: found, linked, linked again harmlessly; elsewhere, unknown or a stranger\'s, it fails and links nothing', async () => {
+      const [doc, taken] = [makeDocument(TENANT_A), makeDocument(TENANT_A, { signatureRequestId: 'req_1' })];
+      for (const d of [doc, taken]) await ok(h().stores.documents.insert(d));
+      expect(await ok(h().stores.documents.findByIds(TENANT_A, [doc.id, doc.id]))).toEqual([doc]);
+      for (const t of STRANGERS) {
+        expect(await ok(h().stores.documents.findByIds(t, [doc.id]))).toEqual([]);
+        expect(tagOf(await fails(h().stores.documents.attachToRequest(t, [doc.id], 'req_9')))).toBe('ConcurrentModification');
+      }
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, ['doc_unknown'], 'req_2')))).toBe('ConcurrentModification');
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, [taken.id], 'req_2')))).toBe('ConcurrentModification');
+      // Inside a transaction whose writes go unanswered until its COMMIT, the failure is the transaction's.
+      expect(tagOf(await fails(h().uow.transaction((tx) => tx.documents.attachToRequest(TENANT_A, [taken.id], 'req_2'), { deferWrites: true })))).toBe(
+        'ConcurrentModification',
+      );
+      expect((await ok(h().stores.documents.findById(TENANT_A, taken.id)))?.signatureRequestId).toBe('req_1');
+      expect((await ok(h().stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBeNull();
+      await ok(h().uow.transaction((tx) => tx.documents.attachToRequest(TENANT_A, [doc.id, doc.id], 'req_2'), { deferWrites: true }));
+      await ok(h().stores.documents.attachToRequest(TENANT_A, [doc.id], 'req_2'));
+      expect((await ok(h().stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBe('req_2');
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, [doc.id], 'req_3')))).toBe('ConcurrentModification');
+    });
+
     it("attachToRequest cannot reach another org's or mode's document", async () => {
       const mine = makeDocument(TENANT_A);
       await ok(h().stores.documents.insert(mine));
