@@ -49,12 +49,17 @@ export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endp
   WHERE org_id = $1 AND mode = $2 AND enabled AND events ? $3
   ORDER BY created_at, id`;
 
-/** Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). */
+/**
+ * Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). The tenant
+ * is compared with `IS NOT DISTINCT FROM`, which no index can serve (for these NOT NULL columns it means `=`), so
+ * that the id is the only condition an index can take: a generic plan made while the table was small kept the
+ * tenant's range of the page index instead, and read the tenant's every endpoint (the plan cache test counts pages).
+ */
 export const CLEAR_FAILURES = plannedPerCall(
   'webhook_endpoints_clear_failures',
   4,
   (m) => `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
-  WHERE id = $2 AND org_id = $3 AND mode = $4 AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL) AND ${m}`,
+  WHERE id = $2 AND (org_id, mode) IS NOT DISTINCT FROM ($3::text, $4::text) AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL) AND ${m}`,
 );
 
 /**
