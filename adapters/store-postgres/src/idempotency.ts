@@ -38,10 +38,14 @@ const REPLACE = prepared(
    WHERE idempotency_keys.fingerprint = $10 AND idempotency_keys.state = $11 AND idempotency_keys.created_at = $12
      AND idempotency_keys.locked_until = $13 AND idempotency_keys.expires_at = $14`,
 );
+// Its WHERE names the primary key's columns, which no other index holds (the expiry index is on expires_at alone):
+// both forms keep a generic plan, which is the key's lookup. Planned at every call, the raising form, sent by
+// every command with an Idempotency-Key, cost a backend about 70 µs of planning.
 export const COMPLETE = changeOnePlannedPerCall(
   'idempotency_complete',
   4,
   (m) => `UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4 AND ${m}`,
+  true,
 );
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */

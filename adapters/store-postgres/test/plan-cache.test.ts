@@ -198,7 +198,7 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
   });
 
   it.each([['never analyzed', null], ['analyzed at 3,000 rows', 3_000]] as const)(
-    "%s: a create-request's one document is found and attached on a generic plan after a few calls",
+    "%s: a create-request's one document is found and attached, and an idempotency record completed, on a generic plan after a few calls",
     async (_, analyzedAt) => {
       // Planned at every call these cost a backend as much as running them (docs/performance.md, twenty-third
       // round): a statement of `id = ANY($3)` never gets a generic plan that looks cheap enough, so one listed
@@ -211,11 +211,20 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
         await useOften(c, all);
         const generic = await c.query<{ name: string; generic_plans: string }>('SELECT name, generic_plans FROM pg_prepared_statements');
         const kept = new Set(generic.rows.filter((r) => Number(r.generic_plans) > 0).map((r) => r.name));
-        expect([FIND_ONE, ATTACH_ONE.text, FIND_BY_IDS].map((p) => [p.name, kept.has(p.name)])).toEqual([
+        expect([FIND_ONE, ATTACH_ONE.text, FIND_BY_IDS, IDEMPOTENCY_COMPLETE.raising, ATTACH_ONE.raising].map((p) => [(p as Prepared).name, kept.has((p as Prepared).name)])).toEqual([
           [FIND_ONE.name, true],
           [(ATTACH_ONE.text as Prepared).name, true],
           [FIND_BY_IDS.name, false],
+          // The raising forms are planned at every call, but where only the primary key's index can serve the change.
+          [(IDEMPOTENCY_COMPLETE.raising as Prepared).name, true],
+          [(ATTACH_ONE.raising as Prepared).name, false],
         ]);
+        // What lets the idempotency record's completion keep its plan: no other index holds a column of its key.
+        const others = await c.query<{ column: string }>(
+          `SELECT a.attname AS column FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+           WHERE i.indrelid = 'idempotency_keys'::regclass AND NOT i.indisprimary`,
+        );
+        expect(others.rows.map((r) => r.column).filter((col) => ['org_id', 'mode', 'key'].includes(col))).toEqual([]);
       } finally {
         await db.close();
       }
