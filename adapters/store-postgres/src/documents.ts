@@ -7,7 +7,7 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
-import { changeOnePlannedPerCall, expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
+import { expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
@@ -81,27 +81,6 @@ export const ATTACH_RAISING = plannedPerCall('documents_attach_raising', 5, (m) 
 
 export const FIND_BY_ID = plannedPerCall('documents_find_by_id', 3, (m) => byIdSql('documents', COLUMNS, m));
 
-/*
- * One listed document, the usual create-request's, has statements of its own. PostgreSQL plans a generic plan
- * for `id = ANY($3)` as if ten ids were listed, which never looks as cheap as a plan for one, so the forms above
- * are planned at every call: 60–80 µs of a backend each, as much as running them. With `id = $3` the generic plan
- * is the primary key's lookup, and PostgreSQL keeps it after five calls.
- */
-
-/** FIND_BY_IDS for one id. Parameters: org, mode, id. */
-export const FIND_ONE = plannedPerCall('documents_find_one', 3, (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $3 AND ${TENANT} AND ${m}`);
-
-/**
- * ATTACH for one id: the one document, if it is the tenant's and free (or already this request's), linked in
- * one UPDATE, which under READ COMMITTED re-checks its condition on a row another transaction changed meanwhile.
- * Parameters: org, mode, id, request id.
- */
-export const ATTACH_ONE = changeOnePlannedPerCall(
-  'documents_attach_one',
-  4,
-  (m) => `UPDATE documents SET signature_request_id = $4 WHERE id = $3 AND ${TENANT} AND (signature_request_id IS NULL OR signature_request_id = $4) AND ${m}`,
-);
-
 /** The DocumentStore over the pool or one transaction's client. */
 
 /** Exported for the plan test. */
@@ -134,10 +113,13 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     ),
 
   findByIds: (tenant, ids) => {
-    const unique = [...new Set(ids)];
-    if (unique.length === 0) return TE.right([]);
+    if (ids.length === 0) return TE.right([]);
     return pipe(
-      unique.length === 1 ? run(conn, 'read', FIND_ONE, [tenant.orgId, tenant.mode, unique[0]]) : run(conn, 'read', FIND_BY_IDS, [tenant.orgId, tenant.mode, unique]),
+      run(conn, 'read', FIND_BY_IDS, [
+        tenant.orgId,
+        tenant.mode,
+        [...new Set(ids)],
+      ]),
       TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
     );
   },
@@ -149,7 +131,6 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     if (unique.length === 0) return TE.right(undefined);
     // Some document is linked to another request, or is not in this tenant at all.
     const conflict = () => concurrentModification('document', unique.join(','));
-    if (unique.length === 1) return writeOne(conn, ATTACH_ONE, [tenant.orgId, tenant.mode, unique[0], requestId], conflict);
     return write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], (r) => (r.rowCount === unique.length ? null : conflict()), conflict, ATTACH_RAISING);
   },
 

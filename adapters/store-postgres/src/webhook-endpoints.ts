@@ -50,16 +50,20 @@ export const FIND_SUBSCRIBED_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endp
   ORDER BY created_at, id`;
 
 /**
- * Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). The tenant
- * is compared with `IS NOT DISTINCT FROM`, which no index can serve (for these NOT NULL columns it means `=`), so
- * that the id is the only condition an index can take: a generic plan made while the table was small kept the
- * tenant's range of the page index instead, and read the tenant's every endpoint (the plan cache test counts pages).
+ * Resets an endpoint's run of failures; a healthy endpoint's row does not match (see `clearFailures`). Planned at
+ * every call: the marker sits in a subquery with no FROM, where its cost counts on every generic plan; the tenant is
+ * compared with `IS NOT DISTINCT FROM` (for these NOT NULL columns, `=`), which no index can serve, so that the
+ * planner, on a table grown without ANALYZE, cannot take the tenant's range of the page index. With the marker in
+ * the WHERE, PostgreSQL kept generic plans made while the table held a row or none, which read the tenant's range of
+ * the page index, or walked the whole of it (it holds `id` as its last column): 189 pages for one endpoint among
+ * 20,000 (the plan cache test counts pages).
  */
 export const CLEAR_FAILURES = plannedPerCall(
   'webhook_endpoints_clear_failures',
   4,
   (m) => `UPDATE webhook_endpoints SET consecutive_final_failures = 0, failing_since = NULL, updated_at = $1, version = version + 1
-  WHERE id = $2 AND (org_id, mode) IS NOT DISTINCT FROM ($3::text, $4::text) AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL) AND ${m}`,
+  WHERE id = (SELECT $2::text WHERE ${m}) AND (org_id, mode) IS NOT DISTINCT FROM ($3::text, $4::text)
+    AND (consecutive_final_failures <> 0 OR failing_since IS NOT NULL)`,
 );
 
 /**
