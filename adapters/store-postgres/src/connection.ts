@@ -276,7 +276,8 @@ export const changeOne = (change: string, name?: string): OneRowWrite => ({
  * The raising form carries the marker on `expectRows`' outer query too, which has no FROM: its cost counts on every
  * generic plan there, so that form is planned at every call. With the marker in the change's WHERE alone,
  * PostgreSQL kept generic plans made while the table was small that walk a whole index of which `id` is not the
- * first column (an attacker's review: 1,836 pages for one document among 100,000, 192 for one job among 20,000).
+ * first column (an attacker's review, of an attach of one document by id and of a job's completion: 1,836 pages
+ * for one document among 100,000, 192 for one job among 20,000).
  * `keyIndexOnly`: no index of the table but its primary key holds any column the change's WHERE names, so a plan
  * that uses an index uses the key's: the raising form then keeps its marker in the change's WHERE only, and keeps a
  * generic plan, as the answered form does. (The plan cache test checks the claim against the table's indexes.)

@@ -67,7 +67,7 @@ export const documentsContract = (h: Harness) =>
       expect((await ok(h().stores.documents.findById(TENANT_A, taken.id)))?.signatureRequestId).toBe('req_1');
     });
 
-    // One document, the usual request's, may take statements of its own (PostgreSQL does): the same rules hold.
+    // One document, the usual request's: the same rules as several, whatever statements a store runs for it.
     it('one listed document, listed once or twice: found, linked, linked again harmlessly; elsewhere, unknown or a stranger\'s, it fails and links nothing', async () => {
       const [doc, taken] = [makeDocument(TENANT_A), makeDocument(TENANT_A, { signatureRequestId: 'req_1' })];
       for (const d of [doc, taken]) await ok(h().stores.documents.insert(d));
