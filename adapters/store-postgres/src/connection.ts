@@ -54,8 +54,9 @@ export const prepared = (name: string, text: string): Prepared => ({ name: regis
 
 /**
  * A named statement, parsed once per connection, that PostgreSQL plans for each call's values rather than run
- * a generic plan that scans a table (see `Prepared`). `text` gets the condition to add to the WHERE of its
- * outer query, `esig_planned_per_call($n)`, with a parameter after the caller's `params` that is always 1.
+ * a generic plan that scans a table (see `Prepared`). `text` gets the condition to add to a WHERE, usually its
+ * outer query's (see `changeOnePlannedPerCall` and `CLEAR_FAILURES` for the other places):
+ * `esig_planned_per_call($n)`, with a parameter after the caller's `params` that is always 1.
  * Planned for a call's values, that condition is true and dropped; in a generic plan it stays, and on a scan
  * of a table (or a join, or a query with no FROM) its cost makes the plan 2,500 of the planner's units dearer
  * (a lookup by primary key costs 8), so PostgreSQL does not keep it (migration 0012 says how). PostgreSQL does
@@ -278,11 +279,17 @@ export const changeOne = (change: string, name?: string): OneRowWrite => ({
  * PostgreSQL kept generic plans made while the table was small that walk a whole index of which `id` is not the
  * first column (an attacker's review, of an attach of one document by id and of a job's completion: 1,836 pages
  * for one document among 100,000, 192 for one job among 20,000).
- * `keyIndexOnly`: no index of the table but its primary key holds any column the change's WHERE names, so a plan
- * that uses an index uses the key's: the raising form then keeps its marker in the change's WHERE only, and keeps a
- * generic plan, as the answered form does. (The plan cache test checks the claim against the table's indexes.)
+ * `keyIndexOnly`: declares that no index of the table but its primary key holds any column the change's WHERE
+ * names, so a plan that uses an index uses the key's: the raising form then keeps its marker in the change's WHERE
+ * only, and keeps a generic plan, as the answered form does. (The plan cache test checks the claim against the
+ * table's indexes.)
  */
-export const changeOnePlannedPerCall = (name: string, params: number, change: (marker: string) => string, keyIndexOnly = false): OneRowWrite => ({
+export const changeOnePlannedPerCall = (
+  name: string,
+  params: number,
+  change: (marker: string) => string,
+  { keyIndexOnly = false }: { readonly keyIndexOnly?: boolean } = {},
+): OneRowWrite => ({
   text: plannedPerCall(name, params, change),
   raising: plannedPerCall(`${name}_raising`, params, (marker) => expectRows(change(marker), 1, keyIndexOnly ? undefined : marker)),
 });

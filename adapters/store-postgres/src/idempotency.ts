@@ -45,7 +45,7 @@ export const COMPLETE = changeOnePlannedPerCall(
   'idempotency_complete',
   4,
   (m) => `UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4 AND ${m}`,
-  true,
+  { keyIndexOnly: true },
 );
 
 /** The statement parameters for a record, after checking it with the codec that reads it back. */
