@@ -251,11 +251,22 @@ describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
   });
 });
 
+/**
+ * undici offers an answered connection again one turn of the event loop after the answer (in case a receiver
+ * closes it although it said keep-alive), so a delivery sent in the very turn the last one was answered opens
+ * a connection of its own. A worker's next delivery comes turns later (its outcome is committed first): these
+ * tests let one turn pass between deliveries, as that does.
+ */
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
 describe('kept-alive connections, with every delivery checked', () => {
   it('two deliveries to the same endpoint share one TLS connection', async () => {
     const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
     const s = sender();
-    for (let i = 0; i < 2; i++) expect(answered(await s.send(request(`https://127.0.0.1:${rx.port}/hook`))()).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      await nextTurn();
+      expect(answered(await s.send(request(`https://127.0.0.1:${rx.port}/hook`))()).status).toBe(200);
+    }
     expect(rx.requests).toHaveLength(2);
     expect(rx.connections()).toBe(1);
   });
@@ -295,6 +306,7 @@ describe('kept-alive connections, with every delivery checked', () => {
     // Back to the checked address: the open connection is used again.
     table.localhost = ['127.0.0.1'];
     later();
+    await nextTurn();
     answered(await s.send(request(url))());
     expect(rx.requests).toHaveLength(2);
     expect(rx.connections()).toBe(1);
