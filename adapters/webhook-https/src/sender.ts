@@ -1,10 +1,10 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { isIP } from 'node:net';
+import { Socket, isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type { WebhookRequest, WebhookResponse, WebhookSender, WebhookTransportError } from '@esig/core';
-import { Pool } from 'undici';
+import { Client, buildConnector } from 'undici';
 import { type AllowList, checkAddressWith, compileAllowList, normaliseHostName } from './address-rules.js';
 import { reusedResolutions } from './resolutions.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -53,7 +53,7 @@ export const DEFAULT_USER_AGENT = 'esig-webhooks/1.0 (+https://github.com/esig)'
 export const BODY_EXCERPT_BYTES = 1024;
 
 /** Headers this sender writes itself; a caller's value for one of them is dropped. */
-const OWN_HEADERS = new Set(['host', 'content-type', 'content-length', 'user-agent', 'transfer-encoding', 'connection']);
+const OWN_HEADERS = new Set(['host', 'content-type', 'content-length', 'user-agent', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te']);
 
 const defaultResolve = async (host: string): Promise<readonly string[]> =>
   (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
@@ -122,14 +122,11 @@ interface Deadline {
   onExpire: (() => void) | null;
 }
 
-/** Connection pools kept at most before idle ones are dropped (one per endpoint and address set in use). */
+/** Pools kept at most before idle ones are dropped (one per endpoint and address set in use). */
 const MAX_IDLE_POOLS = 64;
 
-/**
- * The longest a connection may take to open, TLS handshake included. A delivery's own deadline ends the delivery
- * sooner; this ends the attempt to connect, which a pool carries on with for a request waiting on it.
- */
-const CONNECT_TIMEOUT_MS = 10_000;
+/** Idle connections a pool keeps at most; past it, a connection whose delivery ends is closed. */
+const MAX_IDLE_PER_POOL = 32;
 
 /** A header name as the receiver's answer carries it (bytes, read as latin1 like Node's parser). */
 const RETRY_AFTER = 'retry-after';
@@ -144,30 +141,48 @@ const retryAfterOf = (raw: ReadonlyArray<Buffer | string>): string | undefined =
 };
 
 /** What undici calls a request it refused to build (a header value with a line break, say): nothing was sent. */
-const NOT_SENT = 'UND_ERR_INVALID_ARG';
-/** undici's own connect deadline. */
-const CONNECT_TIMEOUT = 'UND_ERR_CONNECT_TIMEOUT';
+const NOT_SENT = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
 
 /**
- * A `WebhookSender` over HTTPS (undici's HTTP/1.1 client, one request at a time per connection). Each `send` parses the URL, resolves the host once,
+ * One connection at a time: an undici `Client` (it opens the connection again when one closes while idle), and
+ * the socket it is opening or has open, so that a deadline can end a connect still under way.
+ */
+interface Lane {
+  client: Client;
+  socket: Socket | null;
+}
+
+/** The connections of one (port, host name, checked address set): those free, and how many are in use. */
+interface LanePool {
+  readonly idle: Lane[];
+  busy: number;
+}
+
+const noop = () => undefined;
+
+/**
+ * A `WebhookSender` over HTTPS (undici's HTTP/1.1 client). Each `send` parses the URL, resolves the host once,
  * checks every address, and connects only to those addresses (the host name still drives SNI, certificate
  * checking and the Host header). Certificates are always verified; redirects are never followed; the whole
- * exchange, resolution included, must finish within `timeoutMs`.
+ * exchange, resolution and connect included, must finish within `timeoutMs`.
  *
  * Connections are kept alive and reused, without weakening that: each `send` still resolves and checks first,
- * and then takes its connection from the pool of exactly (port, host name, the set of addresses just checked).
+ * and then takes a connection from the pool of exactly (port, host name, the set of addresses just checked).
  * Every connection of that pool was opened through the same pinned lookup, so it leads to one of those
  * addresses, all of which passed the check of this very delivery. When the name resolves differently (DNS
  * rebinding to a private address, say), the new set is checked and refused before any pool is asked, or, if it
  * passes, lands in another pool: a connection to an old address is never reused for a new answer.
  *
- * undici offers an answered connection again one turn of the event loop later (it first reads whatever the
- * receiver sent unasked), so a delivery sent in the very turn another was answered opens a connection of its
- * own: a pool holds up to about twice the deliveries in flight at once.
+ * A delivery has its connection to itself until it ends. One that ends without a complete answer (its deadline,
+ * a transport error, an answer cut at the excerpt's length) closes it, a connect under way included, and it is
+ * never used again: undici's own pool would open a new connection for a request it gave up. undici reads
+ * whatever the receiver sent unasked on an idle connection before it writes the next request there.
  *
  * Why undici and not `node:https`: a kept-alive POST through undici's `dispatch` cost 36 µs of CPU on this
  * project's machine against 81–88 µs through an `https.Agent` (20,000 POSTs, 16 at a time, to one receiver),
- * and a webhook worker's rate is bounded by its CPU per delivery (`npm run bench:sender`).
+ * and a webhook worker's rate is bounded by its CPU per delivery (`npm run bench:sender`). One difference:
+ * undici fails an answer that starts with an unasked `100 Continue` (other 1xx are skipped), where Node's
+ * client skipped it too; such a delivery fails as `connect`.
  */
 export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
@@ -181,62 +196,91 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
 
   const keepAlive = opts.keepAlive ?? true;
   const idleSocketMs = opts.idleSocketMs ?? 4_000;
-  const pools = new Map<string, Pool>();
-  /** The pool whose connections all lead to an address of `target.addresses` on `target.port`, for `target.host`. */
-  const poolFor = (target: Extract<Checked, { ok: true }>): Pool => {
+  if (!Number.isFinite(idleSocketMs) || idleSocketMs < 1) throw new RangeError(`idleSocketMs must be a number of milliseconds of at least 1, got ${idleSocketMs}`);
+  const pools = new Map<string, LanePool>();
+  const connectors = new Map<string, buildConnector.connector>();
+
+  /** A free connection of exactly `target`'s checked addresses, or a new one; counted as in use. */
+  const take = (target: Extract<Checked, { ok: true }>): { pool: LanePool; lane: Lane } => {
     const key = `${target.port}|${target.host}|${[...target.addresses].sort().join(',')}`;
     let pool = pools.get(key);
     if (pool === undefined) {
       if (pools.size >= MAX_IDLE_POOLS)
-        for (const [k, p] of pools) {
-          const { running, pending, queued } = p.stats;
-          if (running + pending + queued === 0) {
-            // Nothing in flight: closing ends its idle connections; a late failure to do so has no one to tell.
-            p.close().catch(() => undefined);
+        for (const [k, p] of pools)
+          if (p.busy === 0) {
+            for (const lane of p.idle) lane.client.close().catch(noop);
             pools.delete(k);
+            connectors.delete(k);
           }
-        }
-      pool = new Pool(`https://${target.literal && target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`, {
-        // The send's own deadline bounds the exchange; undici's would only race it.
-        headersTimeout: 0,
-        bodyTimeout: 0,
-        // Idle connections close after this, sooner when the receiver's `Keep-Alive: timeout=` says so: a second
-        // under its timeout, so that it rarely closes one just as it is reused.
-        keepAliveTimeout: idleSocketMs,
-        keepAliveMaxTimeout: idleSocketMs,
-        keepAliveTimeoutThreshold: 1_000,
-        connect: {
-          // Every connection of this pool goes to an address of this set, whatever the name resolves to later.
-          lookup: pinnedLookup(target.addresses),
-          rejectUnauthorized: true,
-          timeout: CONNECT_TIMEOUT_MS,
-          ...(secureContext === undefined ? {} : { secureContext }),
-        },
-      });
+      pool = { idle: [], busy: 0 };
       pools.set(key, pool);
     }
-    return pool;
+    pool.busy += 1;
+    for (let lane = pool.idle.pop(); lane !== undefined; lane = pool.idle.pop()) if (!lane.client.destroyed && !lane.client.closed) return { pool, lane };
+    let connector = connectors.get(key);
+    if (connector === undefined) {
+      connector = buildConnector({
+        // Every connection of this pool goes to an address of this set, whatever the name resolves to later.
+        lookup: pinnedLookup(target.addresses),
+        rejectUnauthorized: true,
+        // No deadline of its own: the delivery's ends the connect (see `end`), however long `timeoutMs` is.
+        timeout: 0,
+        ...(secureContext === undefined ? {} : { secureContext }),
+      });
+      connectors.set(key, connector);
+    }
+    const open = connector;
+    const lane: Lane = { client: undefined as unknown as Client, socket: null };
+    lane.client = new Client(`https://${target.literal && target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`, {
+      connect: (options, callback) => {
+        // undici's connector returns the socket it opens (its typings say nothing); the test of a handshake that
+        // never completes fails if that ever changes.
+        const socket: unknown = open(options, callback);
+        lane.socket = socket instanceof Socket ? socket : null;
+      },
+      // The send's own deadline bounds the exchange; undici's would only race it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      // An idle connection closes after this, sooner when the receiver's `Keep-Alive: timeout=` says so: a second
+      // under its timeout, so that it rarely closes one just as it is reused.
+      keepAliveTimeout: idleSocketMs,
+      keepAliveMaxTimeout: idleSocketMs,
+      keepAliveTimeoutThreshold: 1_000,
+    });
+    return { pool, lane };
+  };
+  /** A delivery is done with its connection: kept for the next one after a complete answer, else closed for good. */
+  const give = (pool: LanePool, lane: Lane, reusable: boolean) => {
+    pool.busy -= 1;
+    if (reusable && keepAlive && pool.idle.length < MAX_IDLE_PER_POOL) pool.idle.push(lane);
+    else if (reusable) lane.client.close().catch(noop);
+    else {
+      // A connect under way included: undici would otherwise finish it (and keep the process alive) for no one.
+      lane.socket?.destroy();
+      lane.client.destroy().catch(noop);
+    }
   };
 
   const check = makeTargetCheck(opts);
 
   const exchange = (target: Extract<Checked, { ok: true }>, request: WebhookRequest, deadline: Deadline, elapsed: () => number): Promise<WebhookResponse> =>
     new Promise((settle) => {
+      if (deadline.expired) {
+        settle({ _tag: 'NoAnswer', error: 'timeout', detail: `no complete answer within ${request.timeoutMs} ms`, durationMs: elapsed() });
+        return;
+      }
+      const { pool, lane } = take(target);
       let done = false;
-      // undici's way to end this request, once it is on a connection (not while it waits for one to open).
-      let abort: ((reason?: Error) => void) | null = null;
-      const finish = (r: WebhookResponse) => {
+      /** Settles once; the connection goes back to the pool only after a complete answer. */
+      const finish = (r: WebhookResponse, complete: boolean) => {
         if (done) return;
         done = true;
         deadline.onExpire = null;
+        give(pool, lane, complete);
         settle(r);
       };
-      const noAnswer = (error: WebhookTransportError, detail: string) => finish({ _tag: 'NoAnswer', error, detail, durationMs: elapsed() });
-      const timedOut = () => noAnswer('timeout', `no complete answer within ${request.timeoutMs} ms`);
-      if (deadline.expired) {
-        timedOut();
-        return;
-      }
+      const noAnswer = (error: WebhookTransportError, detail: string) => finish({ _tag: 'NoAnswer', error, detail, durationMs: elapsed() }, false);
+      deadline.onExpire = () => noAnswer('timeout', `no complete answer within ${request.timeoutMs} ms`);
 
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(request.headers)) if (!OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
@@ -247,29 +291,23 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
       let retryAfter: string | undefined;
       const chunks: Buffer[] = [];
       let kept = 0;
-      const answered = () =>
-        finish({
-          _tag: 'Answered',
-          status,
-          bodyExcerpt: decoder.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)),
-          retryAfterS: parseRetryAfter(retryAfter, now()),
-          durationMs: elapsed(),
-        });
-      const stop = () => abort?.(new Error('the webhook sender is done with this exchange'));
-      deadline.onExpire = () => {
-        timedOut();
-        stop();
-      };
+      const answered = (complete: boolean) =>
+        finish(
+          {
+            _tag: 'Answered',
+            status,
+            bodyExcerpt: decoder.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)),
+            retryAfterS: parseRetryAfter(retryAfter, now()),
+            durationMs: elapsed(),
+          },
+          complete,
+        );
       // undici writes the headers as latin1 and the body (a string) as UTF-8, and sets Content-Length itself.
-      // `reset` asks for `Connection: close` and no reuse: a connection per delivery when keepAlive is off.
-      poolFor(target).dispatch(
+      // `reset` sends `Connection: close`: one connection per delivery when keepAlive is off.
+      lane.client.dispatch(
         { method: 'POST', path: target.path, headers, body: request.body, ...(keepAlive ? {} : { reset: true }) },
         {
-          onConnect: (a: (reason?: Error) => void) => {
-            abort = a;
-            // Timed out while it waited for its connection: it goes no further.
-            if (done) stop();
-          },
+          onConnect: noop,
           onHeaders: (statusCode: number, raw: Buffer[]) => {
             if (done) return false;
             status = statusCode;
@@ -281,19 +319,14 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
             const take = chunk.subarray(0, BODY_EXCERPT_BYTES - kept);
             chunks.push(take);
             kept += take.length;
-            if (kept >= BODY_EXCERPT_BYTES) {
-              // Enough for the log: stop reading rather than download whatever the receiver sends.
-              answered();
-              stop();
-              return false;
-            }
-            return true;
+            // Enough for the log: stop reading (and close the connection) rather than download whatever the receiver sends.
+            if (kept >= BODY_EXCERPT_BYTES) answered(false);
+            return !done;
           },
-          onComplete: answered,
+          onComplete: () => answered(true),
           onError: (e: Error) => {
             const code = (e as { code?: unknown }).code;
-            if (code === NOT_SENT) noAnswer('connect', `request not sent: ${describeError(e)}`);
-            else if (code === CONNECT_TIMEOUT) noAnswer('timeout', describeError(e));
+            if (typeof code === 'string' && NOT_SENT.has(code)) noAnswer('connect', `request not sent: ${describeError(e)}`);
             else noAnswer(classifyTransportError(e), describeError(e));
           },
         },

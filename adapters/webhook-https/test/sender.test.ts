@@ -4,6 +4,7 @@ import { onItsTimer } from '@esig/testkit/timers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_EXCERPT_BYTES, DEFAULT_USER_AGENT, createHttpsWebhookSender } from '../src/index.js';
 import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures.js';
+import { rawReceiver, silentTcp, slowProxy } from './raw-receivers.js';
 
 const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuv';
 const T = 1_700_000_000;
@@ -251,22 +252,11 @@ describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
   });
 });
 
-/**
- * undici offers an answered connection again one turn of the event loop after the answer (in case a receiver
- * closes it although it said keep-alive), so a delivery sent in the very turn the last one was answered opens
- * a connection of its own. A worker's next delivery comes turns later (its outcome is committed first): these
- * tests let one turn pass between deliveries, as that does.
- */
-const nextTurn = () => new Promise<void>((r) => setImmediate(r));
-
 describe('kept-alive connections, with every delivery checked', () => {
   it('two deliveries to the same endpoint share one TLS connection', async () => {
     const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
     const s = sender();
-    for (let i = 0; i < 2; i++) {
-      await nextTurn();
-      expect(answered(await s.send(request(`https://127.0.0.1:${rx.port}/hook`))()).status).toBe(200);
-    }
+    for (let i = 0; i < 2; i++) expect(answered(await s.send(request(`https://127.0.0.1:${rx.port}/hook`))()).status).toBe(200);
     expect(rx.requests).toHaveLength(2);
     expect(rx.connections()).toBe(1);
   });
@@ -306,7 +296,6 @@ describe('kept-alive connections, with every delivery checked', () => {
     // Back to the checked address: the open connection is used again.
     table.localhost = ['127.0.0.1'];
     later();
-    await nextTurn();
     answered(await s.send(request(url))());
     expect(rx.requests).toHaveLength(2);
     expect(rx.connections()).toBe(1);
@@ -337,5 +326,91 @@ describe('kept-alive connections, with every delivery checked', () => {
     const each = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => (calls.push(host), ['127.0.0.1']), resolutionCacheMs: 0 });
     for (let i = 0; i < 3; i++) answered(await each.send(request(url))());
     expect(calls).toHaveLength(5);
+  });
+});
+
+/** Polls `probe` until it holds; the bound only limits how long a broken sender is waited for. */
+const until = async (probe: () => boolean, what: string, ms = 5_000) => {
+  const end = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > end) throw new Error(`still not so after ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * A delivery that ends without a complete answer closes its connection, and nothing opens another for it. (Found
+ * by review when the sender moved to undici: its own pool opened a fresh connection for every request it gave up,
+ * and carried on with a connect whose delivery had timed out, for up to 10 s.)
+ */
+describe('a delivery that ends early lets its connection go', () => {
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    await Promise.all(closers.splice(0).map((c) => c()));
+  });
+
+  it('a deadline during the TLS handshake closes the connection under way', async () => {
+    const srv = await silentTcp();
+    closers.push(srv.close);
+    const r = noAnswer(await sender().send(request(`https://127.0.0.1:${srv.port}/`, { timeoutMs: 300 }))());
+    expect(r.error).toBe('timeout');
+    // Left to undici, the socket stayed until its own 10 s connect deadline, and held the process up as long.
+    await until(() => srv.openSockets() === 0, 'the receiver still holds the connection');
+  });
+
+  it('a deadline on an open connection closes it, and no other connection is opened', async () => {
+    const srv = await rawReceiver(cert, () => undefined);
+    closers.push(srv.close);
+    expect(noAnswer(await sender().send(request(`https://127.0.0.1:${srv.port}/`, { timeoutMs: 300 }))()).error).toBe('timeout');
+    await until(() => srv.openSockets() === 0, 'the receiver still holds a connection');
+    await sleep(200);
+    expect(srv.connections()).toBe(1);
+    expect(srv.requests).toHaveLength(1);
+  });
+
+  it('fifty deliveries that time out together leave nothing open', async () => {
+    const srv = await rawReceiver(cert, () => undefined);
+    closers.push(srv.close);
+    const s = sender();
+    const rs = await Promise.all(Array.from({ length: 50 }, () => s.send(request(`https://127.0.0.1:${srv.port}/`, { timeoutMs: 500 }))()));
+    expect(rs.map((r) => noAnswer(r).error)).toEqual(Array.from({ length: 50 }, () => 'timeout'));
+    await until(() => srv.openSockets() === 0, 'the receiver still holds connections');
+    await sleep(200);
+    expect(srv.connections()).toBe(50);
+  });
+
+  it('a request whose connection opens only after its deadline is never written', async () => {
+    const target = await rawReceiver(cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    const proxy = await slowProxy(target.port, 700);
+    closers.push(target.close, proxy.close);
+    expect(noAnswer(await sender().send(request(`https://127.0.0.1:${proxy.port}/`, { timeoutMs: 300 }))()).error).toBe('timeout');
+    await sleep(1_000);
+    expect(target.requests).toHaveLength(0);
+  });
+
+  it('an answer cut at the excerpt closes its connection, and the next delivery opens one of its own', async () => {
+    const srv = await rawReceiver(cert, (sock) => sock.write(`HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n${'x'.repeat(5000)}`));
+    closers.push(srv.close);
+    const s = sender();
+    for (let i = 0; i < 2; i++) expect(answered(await s.send(request(`https://127.0.0.1:${srv.port}/`))()).bodyExcerpt).toHaveLength(BODY_EXCERPT_BYTES);
+    await until(() => srv.openSockets() === 0, 'the receiver still holds a connection');
+    // Two deliveries, two connections: undici's pool opened a spare one after each cut (four in all).
+    expect(srv.connections()).toBe(2);
+  });
+});
+
+describe('what a caller may not set', () => {
+  it('hop-by-hop headers a caller passes (Keep-Alive, Upgrade, Expect, TE) are dropped, and the delivery is sent', async () => {
+    const rx = await receiver((_req, res) => res.writeHead(200).end('ok'));
+    const base = request(`https://127.0.0.1:${rx.port}/`);
+    const r = await sender().send({ ...base, headers: { ...base.headers, 'Keep-Alive': 'timeout=5', Upgrade: 'h2c', Expect: '100-continue', TE: 'trailers' } })();
+    expect(answered(r).status).toBe(200);
+    const got = rx.requests[0]!.headers;
+    expect([got['keep-alive'], got.upgrade, got.expect, got.te]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it('refuses an idle connection lifetime that is not a positive number of milliseconds, when it is made', () => {
+    for (const idleSocketMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => sender({ idleSocketMs })).toThrow(RangeError);
   });
 });
