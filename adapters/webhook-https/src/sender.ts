@@ -150,6 +150,7 @@ const NOT_SENT = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
 interface Lane {
   client: Client;
   socket: Socket | null;
+  readonly pool: LanePool;
 }
 
 /** The connections of one (port, host name, checked address set): those free, and how many are in use. */
@@ -230,13 +231,24 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
       connectors.set(key, connector);
     }
     const open = connector;
-    const lane: Lane = { client: undefined as unknown as Client, socket: null };
+    const lane: Lane = { client: undefined as unknown as Client, socket: null, pool };
     lane.client = new Client(`https://${target.literal && target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`, {
       connect: (options, callback) => {
         // undici's connector returns the socket it opens (its typings say nothing); the test of a handshake that
         // never completes fails if that ever changes.
         const socket: unknown = open(options, callback);
-        lane.socket = socket instanceof Socket ? socket : null;
+        if (!(socket instanceof Socket)) return;
+        lane.socket = socket;
+        // An idle connection that closes (its idle time out, or the receiver's) takes its lane with it: a pool
+        // keeps no clients without a connection.
+        socket.once('close', () => {
+          if (lane.socket !== socket) return;
+          lane.socket = null;
+          const at = lane.pool.idle.indexOf(lane);
+          if (at < 0) return;
+          lane.pool.idle.splice(at, 1);
+          lane.client.close().catch(noop);
+        });
       },
       // The send's own deadline bounds the exchange; undici's would only race it.
       headersTimeout: 0,
@@ -252,7 +264,7 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
   /** A delivery is done with its connection: kept for the next one after a complete answer, else closed for good. */
   const give = (pool: LanePool, lane: Lane, reusable: boolean) => {
     pool.busy -= 1;
-    if (reusable && keepAlive && pool.idle.length < MAX_IDLE_PER_POOL) pool.idle.push(lane);
+    if (reusable && keepAlive && lane.socket !== null && pool.idle.length < MAX_IDLE_PER_POOL) pool.idle.push(lane);
     else if (reusable) lane.client.close().catch(noop);
     else {
       // A connect under way included: undici would otherwise finish it (and keep the process alive) for no one.
@@ -326,7 +338,9 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
           onComplete: () => answered(true),
           onError: (e: Error) => {
             const code = (e as { code?: unknown }).code;
-            if (typeof code === 'string' && NOT_SENT.has(code)) noAnswer('connect', `request not sent: ${describeError(e)}`);
+            // Refused before anything was written: the connection is as good as before, and goes back to the pool.
+            if (typeof code === 'string' && NOT_SENT.has(code))
+              finish({ _tag: 'NoAnswer', error: 'connect', detail: `request not sent: ${describeError(e)}`, durationMs: elapsed() }, true);
             else noAnswer(classifyTransportError(e), describeError(e));
           },
         },

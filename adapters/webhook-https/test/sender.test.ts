@@ -410,6 +410,20 @@ describe('what a caller may not set', () => {
     expect([got['keep-alive'], got.upgrade, got.expect, got.te]).toEqual([undefined, undefined, undefined, undefined]);
   });
 
+  it('a delivery refused before sending does not cost a kept connection', async () => {
+    const srv = await rawReceiver(cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    try {
+      const s = sender();
+      const url = `https://127.0.0.1:${srv.port}/`;
+      expect(answered(await s.send(request(url))()).status).toBe(200);
+      expect(noAnswer(await s.send(request(url, { headers: { 'X-V': 'a\r\nb' } }))()).error).toBe('connect');
+      expect(answered(await s.send(request(url))()).status).toBe(200);
+      expect(srv.connections()).toBe(1);
+    } finally {
+      await srv.close();
+    }
+  });
+
   it('refuses an idle connection lifetime that is not a positive number of milliseconds, when it is made', () => {
     for (const idleSocketMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => sender({ idleSocketMs })).toThrow(RangeError);
   });
