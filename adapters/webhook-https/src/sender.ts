@@ -182,8 +182,8 @@ const noop = () => undefined;
  * Why undici and not `node:https`: a kept-alive POST through undici's `dispatch` cost 36 µs of CPU on this
  * project's machine against 81–88 µs through an `https.Agent` (20,000 POSTs, 16 at a time, to one receiver),
  * and a webhook worker's rate is bounded by its CPU per delivery (`npm run bench:sender`). One difference:
- * undici fails an answer that starts with an unasked `100 Continue` (other 1xx are skipped), where Node's
- * client skipped it too; such a delivery fails as `connect`.
+ * undici fails an answer that starts with an unasked `100 Continue` (it skips the other 1xx), which Node's
+ * client skipped like any 1xx; such a delivery fails as `connect`.
  */
 export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): WebhookSender => {
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
@@ -224,7 +224,7 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
         // Every connection of this pool goes to an address of this set, whatever the name resolves to later.
         lookup: pinnedLookup(target.addresses),
         rejectUnauthorized: true,
-        // No deadline of its own: the delivery's ends the connect (see `end`), however long `timeoutMs` is.
+        // No deadline of its own: the delivery's ends the connect (see `give`), however long `timeoutMs` is.
         timeout: 0,
         ...(secureContext === undefined ? {} : { secureContext }),
       });
