@@ -153,10 +153,14 @@ interface Lane {
   readonly pool: LanePool;
 }
 
-/** The connections of one (port, host name, checked address set): those free, and how many are in use. */
+/**
+ * The connections of one (port, host name, checked address set): those free, how many are in use, and the
+ * connector that opens them, pinned to that address set.
+ */
 interface LanePool {
   readonly idle: Lane[];
   busy: number;
+  readonly connect: buildConnector.connector;
 }
 
 const noop = () => undefined;
@@ -199,10 +203,9 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
   const idleSocketMs = opts.idleSocketMs ?? 4_000;
   if (!Number.isFinite(idleSocketMs) || idleSocketMs < 1) throw new RangeError(`idleSocketMs must be a number of milliseconds of at least 1, got ${idleSocketMs}`);
   const pools = new Map<string, LanePool>();
-  const connectors = new Map<string, buildConnector.connector>();
 
   /** A free connection of exactly `target`'s checked addresses, or a new one; counted as in use. */
-  const take = (target: Extract<Checked, { ok: true }>): { pool: LanePool; lane: Lane } => {
+  const take = (target: Extract<Checked, { ok: true }>): Lane => {
     const key = `${target.port}|${target.host}|${[...target.addresses].sort().join(',')}`;
     let pool = pools.get(key);
     if (pool === undefined) {
@@ -211,26 +214,24 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
           if (p.busy === 0) {
             for (const lane of p.idle) lane.client.close().catch(noop);
             pools.delete(k);
-            connectors.delete(k);
           }
-      pool = { idle: [], busy: 0 };
+      pool = {
+        idle: [],
+        busy: 0,
+        connect: buildConnector({
+          // Every connection of this pool goes to an address of this set, whatever the name resolves to later.
+          lookup: pinnedLookup(target.addresses),
+          rejectUnauthorized: true,
+          // No deadline of its own: the delivery's ends the connect (see `give`), however long `timeoutMs` is.
+          timeout: 0,
+          ...(secureContext === undefined ? {} : { secureContext }),
+        }),
+      };
       pools.set(key, pool);
     }
     pool.busy += 1;
-    for (let lane = pool.idle.pop(); lane !== undefined; lane = pool.idle.pop()) if (!lane.client.destroyed && !lane.client.closed) return { pool, lane };
-    let connector = connectors.get(key);
-    if (connector === undefined) {
-      connector = buildConnector({
-        // Every connection of this pool goes to an address of this set, whatever the name resolves to later.
-        lookup: pinnedLookup(target.addresses),
-        rejectUnauthorized: true,
-        // No deadline of its own: the delivery's ends the connect (see `give`), however long `timeoutMs` is.
-        timeout: 0,
-        ...(secureContext === undefined ? {} : { secureContext }),
-      });
-      connectors.set(key, connector);
-    }
-    const open = connector;
+    for (let lane = pool.idle.pop(); lane !== undefined; lane = pool.idle.pop()) if (!lane.client.destroyed && !lane.client.closed) return lane;
+    const open = pool.connect;
     const lane: Lane = { client: undefined as unknown as Client, socket: null, pool };
     lane.client = new Client(`https://${target.literal && target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`, {
       connect: (options, callback) => {
@@ -259,10 +260,11 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
       keepAliveMaxTimeout: idleSocketMs,
       keepAliveTimeoutThreshold: 1_000,
     });
-    return { pool, lane };
+    return lane;
   };
   /** A delivery is done with its connection: kept for the next one after a complete answer, else closed for good. */
-  const give = (pool: LanePool, lane: Lane, reusable: boolean) => {
+  const give = (lane: Lane, reusable: boolean) => {
+    const { pool } = lane;
     pool.busy -= 1;
     if (reusable && keepAlive && lane.socket !== null && pool.idle.length < MAX_IDLE_PER_POOL) pool.idle.push(lane);
     else if (reusable) lane.client.close().catch(noop);
@@ -281,14 +283,14 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
         settle({ _tag: 'NoAnswer', error: 'timeout', detail: `no complete answer within ${request.timeoutMs} ms`, durationMs: elapsed() });
         return;
       }
-      const { pool, lane } = take(target);
+      const lane = take(target);
       let done = false;
       /** Settles once; the connection goes back to the pool only after a complete answer. */
       const finish = (r: WebhookResponse, complete: boolean) => {
         if (done) return;
         done = true;
         deadline.onExpire = null;
-        give(pool, lane, complete);
+        give(lane, complete);
         settle(r);
       };
       const noAnswer = (error: WebhookTransportError, detail: string) => finish({ _tag: 'NoAnswer', error, detail, durationMs: elapsed() }, false);
