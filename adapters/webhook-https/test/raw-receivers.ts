@@ -1,9 +1,34 @@
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import { createServer as createTcpServer, connect as tcpConnect } from 'node:net';
 import { type TLSSocket, createServer as createTlsServer } from 'node:tls';
 import type { TestCert } from './fixtures.js';
 
 /** Receivers below HTTP, for answers a real server would not give and connections that go nowhere. */
+
+/**
+ * Listens on a free loopback port and keeps count of the server's open sockets (and of any other `track`ed):
+ * `close` destroys them all before it closes the server.
+ */
+const listening = async (server: Server) => {
+  const sockets = new Set<Socket>();
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+  };
+  server.on('connection', track);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    track,
+    openSockets: () => sockets.size,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+};
 
 export interface RawRequest {
   readonly conn: number;
@@ -17,7 +42,6 @@ export interface RawRequest {
  */
 export const rawReceiver = async (cert: TestCert, onRequest: (sock: TLSSocket, req: RawRequest) => void) => {
   const requests: RawRequest[] = [];
-  const sockets = new Set<Socket>();
   let conns = 0;
   const server = createTlsServer({ cert: cert.cert, key: cert.key }, (sock) => {
     const conn = conns++;
@@ -38,55 +62,22 @@ export const rawReceiver = async (cert: TestCert, onRequest: (sock: TLSSocket, r
     });
     sock.on('error', () => undefined);
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
   server.on('tlsClientError', () => undefined);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    requests,
-    connections: () => conns,
-    openSockets: () => sockets.size,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  const { port, openSockets, close } = await listening(server);
+  return { port, requests, connections: () => conns, openSockets, close };
 };
 
 /** A TCP server that accepts and never answers (no TLS handshake): a connect that never completes. */
 export const silentTcp = async () => {
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => undefined);
-    // Reads (and drops) the ClientHello, so that the client's FIN is seen.
-    s.resume();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    openSockets: () => sockets.size,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  // Reads (and drops) the ClientHello, so that the client's FIN is seen.
+  const { port, openSockets, close } = await listening(createTcpServer((s) => s.resume()));
+  return { port, openSockets, close };
 };
 
 /** A TCP proxy to `target` that forwards nothing until `delayMs` after it accepted: a slow handshake. */
 export const slowProxy = async (target: number, delayMs: number) => {
-  const sockets = new Set<Socket>();
   const server = createTcpServer((client) => {
-    sockets.add(client);
     client.pause();
-    client.on('error', () => undefined);
-    client.on('close', () => sockets.delete(client));
     setTimeout(() => {
       if (client.destroyed) return;
       const up = tcpConnect(target, '127.0.0.1', () => {
@@ -94,19 +85,11 @@ export const slowProxy = async (target: number, delayMs: number) => {
         up.pipe(client);
         client.resume();
       });
-      sockets.add(up);
-      up.on('close', () => (sockets.delete(up), client.destroy()));
-      up.on('error', () => undefined);
+      listener.track(up);
+      up.on('close', () => client.destroy());
       client.on('close', () => up.destroy());
     }, delayMs);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  const listener = await listening(server);
+  return { port: listener.port, close: listener.close };
 };

@@ -338,6 +338,11 @@ const until = async (probe: () => boolean, what: string, ms = 5_000) => {
   }
 };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** The raw receivers and proxies a test started, closed after it. */
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
 
 /**
  * A delivery that ends without a complete answer closes its connection, and nothing opens another for it. (Found
@@ -345,11 +350,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * and carried on with a connect whose delivery had timed out, for up to 10 s.)
  */
 describe('a delivery that ends early lets its connection go', () => {
-  const closers: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((c) => c()));
-  });
-
   it('a deadline during the TLS handshake closes the connection under way', async () => {
     const srv = await silentTcp();
     closers.push(srv.close);
@@ -412,16 +412,13 @@ describe('what a caller may not set', () => {
 
   it('a delivery refused before sending does not cost a kept connection', async () => {
     const srv = await rawReceiver(cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
-    try {
-      const s = sender();
-      const url = `https://127.0.0.1:${srv.port}/`;
-      expect(answered(await s.send(request(url))()).status).toBe(200);
-      expect(noAnswer(await s.send(request(url, { headers: { 'X-V': 'a\r\nb' } }))()).error).toBe('connect');
-      expect(answered(await s.send(request(url))()).status).toBe(200);
-      expect(srv.connections()).toBe(1);
-    } finally {
-      await srv.close();
-    }
+    closers.push(srv.close);
+    const s = sender();
+    const url = `https://127.0.0.1:${srv.port}/`;
+    expect(answered(await s.send(request(url))()).status).toBe(200);
+    expect(noAnswer(await s.send(request(url, { headers: { 'X-V': 'a\r\nb' } }))()).error).toBe('connect');
+    expect(answered(await s.send(request(url))()).status).toBe(200);
+    expect(srv.connections()).toBe(1);
   });
 
   it('refuses an idle connection lifetime that is not a positive number of milliseconds, when it is made', () => {
