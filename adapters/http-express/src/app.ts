@@ -305,7 +305,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
       );
       await respond(
         res,
-        executeIdempotently(deps)({ tenant: principal.tenant, key, fingerprint }, w.command, (r) => render(r, w)),
+        executeIdempotently(deps)({ tenant: principal.tenant, key, fingerprint, sealResponse: route.replayInClear !== true }, w.command, (r) => render(r, w)),
         (o) => sendStored(o.response, o.replayed),
       );
     });

@@ -77,6 +77,13 @@ export interface ReadRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed 
 
 export interface WriteRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed | undefined, B extends t.Mixed | undefined> extends RouteBase<P, Q, B> {
   readonly kind: 'write';
+  /**
+   * Set on a route whose answers, success or problem, show nothing the store does not hold in clear already
+   * (a resource's own representation): its idempotency records keep the response as sent. Every other
+   * route's are sealed; leave it unset for anything that can show a secret (a key, a webhook secret, a URL
+   * with a token).
+   */
+  readonly replayInClear?: true;
   /** May do checks outside any transaction (e.g. parse an upload) before producing the command. */
   readonly handle: (ctx: RouteContext<ParamsOf<P>, Decoded<Q>, Decoded<B>>) => TE.TaskEither<DomainError, WriteOp<any>>;
 }

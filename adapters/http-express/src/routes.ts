@@ -18,6 +18,7 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   // ---- Documents ---------------------------------------------------------------------------------
   write({
     method: 'post', path: '/api/v1/documents', operationId: 'uploadDocument', tag: 'Documents', scope: 'documents:write',
+    replayInClear: true,
     summary: 'Upload a PDF: raw `application/pdf` with `?name=`, or `multipart/form-data` with `file` and `name`.',
     query: c.UploadQuery, body: 'pdf',
     response: { status: 201, codec: c.DocumentResource, description: 'The stored document.' },
@@ -61,6 +62,7 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   // ---- Signature requests ------------------------------------------------------------------------
   write({
     method: 'post', path: '/api/v1/signature-requests', operationId: 'createSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    replayInClear: true,
     summary: 'Create a DRAFT signature request over uploaded documents (at most ESIG_MAX_PAGES_PER_REQUEST pages together, 1,000 by default).', body: c.CreateSignatureRequestBody,
     response: { status: 201, codec: c.SignatureRequestResource, description: 'The created request, including its id.' },
     handle: ({ principal, body }) => TE.right(op(core.createSignatureRequest(d)(principal, body), 201, presentSignatureRequest)),
@@ -81,24 +83,28 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   }),
   write({
     method: 'post', path: '/api/v1/signature-requests/{requestId}/recipients', operationId: 'addRecipient', tag: 'Signature requests', scope: 'signature_requests:write',
+    replayInClear: true,
     summary: 'Add a recipient (signer by default) to a DRAFT request.', params: { requestId: c.RequestId }, body: c.AddRecipientBody,
     response: { status: 201, codec: c.RecipientResource, description: 'The added recipient.' },
     handle: ({ principal, params, body }) => TE.right(op(core.addRecipient(d)(principal, params.requestId, body), 201, presentRecipient)),
   }),
   write({
     method: 'post', path: '/api/v1/signature-requests/{requestId}/fields', operationId: 'addField', tag: 'Signature requests', scope: 'signature_requests:write',
+    replayInClear: true,
     summary: 'Place a field for a signer on a page (PDF points, origin top-left of the page as displayed); the box must lie inside the page; only in DRAFT.', params: { requestId: c.RequestId }, body: c.AddFieldBody,
     response: { status: 201, codec: c.FieldResource, description: 'The placed field.' },
     handle: ({ principal, params, body }) => TE.right(op(core.addField(d)(principal, params.requestId, body), 201, presentField)),
   }),
   write({
     method: 'post', path: '/api/v1/signature-requests/{requestId}/send', operationId: 'sendSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    replayInClear: true,
     summary: 'Send the request: it leaves DRAFT and the invitations go out.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
     response: { status: 200, codec: c.SignatureRequestResource, description: 'The request after sending.' },
     handle: ({ principal, params }) => TE.right(op(core.sendSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
   }),
   write({
     method: 'post', path: '/api/v1/signature-requests/{requestId}/cancel', operationId: 'cancelSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    replayInClear: true,
     summary: 'Cancel a DRAFT or SENT request.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
     response: { status: 200, codec: c.SignatureRequestResource, description: 'The cancelled request.' },
     handle: ({ principal, params }) => TE.right(op(core.cancelSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),
@@ -106,6 +112,7 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
 
   write({
     method: 'post', path: '/api/v1/signature-requests/{requestId}/remind', operationId: 'remindSignatureRequest', tag: 'Signature requests', scope: 'signature_requests:write',
+    replayInClear: true,
     summary: 'Re-notify the signers whose turn it is and who have not signed.', params: { requestId: c.RequestId }, body: c.EmptyBody, emptyBodyAllowed: true,
     response: { status: 200, codec: c.SignatureRequestResource, description: 'The request; reminders are on their way.' },
     handle: ({ principal, params }) => TE.right(op(core.remindSignatureRequest(d)(principal, params.requestId), 200, presentSignatureRequest)),

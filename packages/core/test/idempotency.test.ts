@@ -364,6 +364,54 @@ describe.each(['serial', 'side by side'] as const)('executeIdempotently, transac
     expect(await right(call(ctx, { secret: 'esig_test_supersecretvalue000000000000' }))).toEqual({ ...first, replayed: true });
   });
 
+  it('keeps a response whose caller says it holds no secret as sent, marked so, and replays it; the default beside it stays sealed', async () => {
+    const { h, probe, call } = setup();
+    const clear = { tenant: TENANT, key: 'clear', fingerprint: 'fp', sealResponse: false };
+    const first = await right(call(clear, { title: 'NDA' }));
+    expect(await right(h.stores.idempotency.find(TENANT, 'clear'))).toMatchObject({ state: 'completed', response: { ...first.response, inClear: true } });
+    const replay = await right(call(clear, { title: 'NDA' }));
+    // Replayed as it was first answered, without the mark: that is the store's, not the response's.
+    expect(replay).toEqual({ ...first, replayed: true });
+    expect(replay.response).not.toHaveProperty('inClear');
+
+    const sealed = { tenant: TENANT, key: 'sealed', fingerprint: 'fp' };
+    const other = await right(call(sealed, { title: 'NDA' }));
+    const record = await right(h.stores.idempotency.find(TENANT, 'sealed'));
+    expect(record!.response).not.toHaveProperty('inClear');
+    expect(secrets.open(record!.response!.body)).toEqual(E.right(other.response.body));
+    expect(probe.runs).toBe(2);
+  });
+
+  it('replays a sealed record (as every record before the mark) to a call that now stores in clear', async () => {
+    const { probe, call } = setup();
+    const sealed = await right(call({ tenant: TENANT, key: 'k', fingerprint: 'fp' }));
+    expect(await right(call({ tenant: TENANT, key: 'k', fingerprint: 'fp', sealResponse: false }))).toEqual({ ...sealed, replayed: true });
+    expect(probe.runs).toBe(1);
+  });
+
+  it('replays no record marked in clear to a sealed call: such a row was not written by it', async () => {
+    const { h, probe, call } = setup();
+    await right(call({ tenant: TENANT, key: 'k', fingerprint: 'fp', sealResponse: false }));
+    // As a row forged in the database would be: in clear, marked, under a key whose calls are sealed.
+    expect(await left(call({ tenant: TENANT, key: 'k', fingerprint: 'fp' }))).toMatchObject({ _tag: 'StoreFailure' });
+    expect(await right(h.stores.idempotency.find(TENANT, 'k'))).toMatchObject({ state: 'completed', response: { inClear: true } });
+    expect(probe.runs).toBe(1);
+  });
+
+  it('keeps an outcome stored after its command failed as the caller asked, in clear or sealed', async () => {
+    for (const sealResponse of [false, true]) {
+      const { h, probe, call } = setup();
+      const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp', sealResponse };
+      probe.failNext = invalidState('already sent');
+      const first = await right(call(ctx));
+      expect(first.response.status).toBe(409);
+      const record = await right(h.stores.idempotency.find(TENANT, 'k'));
+      if (sealResponse) expect(secrets.open(record!.response!.body)).toEqual(E.right(first.response.body));
+      else expect(record!.response).toEqual({ ...first.response, inClear: true });
+      expect(await right(call(ctx))).toEqual({ ...first, replayed: true });
+    }
+  });
+
   it('answers a store failure, not a foreign response, when a record was sealed under another key', async () => {
     const { h, call } = setup();
     const ctx = { tenant: TENANT, key: 'k', fingerprint: 'fp' };

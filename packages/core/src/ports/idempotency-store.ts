@@ -6,10 +6,13 @@ export interface StoredResponse {
   readonly status: number;
   /**
    * The body as first sent (JSON text); `executeIdempotently` stores it sealed by the `SecretBox` and opens
-   * it to replay, so a secret shown once never rests in clear.
+   * it to replay, so a secret shown once never rests in clear, unless the caller said the response holds
+   * none (`IdempotencyContext.sealResponse: false`): then `inClear` marks the body stored as sent.
    */
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** Set on a record's response whose body is stored as sent. Absent (as on every record older than it): sealed. */
+  readonly inClear?: true;
 }
 
 export interface IdempotencyRecord {

@@ -45,6 +45,13 @@ export interface IdempotencyContext {
   readonly tenant: Tenant;
   readonly key: string;
   readonly fingerprint: string;
+  /**
+   * Whether the stored response is sealed with `secrets` (the default). `false` only for a command whose
+   * response, success or error, can show nothing the store does not already hold in clear, such as a
+   * resource's own representation; never for one that can show a secret (a minted key, a webhook secret,
+   * a signing URL). Sealing costs a cipher's set-up per call, a measurable share of a small write.
+   */
+  readonly sealResponse?: boolean;
 }
 
 export interface IdempotentOutcome {
@@ -69,7 +76,8 @@ export interface IdempotentOutcome {
  * in between anyway.
  *
  * The stored body is sealed with `secrets` before it is written: a response may carry a secret shown once
- * (a minted API key, a webhook signing secret), and no secret rests in clear in the store.
+ * (a minted API key, a webhook signing secret), and no secret rests in clear in the store. A caller whose
+ * response holds none may say so (`sealResponse: false`); its body is then stored as sent.
  *
  * @example
  * const outcome = await executeIdempotently(deps)(
@@ -85,16 +93,25 @@ export const executeIdempotently =
     command: Command<A>,
     render: (result: E.Either<DomainError, A>) => StoredResponse | null,
   ): TE.TaskEither<DomainError, IdempotentOutcome> => {
-    const seal = (r: StoredResponse): StoredResponse => ({ ...r, body: deps.secrets.seal(r.body) });
+    const seal = (r: StoredResponse): StoredResponse =>
+      ctx.sealResponse === false
+        ? { status: r.status, body: r.body, headers: r.headers, inClear: true }
+        : { status: r.status, body: deps.secrets.seal(r.body), headers: r.headers };
+    // A record's mark is believed only where the caller stores in clear too: a record of a sealed call that says
+    // it is in clear was not written by it (a forged or foreign row), and is not replayed.
     const open = (r: StoredResponse): TE.TaskEither<DomainError, StoredResponse> =>
-      pipe(
-        TE.fromEither(deps.secrets.open(r.body)),
-        TE.bimap(
-          // Sealed under another master key: an operator's mistake, not the client's.
-          () => storeFailure(new Error('an idempotency record could not be opened (was the master key changed?)')),
-          (body) => ({ ...r, body }),
-        ),
-      );
+      r.inClear === true
+        ? ctx.sealResponse === false
+          ? TE.right({ status: r.status, body: r.body, headers: r.headers })
+          : TE.left(storeFailure(new Error('an idempotency record of a sealed call says its response is in clear')))
+        : pipe(
+            TE.fromEither(deps.secrets.open(r.body)),
+            TE.bimap(
+              // Sealed under another master key: an operator's mistake, not the client's.
+              () => storeFailure(new Error('an idempotency record could not be opened (was the master key changed?)')),
+              (body) => ({ ...r, body }),
+            ),
+          );
     const freshRecord = (now: Date) => ({
       tenant: ctx.tenant,
       key: ctx.key,

@@ -3,7 +3,10 @@ import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
 import { Int, ModeC, nullable, oneOf, rowType } from '../decode.js';
 
-export const StoredResponseC = rowType({ status: Int, body: t.string, headers: t.record(t.string, t.string) }, 'StoredResponse');
+export const StoredResponseC = t.intersection(
+  [rowType({ status: Int, body: t.string, headers: t.record(t.string, t.string) }), t.partial({ inClear: t.literal(true) })],
+  'StoredResponse',
+);
 export const IdempotencyStateC = oneOf(['in_progress', 'completed'] as const, 'IdempotencyState');
 
 export const idempotencyRow = (c: ColumnCodecs) =>

@@ -41,6 +41,20 @@ export const idempotencyContract = (h: Harness) =>
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual({ ...rec, state: 'completed', response });
     });
 
+    it('keeps the mark of a response stored as sent, through insert, complete and replace', async () => {
+      const inClear = { ...response, inClear: true as const };
+      const inserted = makeIdempotencyRecord(TENANT_A, { key: 'inserted', state: 'completed', response: inClear });
+      await ok(h().stores.idempotency.insertIfAbsent(inserted));
+      expect(await ok(h().stores.idempotency.find(TENANT_A, 'inserted'))).toEqual(inserted);
+      const completed = makeIdempotencyRecord(TENANT_A, { key: 'completed' });
+      await ok(h().stores.idempotency.insertIfAbsent(completed));
+      await ok(h().stores.idempotency.complete(TENANT_A, 'completed', inClear));
+      expect((await ok(h().stores.idempotency.find(TENANT_A, 'completed')))?.response).toEqual(inClear);
+      const replaced = { ...completed, fingerprint: 'new', state: 'completed' as const, response: inClear };
+      expect(await ok(h().stores.idempotency.replace(replaced, { ...completed, state: 'completed', response: inClear }))).toBe(true);
+      expect(await ok(h().stores.idempotency.find(TENANT_A, 'completed'))).toEqual(replaced);
+    });
+
     it('replace swaps the whole record that is still the one read, and an absent one', async () => {
       const rec = makeIdempotencyRecord(TENANT_A, { state: 'completed', response });
       await ok(h().stores.idempotency.insertIfAbsent(rec));
