@@ -18,8 +18,6 @@ import { buildRoutes } from './routes.js';
 import { sendProblem, sendReply } from './send.js';
 import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
 import { createLogBuffer } from './log-buffer.js';
-import type { TableRoute } from './dispatch.js';
-import { compileRouteTable } from './dispatch.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
 import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
@@ -106,55 +104,6 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const hsts = new URL(opts.publicUrl).protocol === 'https:' ? 'max-age=31536000' : null;
   const deadline = bodyDeadline(opts.bodyTimeoutMs);
 
-  const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
-  const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
-  const multer1 = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
-  // Any other fault of the multipart parser (no boundary, a truncated or garbled body) is the client's.
-  const multipart = (req: Request, res: Response, next: NextFunction) =>
-    multer1(req, res, (err?: unknown) => {
-      if (err === undefined || err === null) return next();
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && code.startsWith('LIMIT_')) return next(err);
-      sendProblem(res, validationFailed([{ path: '(body)', message: 'is not a readable multipart/form-data body' }], 'The body is not a readable multipart/form-data body.'));
-    });
-
-  /**
-   * Authentication and the route's scope, decided from the headers alone: nothing of the body is read (or
-   * replayed from an idempotency record) for a caller who may not make this call.
-   */
-  const guard = (route: Route) => (req: Request, res: Response, next: NextFunction) => {
-    setRoutePattern(res, route.path);
-    const { principal, authError } = locals(res);
-    if (principal === null) return rejectEarly(req, res, authError ?? { _tag: 'Unauthenticated', detail: 'Send Authorization: Bearer <API key>.' });
-    if (!hasScope(principal.scopes, route.scope)) return rejectEarly(req, res, insufficientScope(route.scope));
-    next();
-  };
-
-  // Each route's handlers: its scope checked, its body read, then the call itself.
-  const apiRoutes: TableRoute[] = routes.map((route) => {
-    const bodyParsers =
-      route.method === 'get'
-        ? []
-        : route.body === 'pdf'
-          ? [
-              deadline,
-              (req: Request, res: Response, next: NextFunction) => {
-                if (req.is('application/pdf')) return rawPdf(req, res, next);
-                if (req.is('multipart/form-data')) return multipart(req, res, next);
-                rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
-              },
-            ]
-          : [
-              deadline,
-              (req: Request, res: Response, next: NextFunction) => {
-                if (!hasBody(req)) return next();
-                if (!req.is('application/json')) return rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
-                jsonParser(req, res, next);
-              },
-            ];
-    return { method: route.method, path: route.path, handlers: [guard(route), ...bodyParsers, (req: Request, res: Response) => handle(route, req, res)] };
-  });
-
   // 1. Request id and headers every response carries.
   app.use((req, res, next) => {
     const requestId = deps.ids.next('log');
@@ -238,10 +187,6 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     next();
   });
 
-  // The API's routes, found in one step (dispatch.ts). What the table declines goes on through Express's
-  // router, where the same routes are registered below.
-  app.use(compileRouteTable(apiRoutes).middleware);
-
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     const ok = await deps.ready().catch(() => false);
@@ -250,7 +195,53 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
   app.use(SIGNING_BASE, createSignerRouter(signerRoutes, deadline));
 
-  for (const r of apiRoutes) app[r.method](toExpressPath(r.path), ...r.handlers);
+  const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
+  const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
+  const multer1 = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
+  // Any other fault of the multipart parser (no boundary, a truncated or garbled body) is the client's.
+  const multipart = (req: Request, res: Response, next: NextFunction) =>
+    multer1(req, res, (err?: unknown) => {
+      if (err === undefined || err === null) return next();
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('LIMIT_')) return next(err);
+      sendProblem(res, validationFailed([{ path: '(body)', message: 'is not a readable multipart/form-data body' }], 'The body is not a readable multipart/form-data body.'));
+    });
+
+  /**
+   * Authentication and the route's scope, decided from the headers alone: nothing of the body is read (or
+   * replayed from an idempotency record) for a caller who may not make this call.
+   */
+  const guard = (route: Route) => (req: Request, res: Response, next: NextFunction) => {
+    setRoutePattern(res, route.path);
+    const { principal, authError } = locals(res);
+    if (principal === null) return rejectEarly(req, res, authError ?? { _tag: 'Unauthenticated', detail: 'Send Authorization: Bearer <API key>.' });
+    if (!hasScope(principal.scopes, route.scope)) return rejectEarly(req, res, insufficientScope(route.scope));
+    next();
+  };
+
+  for (const route of routes) {
+    const bodyParsers =
+      route.method === 'get'
+        ? []
+        : route.body === 'pdf'
+          ? [
+              deadline,
+              (req: Request, res: Response, next: NextFunction) => {
+                if (req.is('application/pdf')) return rawPdf(req, res, next);
+                if (req.is('multipart/form-data')) return multipart(req, res, next);
+                rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
+              },
+            ]
+          : [
+              deadline,
+              (req: Request, res: Response, next: NextFunction) => {
+                if (!hasBody(req)) return next();
+                if (!req.is('application/json')) return rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+                jsonParser(req, res, next);
+              },
+            ];
+    app[route.method](toExpressPath(route.path), guard(route), ...bodyParsers, (req: Request, res: Response) => handle(route, req, res));
+  }
 
   const handle = async (route: Route, req: Request, res: Response) => {
     // `guard` let only an authenticated caller with the route's scope this far.
