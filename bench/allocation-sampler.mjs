@@ -3,7 +3,8 @@
  * sampling heap profiler over the server's whole life, its total written to ESIG_BENCH_ALLOCATIONS_OUT when the
  * server is told to stop (SIGTERM). `all` counts every sampled allocation, also those the collector has freed;
  * `promoted` leaves out what scavenges freed, so what it counts reached the old generation (or is still alive),
- * where only a mark-compact frees it. Bytes are estimates from samples taken every 4 KiB on average.
+ * where only a mark-compact frees it. Bytes are estimates from samples taken every 4 KiB on average. The
+ * profile itself goes to ESIG_BENCH_ALLOCATIONS_PROFILE when set (a `.heapprofile`).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -19,6 +20,8 @@ if ((mode === 'all' || mode === 'promoted') && out) {
   process.once('SIGTERM', async () => {
     const { profile } = await post('HeapProfiler.stopSampling');
     writeFileSync(out, JSON.stringify({ mode, bytes: total(profile.head) }));
+    // The samples by call stack, for Chrome DevTools (Memory, Load) or a script: where the bytes came from.
+    if (process.env.ESIG_BENCH_ALLOCATIONS_PROFILE) writeFileSync(process.env.ESIG_BENCH_ALLOCATIONS_PROFILE, JSON.stringify(profile));
     // The server's own SIGTERM handling (its graceful stop) runs on the signal sent again.
     process.kill(process.pid, 'SIGTERM');
   });

@@ -16,9 +16,9 @@
  * Express is what the issue's ratios are against; the direct baseline shows how much of the gap the database
  * alone takes, so what is left is esig's own.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { constants } from 'node:perf_hooks';
 import * as E from 'fp-ts/lib/Either.js';
@@ -56,7 +56,8 @@ const { values } = parseArgs({
     'postgres-url': POSTGRES_URL_OPTION,
     // `all` or `promoted`: V8's sampling heap profiler in each esig server (bench/allocation-sampler.mjs), and
     // the bytes per request answered over the server's life (warm-up included): all it allocated, or what
-    // reached the old generation. Slows the server: not for throughput figures.
+    // reached the old generation; the samples by call stack go to bench/profiles/ (`.heapprofile`, for Chrome
+    // DevTools' Memory tab). Slows the server: not for throughput figures.
     allocations: { type: 'string' },
     // Event-loop stalls and GC pauses of each esig server during its half-load runs (bench/loop-stalls.mjs).
     stalls: { type: 'boolean', default: false },
@@ -311,6 +312,8 @@ const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacit
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const allocationsOut = join(dir, `allocations-${label}.json`);
+  const allocationsProfile = join(root, 'bench/profiles', `allocations-${label.toLowerCase()}-${values.allocations}-${process.pid}.heapprofile`);
+  if (values.allocations !== undefined) mkdirSync(join(root, 'bench/profiles'), { recursive: true });
   const stallsOut = join(dir, `stalls-${label}.json`);
   // When each half-load run of this server began and ended, wall-clock, to pick its stalls out of the server's life.
   const halfWindows: { name: string; from: number; to: number }[] = [];
@@ -325,7 +328,7 @@ const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacit
       'serve',
     ],
     values.allocations !== undefined
-      ? { ...env, ESIG_BENCH_ALLOCATIONS: values.allocations, ESIG_BENCH_ALLOCATIONS_OUT: allocationsOut }
+      ? { ...env, ESIG_BENCH_ALLOCATIONS: values.allocations, ESIG_BENCH_ALLOCATIONS_OUT: allocationsOut, ESIG_BENCH_ALLOCATIONS_PROFILE: allocationsProfile }
       : values.stalls
         ? { ...env, ESIG_BENCH_STALLS_OUT: stallsOut }
         : env,
@@ -374,7 +377,7 @@ const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacit
     if (values.allocations !== undefined) {
       const { bytes } = JSON.parse(readFileSync(allocationsOut, 'utf8')) as { bytes: number };
       allocationLines.push(
-        `esig server (${label}, ${wanted.join(' + ')}): ${(bytes / answered / 1024).toFixed(1)} KB per request ${values.allocations === 'all' ? 'allocated' : 'promoted to the old generation'} (${(bytes / 1e6).toFixed(0)} MB over ${answered} requests, warm-up included)`,
+        `esig server (${label}, ${wanted.join(' + ')}): ${(bytes / answered / 1024).toFixed(1)} KB per request ${values.allocations === 'all' ? 'allocated' : 'promoted to the old generation'} (${(bytes / 1e6).toFixed(0)} MB over ${answered} requests, warm-up included); by call stack in ${relative(process.cwd(), allocationsProfile)}`,
       );
     }
     if (values.stalls) {
