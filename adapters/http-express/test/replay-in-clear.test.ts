@@ -2,20 +2,22 @@ import type * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
 import type { EsigHttpDeps } from '../src/deps.js';
 import { buildRoutes } from '../src/routes.js';
+import { toJsonSchema } from '../src/schema.js';
 
 const routes = buildRoutes({} as EsigHttpDeps, { publicUrl: 'http://esig.test', embedSessionTtlS: 300 });
 
-/** Every property name a codec can produce, however deeply nested (objects, arrays, unions, intersections). */
-const propertyNames = (codec: t.Mixed, seen = new Set<t.Mixed>()): string[] => {
-  if (seen.has(codec)) return [];
-  seen.add(codec);
-  const c = codec as t.Mixed & { props?: Record<string, t.Mixed>; types?: t.Mixed[]; type?: t.Mixed; codomain?: t.Mixed };
-  return [
-    ...Object.entries(c.props ?? {}).flatMap(([k, v]) => [k, ...propertyNames(v, seen)]),
-    ...(c.types ?? []).flatMap((x) => propertyNames(x, seen)),
-    ...(c.type !== undefined && typeof c.type === 'object' ? propertyNames(c.type, seen) : []),
-    ...(c.codomain !== undefined ? propertyNames(c.codomain, seen) : []),
-  ];
+/**
+ * Every property name of a response, however deeply nested, read off its JSON Schema (`toJsonSchema`, as the
+ * OpenAPI document shows it to clients).
+ */
+const propertyNames = (codec: t.Mixed): string[] => {
+  const walk = (s: unknown): string[] =>
+    Array.isArray(s)
+      ? s.flatMap(walk)
+      : s !== null && typeof s === 'object'
+        ? Object.entries(s).flatMap(([k, v]) => (k === 'properties' && v !== null && typeof v === 'object' ? [...Object.keys(v), ...walk(Object.values(v))] : walk(v)))
+        : [];
+  return walk(toJsonSchema(codec));
 };
 
 /** What a secret shown once may be called in a response: a key, a webhook secret, a URL, link or code to sign with. */
