@@ -89,6 +89,8 @@ if (values.db !== 'sqlite' && values.db !== 'postgres') {
 }
 
 const root = new URL('..', import.meta.url).pathname;
+/** Where `--profile` and `--allocations` write what they record. */
+const profiles = join(root, 'bench/profiles');
 const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
 
@@ -312,8 +314,8 @@ const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacit
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };
   const allocationsOut = join(dir, `allocations-${label}.json`);
-  const allocationsProfile = join(root, 'bench/profiles', `allocations-${label.toLowerCase()}-${values.allocations}-${process.pid}.heapprofile`);
-  if (values.allocations !== undefined) mkdirSync(join(root, 'bench/profiles'), { recursive: true });
+  const allocationsProfile = join(profiles, `allocations-${label.toLowerCase()}-${values.allocations}-${process.pid}.heapprofile`);
+  if (values.allocations !== undefined) mkdirSync(profiles, { recursive: true });
   const stallsOut = join(dir, `stalls-${label}.json`);
   // When each half-load run of this server began and ended, wall-clock, to pick its stalls out of the server's life.
   const halfWindows: { name: string; from: number; to: number }[] = [];
@@ -321,7 +323,7 @@ const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacit
   let answered = WARM_UP_REQUESTS;
   const esig = await startProcess(
     [
-      ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(root, 'bench/profiles')}`] : []),
+      ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
       ...(values.allocations === undefined ? [] : ['--import', join(root, 'bench/allocation-sampler.mjs')]),
       ...(values.stalls ? ['--import', join(root, 'bench/loop-stalls.mjs')] : []),
       join(serverRoot, 'examples/server/bin/esig.mjs'),
