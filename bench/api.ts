@@ -21,17 +21,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { constants } from 'node:perf_hooks';
-import * as E from 'fp-ts/lib/Either.js';
 import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import type { Principal } from '@esig/core';
-import { DEFAULT_PAGE_LIMITS, execute, inspectUpload, uploadDocument } from '@esig/core';
-import { pdfLibInspector } from '@esig/pdf-pdflib';
-import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
-import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
-import { makePdf } from '@esig/testkit/pdf';
+import { createKeyStandalone, loadConfig } from '@esig/server';
+import { BARE_BODY, createRequestSpecs, seedDocuments } from './create-requests.js';
 import type { Figures } from './lib.js';
-import type { RequestSpec } from './lib.js';
 import { backendsOf, cpuMsOf, measure, measureAtRate, POSTGRES_URL_OPTION, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
@@ -93,46 +88,6 @@ const root = new URL('..', import.meta.url).pathname;
 const profiles = join(root, 'bench/profiles');
 const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-'));
-
-/**
- * Every request needs its own uploaded document (a document joins at most one request), so seed plenty,
- * straight through the core on a connection of the bench's own (seeding is not what is measured).
- */
-const seedDocuments = async (config: ReturnType<typeof loadConfig>, principal: Principal, n: number): Promise<string[]> => {
-  const db = await openDatabase(config, false);
-  const deps = { stores: db.stores, uow: db.uow, clock: systemClock, ids: createUlidGenerator(systemClock), crypto: nodeCrypto, pdf: pdfLibInspector, pageLimits: DEFAULT_PAGE_LIMITS };
-  const inspected = await inspectUpload(deps)(principal, await makePdf(1))();
-  if (E.isLeft(inspected)) throw new Error('seed PDF refused');
-  const ids: string[] = [];
-  const started = Date.now();
-  try {
-    for (let done = 0; done < n; done += 2000) {
-      const r = await execute(deps)((tx) => async () => {
-        for (let i = done; i < Math.min(n, done + 2000); i++) {
-          const d = await uploadDocument(deps)(principal, { name: `seed-${i}.pdf`, pdf: inspected.right })(tx)();
-          if (E.isLeft(d)) return d;
-          ids.push(d.right.id);
-        }
-        return E.right(undefined);
-      })();
-      if (E.isLeft(r)) throw new Error(`seeding failed: ${r.left._tag}`);
-    }
-    // A bulk load, as an operator would follow one: refresh the planner's statistics. Left to itself,
-    // autovacuum does this within a minute or so; until then PostgreSQL plans for an empty table and
-    // would scan the org's every document to find one (a freshly seeded table measures that minute).
-    if (config.database.kind === 'postgres') {
-      const pg = (await import('pg')).default;
-      const c = new pg.Client({ connectionString: config.database.url });
-      await c.connect();
-      await c.query('ANALYZE');
-      await c.end();
-    }
-  } finally {
-    await db.close();
-  }
-  process.stderr.write(`  seeded ${n} documents in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  return ids;
-};
 
 /** The part of a process's CPU time (ms) spent in the kernel so far: its system calls, the network stack. */
 const kernelMsOf = (pid: number): number => {
@@ -221,19 +176,6 @@ const budgetLine = (f: Figures, base: Figures): string | null => {
     `esig used ${used(cost)}` +
     (d === undefined ? '' : `; the direct baseline ${used(d)}`)
   );
-};
-
-let runs = 0;
-/** Request i of a run: a create-request over its own document, with an Idempotency-Key unique to the run. */
-const createRequestSpecs = (key: string, docs: readonly string[], idempotent: boolean): ((i: number) => RequestSpec) => {
-  // Keys unique to this run: a key reused with another body is (rightly) refused.
-  const run = ++runs;
-  return (i) => ({
-    method: 'POST',
-    path: '/api/v1/signature-requests',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idempotent ? { 'idempotency-key': `bench-${run}-${i}` } : {}) },
-    body: JSON.stringify({ title: `Bench ${i}`, documentIds: [docs[i % docs.length]] }),
-  });
 };
 
 const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
@@ -416,13 +358,12 @@ const describeStalls = (name: string, r: LoopRecord, from: number, to: number): 
 const masterKey = randomBytes(32).toString('hex');
 const cpu: string[] = [];
 const bare = await startProcess(['--import', 'tsx', join(root, 'bench/bare-server.ts')], process.env, /listening (\d+)/);
-const bareBody = JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] });
 const measureBare = (name: string) =>
-  measure(name, { url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST', headers: { 'content-type': 'application/json' }, body: bareBody });
+  measure(name, { url: `http://127.0.0.1:${bare.match[1]}/bare`, connections, duration, method: 'POST', headers: { 'content-type': 'application/json' }, body: BARE_BODY });
 const measureBareAtRate = (name: string, rate: number) =>
   measureAtRate(name, {
     url: `http://127.0.0.1:${bare.match[1]}`, rate, duration, connections,
-    request: () => ({ method: 'POST', path: '/bare', headers: { 'content-type': 'application/json' }, body: bareBody }),
+    request: () => ({ method: 'POST', path: '/bare', headers: { 'content-type': 'application/json' }, body: BARE_BODY }),
   });
 const halfLoad: Figures[] = [];
 let dropDatabase = async () => undefined as void;
