@@ -22,6 +22,7 @@ import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
 import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 import { mountEmbedPage } from './embed-page.js';
+import { listenWithAppClasses } from './server-classes.js';
 
 interface Locals {
   requestId: string;
@@ -89,6 +90,8 @@ export interface EsigApp {
  */
 export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigApp => {
   const app = express();
+  // `app.listen` on a server whose requests and responses are made with the app's prototypes (server-classes.ts).
+  app.listen = listenWithAppClasses(app) as typeof app.listen;
   app.disable('x-powered-by');
   app.set('trust proxy', opts.trustProxy);
   app.set('etag', false);

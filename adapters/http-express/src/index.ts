@@ -1,5 +1,7 @@
 export { createEsigApp } from './app.js';
 export type { EsigApp } from './app.js';
+export { serverClassesFor } from './server-classes.js';
+export type { ServerClasses } from './server-classes.js';
 export type { EsigHttpDeps, EsigHttpOptions, Logger } from './deps.js';
 export { defaultHttpOptions } from './deps.js';
 export { buildOpenApi } from './openapi.js';
