@@ -6,9 +6,12 @@ export interface ServerClasses {
   readonly ServerResponse: typeof http.ServerResponse;
 }
 
+/** Each app's classes: a second call must not put another prototype in front of the first server's. */
+const classesOf = new WeakMap<express.Express, ServerClasses>();
+
 /**
  * Classes for Node's HTTP (or HTTPS) server to make this app's requests and responses with, from the start, as
- * instances of the app's own `request` and `response` prototypes. Call it once per app, before it serves.
+ * instances of the app's own `request` and `response` prototypes.
  *
  * Why: Express gives every request and response its app's prototypes with `Object.setPrototypeOf` as they enter
  * the app. V8 then treats the object's hidden class as detached from the tree it keeps of them, and caches no
@@ -19,28 +22,28 @@ export interface ServerClasses {
  * then gives them, the objects keep their hidden classes: `setPrototypeOf` with the prototype an object already
  * has changes nothing.
  *
- * How: each class extends Node's own; its prototype takes the place of `app.request` (`app.response`), with
- * Express's methods behind it and `app` on it, as Express's own has. The objects are what they were: instances of
- * Node's classes with Express's methods. A sub-app mounted inside this app still changes the prototype, as before.
+ * How: each class extends Node's own; its prototype takes the place of `app.request` (`app.response`) and has the
+ * app's former one behind it, so Express's methods, `app`, and whatever the app had put there (Express's guide
+ * overrides `req.ip` that way) are all still found. The objects are what they were: instances of Node's classes
+ * with the app's prototype chain. The classes are made once per app: every call for the same app returns the same
+ * two. A sub-app mounted inside this app still changes the prototype, as before.
  *
  * @example
  * const server = https.createServer({ ...serverClassesFor(app), key, cert }, app);
  */
 export const serverClassesFor = (app: express.Express): ServerClasses => {
-  class Request extends http.IncomingMessage {}
-  class Response extends http.ServerResponse {}
-  adopt(Request.prototype, app.request, app);
-  adopt(Response.prototype, app.response, app);
-  app.request = Request.prototype as unknown as typeof app.request;
-  app.response = Response.prototype as unknown as typeof app.response;
-  return { IncomingMessage: Request, ServerResponse: Response as unknown as typeof http.ServerResponse };
-};
-
-/** `proto` in the place of Express's app prototype `current`: the same prototype behind it, and `app` on it. */
-const adopt = (proto: object, current: object, app: express.Express): void => {
-  Object.setPrototypeOf(proto, Object.getPrototypeOf(current));
-  // As Express defines it on its own (express/lib/express.js).
-  Object.defineProperty(proto, 'app', { configurable: true, enumerable: true, writable: true, value: app });
+  const made = classesOf.get(app);
+  if (made !== undefined) return made;
+  // Named as Node's own, which is what logs and `util.inspect` showed before.
+  class IncomingMessage extends http.IncomingMessage {}
+  class ServerResponse extends http.ServerResponse {}
+  Object.setPrototypeOf(IncomingMessage.prototype, app.request);
+  Object.setPrototypeOf(ServerResponse.prototype, app.response);
+  app.request = IncomingMessage.prototype as unknown as typeof app.request;
+  app.response = ServerResponse.prototype as unknown as typeof app.response;
+  const classes: ServerClasses = { IncomingMessage, ServerResponse: ServerResponse as unknown as typeof http.ServerResponse };
+  classesOf.set(app, classes);
+  return classes;
 };
 
 /**

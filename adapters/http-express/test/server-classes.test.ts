@@ -46,6 +46,39 @@ describe('serverClassesFor', () => {
     }
   });
 
+  it('keeps what the app put on its request and response prototypes, before the classes and after', async () => {
+    const app = express();
+    // Express's guide overrides `req.ip` this way; an app may add methods to the response likewise.
+    Object.defineProperty(app.request, 'ip', { configurable: true, get(this: express.Request) { return this.get('x-client-ip') ?? 'socket'; } });
+    (app.response as unknown as { problem: () => void }).problem = function (this: express.Response) {
+      this.status(418).json({ problem: true });
+    };
+    const first = serverClassesFor(app);
+    (app.request as unknown as { tenant: string }).tenant = 'added after';
+    app.get('/ip', (req, res) => void res.json({ ip: req.ip, tenant: (req as unknown as { tenant: string }).tenant }));
+    app.get('/problem', (_req, res) => (res as unknown as { problem: () => void }).problem());
+    const { url, server } = await serve(app);
+    try {
+      expect(serverClassesFor(app)).toBe(first);
+      expect(await (await fetch(`${url}/ip`, { headers: { 'x-client-ip': '6.6.6.6' } })).json()).toEqual({ ip: '6.6.6.6', tenant: 'added after' });
+      const p = await fetch(`${url}/problem`);
+      expect([p.status, await p.json()]).toEqual([418, { problem: true }]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('makes one pair of classes per app: a second call changes nothing', () => {
+    const app = express();
+    const first = serverClassesFor(app);
+    const request = app.request;
+    expect(serverClassesFor(app)).toBe(first);
+    expect(app.request).toBe(request);
+    expect(first.IncomingMessage.prototype).toBe(app.request);
+    // Named as Node's own, for logs.
+    expect([first.IncomingMessage.name, first.ServerResponse.name]).toEqual(['IncomingMessage', 'ServerResponse']);
+  });
+
   it('calls a listen callback once, with the error, when the listen fails', async () => {
     const app = express();
     const { server: taken } = await serve(app);
