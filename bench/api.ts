@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import type { Principal } from '@esig/core';
 import { createKeyStandalone, loadConfig } from '@esig/server';
-import { BARE_BODY, createRequestSpecs, seedDocuments } from './create-requests.js';
+import { BARE_BODY, DIRECT_KEY, benchServerEnv, createRequestSpecs, requestsFrom, seedDocuments } from './create-requests.js';
 import type { Figures } from './lib.js';
 import { backendsOf, cpuMsOf, measure, measureAtRate, POSTGRES_URL_OPTION, printTable, startProcess, successRate, throwawayPostgres } from './lib.js';
 
@@ -178,17 +178,13 @@ const budgetLine = (f: Figures, base: Figures): string | null => {
   );
 };
 
-const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => {
-  let next = 0;
-  const spec = createRequestSpecs(key, docs, idempotent);
-  return {
-    url,
-    connections,
-    // Duration only: autocannon's `amount` would override it and run until every seeded document is used.
-    duration,
-    requests: [{ method: 'POST' as const, path: '/api/v1/signature-requests', setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }],
-  };
-};
+const createRequests = (url: string, key: string, docs: readonly string[], idempotent: boolean) => ({
+  url,
+  connections,
+  // Duration only: autocannon's `amount` would override it and run until every seeded document is used.
+  duration,
+  requests: requestsFrom(createRequestSpecs(key, docs, idempotent)),
+});
 
 /**
  * Requests sent before a server is measured: a count, not a time, so that a slower server is as warm as a faster
@@ -206,7 +202,6 @@ interface Direct {
   readonly direct: Figures;
 }
 const directs: Direct[] = [];
-const DIRECT_KEY = 'direct-bench-key';
 
 /**
  * The direct baseline on one store, right after a bare Express run of its own: its own process and its own
@@ -236,22 +231,15 @@ const measureDirect = async (label: string, database: string, capacity: number):
 
 /** One store's scenarios: `esig serve` on it, warmed up, then create-request with and without a key. */
 const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacity: number): Promise<Figures[]> => {
-  const env = {
-    ...process.env,
-    ESIG_DATABASE_URL: databaseUrl,
-    ESIG_MASTER_KEY: masterKey,
-    ESIG_PORT: '0',
-    ESIG_HOST: '127.0.0.1',
+  const env = benchServerEnv(databaseUrl, masterKey, {
     // The server's default unless asked otherwise: at `info` it writes a log line per request, which a
     // deployment pays for, so the bench does too.
     ...(values['log-level'] === undefined ? {} : { ESIG_LOG_LEVEL: values['log-level'] }),
-    ESIG_RATE_LIMIT_KEY: '100000000',
-    ESIG_RATE_LIMIT_ORG: '100000000',
     // By default the API process alone, as each API process of a scale-out deployment runs; with
     // `--workers in-process`, the default configuration, whose workers also dispatch the seeded documents'
     // events while the API is being measured.
     ESIG_WORKERS: values.workers,
-  };
+  });
   const config = loadConfig(env);
   const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
   const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };

@@ -52,6 +52,15 @@ export const seedDocuments = async (config: ReturnType<typeof loadConfig>, princ
   return ids;
 };
 
+/**
+ * autocannon's requests of one run, request i on from `first` (a warm-up and the run after it go on through the
+ * same documents).
+ */
+export const requestsFrom = (spec: (i: number) => RequestSpec, first = 0) => {
+  let next = first;
+  return [{ method: 'POST' as const, path: spec(first).path, setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }];
+};
+
 let runs = 0;
 /** Request i of a run: a create-request over its own document, with an Idempotency-Key unique to the run. */
 export const createRequestSpecs = (key: string, docs: readonly string[], idempotent: boolean): ((i: number) => RequestSpec) => {
@@ -64,6 +73,26 @@ export const createRequestSpecs = (key: string, docs: readonly string[], idempot
     body: JSON.stringify({ title: `Bench ${i}`, documentIds: [docs[i % docs.length]] }),
   });
 };
+
+/**
+ * The environment of an `esig serve` under a bench: its database, on a port of its own on loopback, with rate
+ * limits out of the way, and (unless `extra` says otherwise) without workers, as each API process of a scale-out
+ * deployment runs.
+ */
+export const benchServerEnv = (databaseUrl: string, masterKey: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  ESIG_DATABASE_URL: databaseUrl,
+  ESIG_MASTER_KEY: masterKey,
+  ESIG_PORT: '0',
+  ESIG_HOST: '127.0.0.1',
+  ESIG_RATE_LIMIT_KEY: '100000000',
+  ESIG_RATE_LIMIT_ORG: '100000000',
+  ESIG_WORKERS: 'none',
+  ...extra,
+});
+
+/** The one API key the direct baseline (bench/direct-server.ts) accepts. */
+export const DIRECT_KEY = 'direct-bench-key';
 
 /** The bare Express baseline's request body (bench/bare-server.ts answers it at `POST /bare`). */
 export const BARE_BODY = JSON.stringify({ title: 'Bench', documentIds: ['doc_x'] });

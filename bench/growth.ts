@@ -21,6 +21,7 @@ import { createKeyStandalone, loadConfig } from '@esig/server';
 import type { Figures } from './lib.js';
 import autocannon from 'autocannon';
 import { measure, POSTGRES_URL_OPTION, printTable, startProcess, throwawayPostgres } from './lib.js';
+import { benchServerEnv } from './create-requests.js';
 
 /** Like lib.ts `measure`, but req/s over the whole run: a fixed number of requests ends within a few seconds. */
 const measureAmount = async (name: string, opts: autocannon.Options): Promise<Figures> => {
@@ -97,17 +98,7 @@ const postgresGrow =
   };
 
 const run = async (label: string, databaseUrl: string, grow: Grow): Promise<Figures[]> => {
-  const env = {
-    ...process.env,
-    ESIG_DATABASE_URL: databaseUrl,
-    ESIG_MASTER_KEY: masterKey,
-    ESIG_PORT: '0',
-    ESIG_HOST: '127.0.0.1',
-    ESIG_LOG_LEVEL: 'warn',
-    ESIG_RATE_LIMIT_KEY: '100000000',
-    ESIG_RATE_LIMIT_ORG: '100000000',
-    ESIG_WORKERS: 'none',
-  };
+  const env = benchServerEnv(databaseUrl, masterKey, { ESIG_LOG_LEVEL: 'warn' });
   const issued = await createKeyStandalone(loadConfig(env), { orgName: 'growth', mode: 'test', scopes: ['*'], name: 'growth' });
   const esig = await startProcess([join(serverRoot, 'examples/server/bin/esig.mjs'), 'serve'], env, /esig: listening on http:\/\/[^:]+:(\d+)/);
   if (values.check) {

@@ -15,9 +15,9 @@
  * in the counted window: a mark-compact or not, V8 still optimizing or not. The count of each function does
  * not: with `--dumps`, `callgrind_annotate` on two runs' dumps gives the same count per request, within a
  * percent or two, for a function on the request path (the slow paths of V8's property caches, JSON, a digest;
- * SQLite's statements also grow with the tables' depth), so a change to one is measured there. What it does not see: time in the kernel (system calls,
- * the network stack, page faults) and how fast the instructions run (cache misses, a core's frequency).
- * Throughput and latency stay bench:api's.
+ * SQLite's statements also grow with the tables' depth), so a change to one is measured there. What it does not
+ * see: time in the kernel (system calls, the network stack, page faults) and how fast the instructions run (cache
+ * misses, a core's frequency). Throughput and latency stay bench:api's.
  *
  * Needs valgrind (Debian's `valgrind`); it runs the servers 20–50 times slower than usual, a few minutes in all.
  */
@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Principal } from '@esig/core';
 import { createKeyStandalone, loadConfig } from '@esig/server';
-import { BARE_BODY, createRequestSpecs, seedDocuments } from './create-requests.js';
+import { BARE_BODY, DIRECT_KEY, benchServerEnv, createRequestSpecs, requestsFrom, seedDocuments } from './create-requests.js';
 import type { RequestSpec } from './lib.js';
 import { measure, startProcess } from './lib.js';
 
@@ -69,7 +69,7 @@ if (values.dumps !== undefined) mkdirSync(dumps, { recursive: true });
 /**
  * Counting off at start: V8 compiles and the modules load uncounted (and several times faster), and the dump
  * holds only what was counted after `-i on` and a zero. `--smc-check=all-non-file` makes valgrind notice code
- * V8 writes into memory it already ran (valgrind's default on x86 already checks the stack only).
+ * V8 writes into memory it already ran (valgrind's default checks only code on the stack).
  */
 const callgrind = (name: string) => ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dumps, `${name}.%p.out`)}`];
 
@@ -92,17 +92,9 @@ interface Count {
 const counts: Count[] = [];
 
 /** `n` requests from `spec(first)` on, 16 at a time (autocannon), each on a keep-alive connection. */
-const send = (url: string, n: number, first: number, spec: (i: number) => RequestSpec) => {
-  let next = first;
-  return measure('load', {
-    url,
-    connections,
-    amount: n,
-    // Under callgrind a request takes milliseconds, and the queue of 16 connections several times that.
-    timeout: 120,
-    requests: [{ method: 'POST', path: spec(first).path, setupRequest: (req: any) => ({ ...req, ...spec(next++) }) }],
-  });
-};
+const send = (url: string, n: number, first: number, spec: (i: number) => RequestSpec) =>
+  // Under callgrind a request takes milliseconds, and the queue of 16 connections several times that.
+  measure('load', { url, connections, amount: n, timeout: 120, requests: requestsFrom(spec, first) });
 
 /** Warms one server up uncounted, then counts `requests` of `spec`'s. */
 const count = async (name: string, pid: number, url: string, spec: (i: number) => RequestSpec): Promise<void> => {
@@ -135,15 +127,14 @@ try {
 
   {
     const name = 'direct: driver only, no esig (SQLite)';
-    const key = 'direct-bench-key';
     const direct = await startProcess(
       ['--import', 'tsx', join(root, 'bench/direct-server.ts')],
-      { ...process.env, ESIG_DIRECT_DATABASE: `sqlite:${join(dir, 'direct.db')}`, ESIG_DIRECT_DOCUMENTS: String(needed), ESIG_DIRECT_KEY: key },
+      { ...process.env, ESIG_DIRECT_DATABASE: `sqlite:${join(dir, 'direct.db')}`, ESIG_DIRECT_DOCUMENTS: String(needed), ESIG_DIRECT_KEY: DIRECT_KEY },
       /listening (\d+)/,
       callgrind(fileName(name)),
     );
     try {
-      await count(name, direct.child.pid!, `http://127.0.0.1:${direct.match[1]}`, createRequestSpecs(key, Array.from({ length: needed }, (_, i) => `doc_${i + 1}`), false));
+      await count(name, direct.child.pid!, `http://127.0.0.1:${direct.match[1]}`, createRequestSpecs(DIRECT_KEY, Array.from({ length: needed }, (_, i) => `doc_${i + 1}`), false));
     } finally {
       await direct.stop();
     }
@@ -152,16 +143,7 @@ try {
   for (const idempotent of [false, true]) {
     const name = `esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (SQLite)`;
     // A database of its own per scenario: the second does not start on the first's rows.
-    const env = {
-      ...process.env,
-      ESIG_DATABASE_URL: `sqlite:${join(dir, `esig-${idempotent ? 'key' : 'plain'}.db`)}`,
-      ESIG_MASTER_KEY: masterKey,
-      ESIG_PORT: '0',
-      ESIG_HOST: '127.0.0.1',
-      ESIG_RATE_LIMIT_KEY: '100000000',
-      ESIG_RATE_LIMIT_ORG: '100000000',
-      ESIG_WORKERS: 'none',
-    };
+    const env = benchServerEnv(`sqlite:${join(dir, `esig-${idempotent ? 'key' : 'plain'}.db`)}`, masterKey);
     const config = loadConfig(env);
     const issued = await createKeyStandalone(config, { orgName: 'bench', mode: 'test', scopes: ['*'], name: 'bench' });
     const principal: Principal = { tenant: { orgId: issued.org.id, mode: 'test' }, scopes: ['*'], credential: { kind: 'api_key', keyId: issued.key.id } };

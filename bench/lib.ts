@@ -141,7 +141,8 @@ export const startProcess = async (
   // A command that runs Node (`valgrind --tool=callgrind …`), Node's path added after it; none: Node itself.
   wrap: readonly string[] = [],
 ): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string; stop: () => Promise<void> }> => {
-  const child = wrap.length === 0 ? spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(wrap[0]!, [...wrap.slice(1), process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, ...before] = [...wrap, process.execPath];
+  const child = spawn(command!, [...before, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     // Generous: on a shared machine under load, a start with migrations can take a while. A process that
