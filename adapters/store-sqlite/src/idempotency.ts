@@ -7,6 +7,7 @@ import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { BatchLimit, Timestamp, columnCodecs, decode } from './decode.js';
+import { limitParam } from './sql-text.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
 
@@ -39,7 +40,7 @@ const changedRows = (r: { readonly changes: number }) => r.changes;
  * batch costs its own size. Timestamps are ISO text, so `''` stands for "from the first".
  */
 export const PURGE_EXPIRED_SQL = `DELETE FROM idempotency_keys WHERE expires_at <= @now AND rowid IN
-  (SELECT rowid FROM idempotency_keys WHERE expires_at >= @from AND expires_at <= @now ORDER BY expires_at LIMIT @limit)
+  (SELECT rowid FROM idempotency_keys WHERE expires_at >= @from AND expires_at <= @now ORDER BY expires_at ${limitParam('@limit')})
   RETURNING expires_at`;
 
 /**

@@ -9,7 +9,7 @@ import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
 import { Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
-import { bySize, placeholders } from './sql-text.js';
+import { bySize, limitParam, placeholders } from './sql-text.js';
 
 const JobRow = jobRow(columnCodecs);
 const QueuedJobRow = queuedJobRow(columnCodecs);
@@ -58,9 +58,9 @@ const kindValues = (kinds: readonly JobKind[]): Record<string, string> => Object
 export const claimSql = bySize((n: number): string => {
   const arm = (i: number) =>
     `SELECT * FROM (SELECT id, run_at FROM jobs WHERE dead = 0 AND kind = @k${i} AND run_at <= @now AND (locked_until IS NULL OR locked_until <= @now)
-     ORDER BY run_at, id LIMIT @limit)`;
+     ORDER BY run_at, id ${limitParam('@limit')})`;
   return `UPDATE jobs SET locked_by = @worker, locked_until = @lease, attempts = attempts + 1
-   WHERE id IN (SELECT id FROM (${Array.from({ length: n }, (_, i) => arm(i)).join(' UNION ALL ')}) ORDER BY run_at, id LIMIT @limit)
+   WHERE id IN (SELECT id FROM (${Array.from({ length: n }, (_, i) => arm(i)).join(' UNION ALL ')}) ORDER BY run_at, id ${limitParam('@limit')})
    RETURNING ${COLUMNS}`;
 });
 
@@ -218,7 +218,7 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
             .prepare(
               `SELECT ${COLUMNS}, dead, locked_by, locked_until FROM jobs
                ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-               ORDER BY run_at, id LIMIT ?`,
+               ORDER BY run_at, id ${limitParam('?')}`,
             )
             .all(...params, filter.limit),
         );

@@ -2,6 +2,7 @@ import type { KeysetTable } from '@esig/store-sql';
 import { keysetLists, singleFilterColumns } from '@esig/store-sql';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
+import { limitParam } from './sql-text.js';
 
 export type { KeysetTable } from '@esig/store-sql';
 
@@ -19,7 +20,7 @@ export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColu
     ...filterColumns.map((c) => `${c} = ?`),
     ...(positioned ? [`(created_at, id) ${order === 'asc' ? '>' : '<'} (?, ?)`] : []),
   ];
-  return `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`;
+  return `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} ${limitParam('?')}`;
 };
 
 /** The SQL of one page of a list with at most one filter, `spec.filterColumn`. */
