@@ -160,7 +160,27 @@ export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * checked with it, so that what is read back is the same text; other spellings of the same instant would
  * also sort wrongly as text and break the keyset order.
  */
-export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && !Number.isNaN(Date.parse(s)), 'Timestamp');
+export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && isParsableIsoMs(s), 'Timestamp');
+
+/** The two-digit number at `i` of a text whose shape ISO_MS has checked. */
+const twoDigits = (s: string, i: number): number => (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
+
+/**
+ * What `!Number.isNaN(Date.parse(s))` says of a text of ISO_MS's shape, without parsing it: V8 takes any
+ * month 01–12, any day 01–31 (a 31st of February is read as a day in March), minutes and seconds up to 59,
+ * and hours up to 24, the 24th only at 24:00:00.000. Timestamps are checked on every row read and every row
+ * written (a dozen per webhook delivery), and `Date.parse` cost about 2,400 machine instructions a call.
+ * A property test holds the two to the same answers.
+ */
+export const isParsableIsoMs = (s: string): boolean => {
+  const month = twoDigits(s, 5);
+  const day = twoDigits(s, 8);
+  const hour = twoDigits(s, 11);
+  const minute = twoDigits(s, 14);
+  const second = twoDigits(s, 17);
+  const midnightAtEnd = hour === 24 && minute === 0 && second === 0 && s.startsWith('000', 20);
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && minute <= 59 && second <= 59 && (hour < 24 || midnightAtEnd);
+};
 
 /** Integer columns arrive as JS numbers; this refuses fractions and unsafe magnitudes. */
 export const Int = t.refinement(t.number, Number.isSafeInteger, 'Int');

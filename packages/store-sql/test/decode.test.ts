@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import { Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName, rowType, withDefault } from '../src/index.js';
+import { ISO_MS, Int, ModeC, RowDecodeError, Timestamp, decode, decodeAll, nullable, oneOf, rowName, rowType, withDefault } from '../src/index.js';
 
 const T = '2026-11-23T08:00:00.000Z';
 const Row = t.type({ id: t.string, status: oneOf(['draft', 'sent'] as const, 'Status'), n: Int, at: nullable(Timestamp), mode: ModeC });
@@ -58,6 +58,24 @@ describe('codecs', () => {
     expect(Timestamp.is('2026-11-23T08:00:00.000Z')).toBe(true);
     for (const s of ['2026-11-23T08:00:00Z', '2026-11-23T08:00:00.000+00:00', '2026-13-23T08:00:00.000Z', '2026-11-23 08:00:00.000Z'])
       expect(Timestamp.is(s), s).toBe(false);
+  });
+
+  it('Timestamp takes what the ISO shape and Date.parse took together, on any digits', () => {
+    const byParse = (s: string) => ISO_MS.test(s) && !Number.isNaN(Date.parse(s));
+    const pad = (n: number, w: number) => String(n).padStart(w, '0');
+    // Each field over a range past its bounds, so that every limit of Date.parse's is crossed.
+    const shaped = fc
+      .tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 19 }), fc.integer({ min: 0, max: 39 }), fc.integer({ min: 0, max: 29 }), fc.integer({ min: 0, max: 69 }), fc.integer({ min: 0, max: 69 }), fc.integer({ min: 0, max: 999 }))
+      .map(([y, mo, d, h, mi, s, ms]) => `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}T${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}.${pad(ms, 3)}Z`);
+    const anyDigits = fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 17, maxLength: 17 }).map((d) => `${d.slice(0, 4).join('')}-${d.slice(4, 6).join('')}-${d.slice(6, 8).join('')}T${d.slice(8, 10).join('')}:${d.slice(10, 12).join('')}:${d.slice(12, 14).join('')}.${d.slice(14).join('')}Z`);
+    fc.assert(
+      fc.property(fc.oneof(shaped, anyDigits, fc.string()), (s) => {
+        expect(Timestamp.is(s)).toBe(byParse(s));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const s of ['2026-02-31T00:00:00.000Z', '2026-01-01T24:00:00.000Z', '2026-01-01T24:00:00.001Z', '2026-01-01T24:00:01.000Z', '2026-01-01T24:01:00.000Z', '0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', '2026-12-32T00:00:00.000Z'])
+      expect(Timestamp.is(s), s).toBe(byParse(s));
   });
 
   it('Int refuses fractions and unsafe magnitudes', () => {
