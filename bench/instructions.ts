@@ -1,5 +1,10 @@
 /**
- * `npm run bench:instructions [-- --requests 1000 --warm-up 4000 --connections 16 --server-root <checkout, built> --dumps <folder>]`
+ * `npm run bench:instructions [-- --target api|webhooks --requests 1000 --warm-up 4000 --connections 16 --server-root <checkout, built> --dumps <folder>]`
+ *
+ * `--target webhooks` counts webhook deliveries in place of create-requests: the direct baseline's deliverer
+ * (bench/direct-deliverer.ts, the driver alone) and an `esig worker` with 16 job loops, each delivering to an
+ * HTTPS receiver in this process, on SQLite files; instructions per delivery, counted after `--warm-up`
+ * deliveries (5,000 by default for this target: with 3,000, TurboFan was still compiling a tenth of the count).
  *
  * Machine instructions per create-request, counted by valgrind's callgrind in each server process: bare Express
  * (the issue's baseline), the direct baseline (the driver alone, bench/direct-server.ts) and `esig serve`
@@ -28,15 +33,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Principal } from '@esig/core';
-import { createKeyStandalone, loadConfig } from '@esig/server';
+import { createUlidGenerator, systemClock } from '@esig/runtime-node';
+import { createKeyStandalone, loadConfig, openDatabase } from '@esig/server';
+import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { BARE_BODY, DIRECT_KEY, benchServerEnv, createRequestSpecs, requestsFrom, seedDocuments } from './create-requests.js';
 import type { RequestSpec } from './lib.js';
 import { measure, startProcess } from './lib.js';
+import { commitEvents, createBenchEndpoint, workerEnv } from './webhook-setup.js';
 
 const { values } = parseArgs({
   options: {
+    target: { type: 'string', default: 'api' },
     requests: { type: 'string', default: '1000' },
-    'warm-up': { type: 'string', default: '4000' },
+    'warm-up': { type: 'string' },
     connections: { type: 'string', default: '16' },
     'server-root': { type: 'string' },
     // A folder to keep callgrind's dumps in (one per server, for `callgrind_annotate`); by default they go with
@@ -44,8 +53,12 @@ const { values } = parseArgs({
     dumps: { type: 'string' },
   },
 });
+if (values.target !== 'api' && values.target !== 'webhooks') {
+  console.error('--target is api or webhooks');
+  process.exit(2);
+}
 const requests = Number(values.requests);
-const warmUpRequests = Number(values['warm-up']);
+const warmUpRequests = Number(values['warm-up'] ?? (values.target === 'api' ? 4000 : 5000));
 const connections = Number(values.connections);
 if (![requests, warmUpRequests, connections].every((n) => Number.isInteger(n) && n > 0)) {
   console.error('--requests, --warm-up and --connections are whole numbers above 0');
@@ -112,7 +125,9 @@ const fileName = (name: string) => name.replace(/[^a-z0-9]+/gi, '-').toLowerCase
 
 const needed = warmUpRequests + requests;
 const masterKey = randomBytes(32).toString('hex');
-try {
+
+/** Create-requests: bare Express, the direct baseline, esig without and with an Idempotency-Key. */
+const countApi = async (): Promise<void> => {
   process.stdout.write(`esig bench:instructions — ${requests} requests counted after ${warmUpRequests} uncounted, ${connections} connections; server from ${serverRoot}\n`);
 
   {
@@ -173,6 +188,92 @@ try {
       `esig uses ${Math.round(plain).toLocaleString('en')} (${((bare / plain) * 100).toFixed(1)} %), ${Math.round(keyed).toLocaleString('en')} with a key (${((bare / keyed) * 100).toFixed(1)} %); ` +
       `the key adds ${Math.round(keyed - plain).toLocaleString('en')}\n`,
   );
+};
+
+/**
+ * Webhook deliveries: the direct baseline's deliverer and an `esig worker`, each with 16 deliveries in flight,
+ * to a receiver in this process. Each is warmed up uncounted on its first `--warm-up` deliveries.
+ */
+const countWebhooks = async (): Promise<void> => {
+  process.stdout.write(`esig bench:instructions — ${requests} webhook deliveries counted after ${warmUpRequests} uncounted, 16 in flight; worker from ${serverRoot}\n`);
+  const rx = await startHttpsReceiver();
+  try {
+    {
+      // The direct baseline seeds its deliveries and delivers them all as soon as it starts: counting goes on
+      // once the receiver has had the warm-up's, and the deliveries counted are those that arrive after that.
+      const name = 'direct: driver only, no esig (SQLite)';
+      const path = '/direct';
+      const direct = await startProcess(
+        ['--import', 'tsx', join(root, 'bench/direct-deliverer.ts')],
+        { ...process.env, ESIG_DIRECT_DATABASE: `sqlite:${join(dir, 'direct-deliverer.db')}`, ESIG_DIRECT_RECEIVER: `${rx.url}${path}`, ESIG_DIRECT_CA: rx.certFile, ESIG_DIRECT_DELIVERIES: String(needed), ESIG_DIRECT_LOOPS: '16' },
+        /direct: ready/,
+        callgrind(fileName(name)),
+      );
+      try {
+        process.stderr.write(`  ${name}: warming up (${warmUpRequests} deliveries)…\n`);
+        await rx.waitFor((r) => r.path === path, warmUpRequests, 1_800_000);
+        control(direct.child.pid!, '-i', 'on');
+        control(direct.child.pid!, '-z');
+        const before = rx.requests.filter((r) => r.path === path).length;
+        process.stderr.write(`  ${name}: counting (${needed - before} deliveries)…\n`);
+        await rx.waitFor((r) => r.path === path, needed, 1_800_000);
+        control(direct.child.pid!, '-d');
+        counts.push({ name, perRequest: lastTotal(fileName(name), direct.child.pid!) / (needed - before), non2xx: 0 });
+      } finally {
+        await direct.stop();
+      }
+    }
+    {
+      const name = 'esig worker, 16 job loops (SQLite)';
+      const path = '/esig';
+      const key = randomBytes(32);
+      const env = workerEnv({ databaseUrl: `sqlite:${join(dir, 'esig-worker.db')}`, masterKey: key, certFile: rx.certFile, loops: 16, sqlite: true });
+      const db = await openDatabase(loadConfig(env));
+      const ids = createUlidGenerator(systemClock);
+      try {
+        await createBenchEndpoint(db, ids, key, rx.certFile, `${rx.url}${path}`);
+        const worker = await startProcess([join(serverRoot, 'examples/server/bin/esig.mjs'), 'worker'], env, /esig: worker started/, callgrind(fileName(name)));
+        try {
+          let emitted = 0;
+          /** Commits `n` events in one transaction (from this process, uncounted) and waits for their deliveries. */
+          const deliver = async (n: number) => {
+            await commitEvents(db.uow, ids, n);
+            emitted += n;
+            await rx.waitFor((r) => r.path === path, emitted, 1_800_000);
+          };
+          process.stderr.write(`  ${name}: warming up (${warmUpRequests} deliveries)…\n`);
+          for (let done = 0; done < warmUpRequests; done += 1000) await deliver(Math.min(1000, warmUpRequests - done));
+          control(worker.child.pid!, '-i', 'on');
+          control(worker.child.pid!, '-z');
+          process.stderr.write(`  ${name}: counting (${requests} deliveries)…\n`);
+          await deliver(requests);
+          control(worker.child.pid!, '-d');
+          // A delivery made twice would be counted as one: say so (none is expected; a retry needs a failure).
+          const repeated = rx.requests.filter((r) => r.path === path).length - emitted;
+          counts.push({ name, perRequest: lastTotal(fileName(name), worker.child.pid!) / requests, non2xx: repeated });
+        } finally {
+          await worker.stop();
+        }
+      } finally {
+        await db.close();
+      }
+    }
+  } finally {
+    await rx.close();
+  }
+  const direct = counts[0]!.perRequest;
+  process.stdout.write(`\n${'deliverer'.padEnd(58)}${'instructions per delivery'.padStart(26)}${'× direct'.padStart(16)}\n`);
+  for (const c of counts) {
+    process.stdout.write(
+      `${c.name.padEnd(58)}${Math.round(c.perRequest).toLocaleString('en').padStart(26)}${(c.perRequest / direct).toFixed(2).padStart(16)}` +
+        (c.non2xx === 0 ? '' : `  (${c.non2xx} deliveries repeated: these figures are not valid)`) +
+        '\n',
+    );
+  }
+};
+
+try {
+  await (values.target === 'api' ? countApi() : countWebhooks());
   if (counts.some((c) => c.non2xx !== 0)) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });
