@@ -2,7 +2,6 @@ import Database from 'better-sqlite3';
 import type { StoreError, StoreResult } from '@esig/core';
 import { storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
-import { BARE_LIMIT_PARAMETER } from './sql-text.js';
 
 /**
  * How long a connection waits for another process's write lock before failing with SQLITE_BUSY. The
@@ -29,8 +28,6 @@ export const createConn = (db: Database.Database, unusable: () => Error | null =
     prepare: (sql) => {
       let stmt = cache.get(sql);
       if (stmt === undefined) {
-        // Once per text: a statement that SQLite would prepare again at every run is a mistake in this code.
-        if (BARE_LIMIT_PARAMETER.test(sql)) throw new Error(`a bare parameter in LIMIT makes SQLite prepare the statement at every run; write limitParam('?') (sql-text.ts): ${sql}`);
         stmt = db.prepare(sql);
         cache.set(sql, stmt);
       }

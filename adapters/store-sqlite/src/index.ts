@@ -83,6 +83,16 @@ export interface SqliteStoreOptions {
 }
 
 /**
+ * Whether `ANALYZE` has left samples in the file (`sqlite_stat4`, kept by the SQLite better-sqlite3 builds). SQLite
+ * then weighs the bound value of every parameter that meets an index when it plans, so it prepares such a statement
+ * again whenever the parameter is bound anew: at every run (see `limitParam`). esig never runs `ANALYZE` on SQLite;
+ * its statements are written to take the right index without statistics.
+ */
+const hasStat4Samples = (db: ReturnType<typeof openDatabase>): boolean =>
+  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_stat4'").get() !== undefined &&
+  db.prepare('SELECT 1 FROM sqlite_stat4 LIMIT 1').get() !== undefined;
+
+/**
  * Opens (creating if needed) a SQLite database in WAL mode with two connections: one that only
  * transactions write on, and one for reads outside them. Ports are asynchronous, so while a transaction
  * awaits between statements other requests run; reading on the write connection would show them its
@@ -106,6 +116,12 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
     }
   })();
   const onCheckpointError = opts.onCheckpointError ?? ((m: string) => process.emitWarning(`esig SQLite background checkpoint failed: ${m}`));
+  if (hasStat4Samples(writeDb))
+    process.emitWarning(
+      `esig: ${opts.path} holds statistics from ANALYZE (sqlite_stat4). With them SQLite prepares most of esig's statements again at every run ` +
+        '(a prepare costs more than most runs), and no statement of esig needs them. Remove them (DELETE FROM sqlite_stat4) and restart.',
+      { code: 'ESIG_SQLITE_STAT4' },
+    );
   const checkpointer =
     (opts.checkpoint ?? 'background') === 'background'
       ? (() => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { createConn } from '../src/connection.js';
 import { KEPT_LENGTHS, bySize, limitParam, placeholders } from '../src/sql-text.js';
@@ -59,11 +60,19 @@ describe('limitParam', () => {
     }
   });
 
-  it('is the only way a connection takes a parameter in LIMIT', () => {
-    const conn = rows();
-    for (const sql of ['SELECT id FROM t LIMIT ?', 'SELECT id FROM t LIMIT @limit', 'select id from t limit :n', 'SELECT id FROM t\n  LIMIT  $n', 'SELECT id FROM t LIMIT ?1'])
-      expect(() => conn.prepare(sql), sql).toThrow(/prepare the statement at every run/);
-    for (const sql of ['SELECT id FROM t LIMIT 1', `SELECT id FROM t ${limitParam('?')}`, `SELECT id FROM t ${limitParam('@limit')}`, 'SELECT id AS limited FROM t'])
-      expect(() => conn.prepare(sql), sql).not.toThrow();
+  /** A parameter as LIMIT's count: `LIMIT ?`, `LIMIT (@n)`, or the second of `LIMIT <offset>, ?`. */
+  const BARE = /\bLIMIT\s*(?:\(\s*)*[?@:$#]|\bLIMIT\s+[^,;)`]+,\s*(?:\(\s*)*[?@:$#]/i;
+
+  it('is how every statement of this store binds a LIMIT (no bare parameter in its sources)', () => {
+    for (const bare of ['LIMIT ?', 'limit :n', 'LIMIT\n  @limit', 'LIMIT $n', 'LIMIT ?1', 'LIMIT(?)', 'LIMIT ( ( ? ) )', 'LIMIT 10, ?', 'LIMIT #n'])
+      expect(BARE.test(bare), bare).toBe(true);
+    for (const fine of ["${limitParam('?')}", 'LIMIT 1', 'LIMIT +?', 'AS limited FROM t'])
+      expect(BARE.test(fine), fine).toBe(false);
+    const src = new URL('../src/', import.meta.url);
+    const files = readdirSync(src).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    // sql-text.ts's own comment quotes the bare form.
+    const found = files.filter((f) => f !== 'sql-text.ts').flatMap((f) => readFileSync(new URL(f, src), 'utf8').split('\n').map((line, i) => ({ f, i, line })).filter(({ line }) => BARE.test(line)));
+    expect(found.map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim()}`)).toEqual([]);
   });
 });

@@ -172,7 +172,7 @@ const twoDigits = (s: string, i: number): number => (s.charCodeAt(i) - 48) * 10 
  * written (a dozen per webhook delivery), and `Date.parse` cost about 2,400 machine instructions a call.
  * A property test holds the two to the same answers.
  */
-export const isParsableIsoMs = (s: string): boolean => {
+const isParsableIsoMs = (s: string): boolean => {
   const month = twoDigits(s, 5);
   const day = twoDigits(s, 8);
   const hour = twoDigits(s, 11);
