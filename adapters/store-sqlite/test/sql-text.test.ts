@@ -71,8 +71,9 @@ describe('limitParam', () => {
     const src = new URL('../src/', import.meta.url);
     const files = readdirSync(src).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(10);
-    // sql-text.ts's own comment quotes the bare form.
-    const found = files.filter((f) => f !== 'sql-text.ts').flatMap((f) => readFileSync(new URL(f, src), 'utf8').split('\n').map((line, i) => ({ f, i, line })).filter(({ line }) => BARE.test(line)));
+    // Comments may quote the bare form (sql-text.ts's does); statements are not written on comment lines.
+    const comment = /^\s*(?:\*|\/\/|\/\*)/;
+    const found = files.flatMap((f) => readFileSync(new URL(f, src), 'utf8').split('\n').map((line, i) => ({ f, i, line })).filter(({ line }) => !comment.test(line) && BARE.test(line)));
     expect(found.map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim()}`)).toEqual([]);
   });
 });

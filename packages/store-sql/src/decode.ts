@@ -155,32 +155,32 @@ export const ModeC = oneOf<Mode>(MODES, 'Mode');
 /** The text `Date.prototype.toISOString` gives for years 0000–9999. */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/** The two-digit number at `i` of a text whose shape ISO_MS has checked. */
+const twoDigits = (s: string, i: number): number => (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
+
+/** Days in month `m` (1–12) of year `y` of the proleptic Gregorian calendar, as `Date` counts them. */
+const daysIn = (y: number, m: number): number => (m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31);
+
+/**
+ * Whether a text of ISO_MS's shape is what `toISOString` gives for the instant it names: a real day of its month
+ * (no 31st of February, which `Date.parse` reads as a day in March), hours to 23 (no 24:00), minutes and seconds
+ * to 59. Checked from the digits: timestamps are checked on every row read and written, a dozen per webhook
+ * delivery, and `Date.parse` cost about 2,400 machine instructions a call. A property test holds it to
+ * `new Date(s).toISOString() === s`.
+ */
+const isCanonicalIsoMs = (s: string): boolean => {
+  const year = twoDigits(s, 0) * 100 + twoDigits(s, 2);
+  const month = twoDigits(s, 5);
+  const day = twoDigits(s, 8);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && twoDigits(s, 11) <= 23 && twoDigits(s, 14) <= 59 && twoDigits(s, 17) <= 59;
+};
+
 /**
  * `2026-11-23T08:00:00.000Z` exactly: the only spelling the ports speak. Values about to be written are
  * checked with it, so that what is read back is the same text; other spellings of the same instant would
  * also sort wrongly as text and break the keyset order.
  */
-export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && isParsableIsoMs(s), 'Timestamp');
-
-/** The two-digit number at `i` of a text whose shape ISO_MS has checked. */
-const twoDigits = (s: string, i: number): number => (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
-
-/**
- * What `!Number.isNaN(Date.parse(s))` says of a text of ISO_MS's shape, without parsing it: V8 takes any
- * month 01–12, any day 01–31 (a 31st of February is read as a day in March), minutes and seconds up to 59,
- * and hours up to 24, the 24th only at 24:00:00.000. Timestamps are checked on every row read and every row
- * written (a dozen per webhook delivery), and `Date.parse` cost about 2,400 machine instructions a call.
- * A property test holds the two to the same answers.
- */
-const isParsableIsoMs = (s: string): boolean => {
-  const month = twoDigits(s, 5);
-  const day = twoDigits(s, 8);
-  const hour = twoDigits(s, 11);
-  const minute = twoDigits(s, 14);
-  const second = twoDigits(s, 17);
-  const midnightAtEnd = hour === 24 && minute === 0 && second === 0 && s.startsWith('000', 20);
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && minute <= 59 && second <= 59 && (hour < 24 || midnightAtEnd);
-};
+export const Timestamp = t.refinement(t.string, (s) => ISO_MS.test(s) && isCanonicalIsoMs(s), 'Timestamp');
 
 /** Integer columns arrive as JS numbers; this refuses fractions and unsafe magnitudes. */
 export const Int = t.refinement(t.number, Number.isSafeInteger, 'Int');
