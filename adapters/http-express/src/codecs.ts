@@ -205,6 +205,7 @@ export const SignerViewResource = t.type(
     ),
     documents: t.array(t.type({ id: DocumentId, name: t.string, pageCount: num({ integer: true }) }, 'SignerViewDocument')),
     fields: t.array(FieldResource),
+    everyoneSigned: t.boolean,
     finishedDocumentAvailable: t.boolean,
   },
   'SignerView',

@@ -66,6 +66,7 @@ const signerView = {
   },
   documents: [{ id: ids.doc, name: 'sample.pdf', pageCount: 2 }],
   fields: [field],
+  everyoneSigned: false,
   finishedDocumentAvailable: false,
 };
 

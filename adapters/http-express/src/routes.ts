@@ -131,9 +131,9 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   }),
   read({
     method: 'get', path: '/api/v1/signature-requests/{requestId}/document', operationId: 'getFinishedDocument', tag: 'Signature requests', scope: 'signature_requests:read',
-    summary: 'The finished PDF: every document in order with the values and signatures stamped. 409 before the request is COMPLETED and sealed.', params: { requestId: c.RequestId },
+    summary: 'The finished PDF: every document in order with the values and signatures stamped. 409 before the request is COMPLETED; a COMPLETED request always has it.', params: { requestId: c.RequestId },
     response: { status: 200, contentType: 'application/pdf', description: 'The finished PDF.' },
-    errors: { invalid_state: 'the request is not COMPLETED, or its finished document is still being produced' },
+    errors: { invalid_state: 'the request is not COMPLETED yet (after the last signature it becomes COMPLETED once this document exists)' },
     handle: ({ principal, params }) =>
       pipe(
         core.getFinishedDocument(d)(principal, params.requestId),
@@ -142,9 +142,9 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   }),
   read({
     method: 'get', path: '/api/v1/signature-requests/{requestId}/certificate', operationId: 'getCertificate', tag: 'Signature requests', scope: 'signature_requests:read',
-    summary: 'The evidence certificate as a PDF; with `Accept: application/json`, its data. 409 before the request is COMPLETED and sealed.', params: { requestId: c.RequestId },
+    summary: 'The evidence certificate as a PDF; with `Accept: application/json`, its data. 409 before the request is COMPLETED; a COMPLETED request always has it.', params: { requestId: c.RequestId },
     response: { status: 200, contentType: 'application/pdf', json: c.CertificateDataResource, description: 'The certificate PDF, or its data with `Accept: application/json`.' },
-    errors: { invalid_state: 'the request is not COMPLETED, or its certificate is still being produced' },
+    errors: { invalid_state: 'the request is not COMPLETED yet (after the last signature it becomes COMPLETED once the certificate exists)' },
     handle: ({ principal, params, accept }) =>
       accept !== undefined && /application\/json/.test(accept) && !/application\/pdf/.test(accept)
         ? pipe(core.getCertificateData(d)(principal, params.requestId), TE.map((x) => json(200)(presentCertificateData(x))))

@@ -40,6 +40,7 @@ export const presentSignerView = (v: SignerView): SignerViewResource => ({
   },
   documents: v.documents.map((d) => ({ id: d.id, name: d.name, pageCount: d.pageCount })),
   fields: v.fields.map(presentField),
+  everyoneSigned: v.everyoneSigned,
   finishedDocumentAvailable: v.finishedDocumentAvailable,
 });
 
@@ -66,7 +67,7 @@ export const buildSignerRoutes = (deps: EsigHttpDeps, opts: EsigHttpOptions): re
   }),
   signer({
     method: 'get', path: `${SIGNING_PATH}/document`, operationId: 'getSigningFinishedDocument',
-    summary: 'The finished PDF once the request is completed and sealed (`finishedDocumentAvailable`); 409 before.',
+    summary: 'The finished PDF once the request is COMPLETED (`finishedDocumentAvailable`); 409 before.',
     response: { status: 200, contentType: 'application/pdf', description: 'The finished PDF.' },
     handle: ({ token }) => pipe(getSigningFinishedDocument(deps)(token), TE.map((d) => pdf(d.bytes, d.name))),
   }),

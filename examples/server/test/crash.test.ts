@@ -89,7 +89,7 @@ describe('a worker killed in the middle of completion', () => {
     const invite = await smtp.waitFor((m) => m.to.includes('crash@example.com'), TEST_MS);
     const token = /sign\/([A-Za-z0-9]{43,})/.exec(invite.text)![1]!;
     const signed = await fetch(`${url}/api/v1/signing/${token}/sign`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: {}, signature: { kind: 'typed', value: 'Crash Tester' } }) });
-    expect(((await signed.json()) as { request: { status: string } }).request.status).toBe('COMPLETED');
+    expect(((await signed.json()) as { everyoneSigned: boolean }).everyoneSigned).toBe(true);
 
     // Wait until the worker holds the seal job's lease (it is rendering), then kill it hard.
     const db = new Database(join(dir, 'esig.db'), { readonly: true });
@@ -98,7 +98,8 @@ describe('a worker killed in the middle of completion', () => {
     worker.child.kill('SIGKILL');
     await new Promise((r) => worker.child.once('exit', r));
     expect(logLines(worker.out()).filter((l) => l.kind === 'seal' && l.msg === 'job done')).toEqual([]);
-    // Killed mid-completion: COMPLETED but not sealed, and no event yet.
+    // Killed mid-completion: still SENT (COMPLETED waits for the evidence), no PDF and no event yet.
+    expect((await call('GET', `/api/v1/signature-requests/${req.id}`)).body).toMatchObject({ status: 'SENT', certificateId: null, recipients: [{ status: 'SIGNED' }] });
     expect((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status).toBe(409);
     const before = (await call('GET', '/api/v1/events?type=request.completed&limit=100')).body.data;
     expect(before).toHaveLength(0);

@@ -189,9 +189,12 @@ describe('embedded signing in Chromium (host on localhost, esig on 127.0.0.1, th
     // The event follows the server's record: the API already shows the signature.
     const got = (await s.call('GET', `/api/v1/signature-requests/${req.id}`)).body;
     expect(got.recipients[0].status).toBe('SIGNED');
-    expect(got.status).toBe('COMPLETED');
     expect(signed).toMatchObject({ requestId: req.id, recipientId: rcp.id });
+    // request.completed comes once the finished document exists: the API shows COMPLETED and serves it.
     await h.waitForEvent('request.completed');
+    expect((await s.call('GET', `/api/v1/signature-requests/${req.id}`)).body.status).toBe('COMPLETED');
+    expect((await s.call('GET', `/api/v1/signature-requests/${req.id}/document`)).status).toBe(200);
+    expect(await frame.locator('a', { hasText: 'Download the signed document' }).count()).toBe(1);
     const order = (await h.events()).map((e) => e.type).filter((t) => t !== 'resize');
     expect(order).toEqual(['ready', 'request.viewed', 'signer.signed', 'request.completed']);
     // The frame reports its height for hosts that size it to fit.

@@ -119,12 +119,14 @@ describe('signing end to end (real SMTP server, worker, PDFs)', () => {
     await signer(bobToken).get();
     await signer(bobToken).post('view');
     const last = await signer(bobToken).post('sign', { values: {}, signature: { kind: 'typed', value: 'Bob Tester' } });
-    expect(last.body.request.status).toBe('COMPLETED');
+    // Every signer has signed; COMPLETED waits for the finished document and the certificate (the spec).
+    expect([last.body.request.status, last.body.everyoneSigned, last.body.finishedDocumentAvailable]).toEqual(['SENT', true, false]);
 
-    const done = await waitFor(async () => {
-      const r = await s.call('GET', `/api/v1/signature-requests/${p.req.id}/document`);
-      return r.status === 200 ? r : undefined;
-    }, 'the sealed document');
+    // A client polls the status, as a user would; the moment it reads COMPLETED both PDFs are there.
+    await waitFor(async () => ((await s.call('GET', `/api/v1/signature-requests/${p.req.id}`)).body.status === 'COMPLETED' ? true : undefined), 'COMPLETED');
+    const done = await s.call('GET', `/api/v1/signature-requests/${p.req.id}/document`);
+    expect(done.status).toBe(200);
+    expect((await s.call('GET', `/api/v1/signature-requests/${p.req.id}/certificate`)).status).toBe(200);
     expect(done.headers.get('content-type')).toBe('application/pdf');
     const finished = await fetchPdf(`/api/v1/signature-requests/${p.req.id}/document`);
     expect((await PDFDocument.load(finished.bytes)).getPageCount()).toBe(2);

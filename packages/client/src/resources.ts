@@ -145,12 +145,12 @@ export class SignatureRequests extends Resource {
     return this.call('createEmbeddedSession', { requestId: id, recipientId }, { body: params }, options);
   }
 
-  /** The finished PDF; `EsigInvalidStateError` until the request is COMPLETED and sealed. */
+  /** The finished PDF; `EsigInvalidStateError` until the request is COMPLETED (a COMPLETED request always has it). */
   finishedDocument(id: SignatureRequestId, options?: RequestOptions): Promise<Uint8Array> {
     return this.call('getFinishedDocument', { requestId: id }, { accept: 'bytes' }, options);
   }
 
-  /** The evidence certificate's data; `EsigInvalidStateError` until the request is COMPLETED and sealed. */
+  /** The evidence certificate's data; `EsigInvalidStateError` until the request is COMPLETED (a COMPLETED request always has it). */
   certificate(id: SignatureRequestId, options?: RequestOptions): Promise<CertificateData> {
     return this.call<'getCertificate', CertificateData>('getCertificate', { requestId: id }, { acceptType: 'application/json' }, options);
   }

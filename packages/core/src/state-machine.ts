@@ -20,8 +20,6 @@ export type RequestCommand =
       readonly recipientId: string;
       readonly values: Readonly<Record<string, FieldValue>>;
       readonly signature: AdoptedSignature;
-      /** Assigned if this signature completes the request. */
-      readonly certificateId: string;
     }
   | { readonly type: 'Decline'; readonly recipientId: string; readonly reason: string }
   | { readonly type: 'Expire' }
@@ -29,8 +27,11 @@ export type RequestCommand =
   | { readonly type: 'IssueOtp'; readonly recipientId: string; readonly codeHash: string; readonly expiresAt: string }
   | { readonly type: 'FailAuthentication'; readonly recipientId: string }
   | { readonly type: 'Authenticate'; readonly recipientId: string }
-  /** The worker stored the finished PDF (of this digest) and the certificate. */
-  | { readonly type: 'Seal'; readonly finishedSha256: string };
+  /**
+   * The worker stored the finished PDF (of this digest) and the certificate, which names `certificateId` and
+   * `completedAt`: only now is the request COMPLETED.
+   */
+  | { readonly type: 'Seal'; readonly finishedSha256: string; readonly certificateId: string; readonly completedAt: string };
 
 export type TransitionError =
   | { readonly _tag: 'InvalidTransition'; readonly from: RequestStatus; readonly command: RequestCommand['type']; readonly detail: string }
@@ -68,6 +69,18 @@ export const allSignersSigned = (r: SignatureRequest): boolean => {
   return s.length > 0 && s.every((x) => x.status === 'SIGNED');
 };
 
+/**
+ * Every signer has signed and the worker is producing the finished PDF and the certificate: the request is
+ * still SENT (the spec's COMPLETED means the evidence exists) and takes no command but `Seal`. A request
+ * stored COMPLETED without its digest (written before COMPLETED waited for the seal) is sealed the same way.
+ */
+export const awaitingSeal = (r: SignatureRequest): boolean =>
+  r.finishedSha256 === null && ((r.status === 'SENT' && allSignersSigned(r)) || r.status === 'COMPLETED');
+
+/** The refusal of what a request awaiting its seal no longer accepts (cancel, expiry). */
+const sealing = (r: SignatureRequest, cmd: RequestCommand['type']): TransitionError =>
+  invalidTransition(r, cmd, 'Every signer has signed; the finished document is being produced.');
+
 const requireStatus = (r: SignatureRequest, cmd: RequestCommand['type'], ...allowed: RequestStatus[]) =>
   allowed.includes(r.status)
     ? E.right(r)
@@ -95,7 +108,8 @@ const bump = (r: SignatureRequest): SignatureRequest => ({ ...r, version: r.vers
 
 /**
  * The signature-request state machine: DRAFT → SENT → COMPLETED | DECLINED | EXPIRED | CANCELLED
- * (cancel also from DRAFT). Returns the next state or why the command is refused; never throws.
+ * (cancel also from DRAFT). The last signature leaves the request SENT, awaiting its seal (`awaitingSeal`);
+ * `Seal` makes it COMPLETED. Returns the next state or why the command is refused; never throws.
  * Terminal states accept no command.
  */
 export const transition = (
@@ -140,6 +154,7 @@ export const transition = (
     }
 
     case 'Cancel':
+      if (r.status === 'SENT' && awaitingSeal(r)) return E.left(sealing(r, cmd.type));
       return E.map(() => bump({ ...r, status: 'CANCELLED' as const, cancelledAt: at }))(
         requireStatus(r, cmd.type, 'DRAFT', 'SENT'),
       );
@@ -183,11 +198,8 @@ export const transition = (
           : { ...f, value: f.type === 'date_signed' ? at.slice(0, 10) : f.type === 'signature' ? true : (cmd.values[f.id] ?? null) },
       );
       if (cmd.signature.value.trim().length === 0) return E.left(invalidCommand('signature.value', 'The signature is empty.'));
-      const signed = withRecipient({ ...r, fields }, { ...rec, status: 'SIGNED', signedAt: at, signature: cmd.signature, otp: null });
-      const done = allSignersSigned(signed);
-      return E.right(
-        bump(done ? { ...signed, status: 'COMPLETED', completedAt: at, certificateId: cmd.certificateId } : signed),
-      );
+      // The last signature too leaves the request SENT: `Seal` completes it once the evidence exists.
+      return E.right(bump(withRecipient({ ...r, fields }, { ...rec, status: 'SIGNED', signedAt: at, signature: cmd.signature, otp: null })));
     }
 
     case 'Decline': {
@@ -200,6 +212,7 @@ export const transition = (
     }
 
     case 'Expire':
+      if (r.status === 'SENT' && awaitingSeal(r)) return E.left(sealing(r, cmd.type));
       return E.map(() => bump({ ...r, status: 'EXPIRED' as const, expiredAt: at }))(requireStatus(r, cmd.type, 'SENT'));
 
     case 'IssueOtp':
@@ -229,10 +242,18 @@ export const transition = (
     }
 
     case 'Seal': {
-      const st = requireStatus(r, cmd.type, 'COMPLETED');
-      if (E.isLeft(st)) return st;
       if (r.finishedSha256 !== null) return E.left(invalidTransition(r, cmd.type, 'The request is already sealed.'));
-      return E.right(bump({ ...r, finishedSha256: cmd.finishedSha256 }));
+      if (!awaitingSeal(r)) return E.left(invalidTransition(r, cmd.type, 'Not every signer has signed.'));
+      // A request stored COMPLETED before the seal keeps the id and the time it was given then.
+      return E.right(
+        bump({
+          ...r,
+          status: 'COMPLETED',
+          completedAt: r.completedAt ?? cmd.completedAt,
+          certificateId: r.certificateId ?? cmd.certificateId,
+          finishedSha256: cmd.finishedSha256,
+        }),
+      );
     }
   }
 };

@@ -3,7 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { Recipient, SignatureRequest } from '@esig/core';
 import { RECIPIENT_STATUSES } from '@esig/core';
-import { allSignersSigned, signersDue, transition } from '@esig/core/internal';
+import { allSignersSigned, awaitingSeal, signersDue, transition } from '@esig/core/internal';
 import { T0, TYPED_SIGNATURE, baseRequest, field, iso, orderArb, recipient, roleArb, signingOrderArb } from './arbitraries.js';
 
 /** Roles with at least one signer, cc recipients mixed in anywhere. */
@@ -22,12 +22,12 @@ const sentWith = (recipients: Recipient[], signingOrder: 'parallel' | 'sequentia
   });
 
 const sign = (r: SignatureRequest, id: string) =>
-  transition(r, { type: 'Sign', recipientId: id, values: {}, signature: TYPED_SIGNATURE, certificateId: 'coc_1' }, new Date(T0 + 1000));
+  transition(r, { type: 'Sign', recipientId: id, values: {}, signature: TYPED_SIGNATURE }, new Date(T0 + 1000));
 
 const ids = (rs: readonly Recipient[]) => rs.map((r) => r.id).sort();
 
 describe('completion rule, parallel signing', () => {
-  it('completes exactly when the last signer signs, in any order, whatever cc recipients there are', () => {
+  it('awaits its seal exactly when the last signer signs, in any order, whatever cc recipients there are', () => {
     fc.assert(
       fc.property(
         rolesArb.chain((roles) => {
@@ -46,9 +46,11 @@ describe('completion rule, parallel signing', () => {
             r = next.right;
             pending.delete(id);
             const last = i === order.length - 1;
-            expect(r.status).toBe(last ? 'COMPLETED' : 'SENT');
+            // COMPLETED waits for the evidence (the seal): the last signature leaves the request SENT.
+            expect(r.status).toBe('SENT');
             expect(allSignersSigned(r)).toBe(last);
-            expect(r.certificateId).toBe(last ? 'coc_1' : null);
+            expect(awaitingSeal(r)).toBe(last);
+            expect(r.certificateId).toBeNull();
           }
           expect(signersDue(r)).toEqual([]);
           // cc recipients were never asked for anything.
@@ -60,7 +62,7 @@ describe('completion rule, parallel signing', () => {
 });
 
 describe('completion rule, sequential signing', () => {
-  it('lets only the lowest pending order sign, and completes after the last one', () => {
+  it('lets only the lowest pending order sign, and awaits its seal after the last one', () => {
     fc.assert(
       fc.property(
         rolesArb.chain((roles) =>
@@ -85,7 +87,8 @@ describe('completion rule, sequential signing', () => {
             const next = sign(r, me.id);
             if (E.isLeft(next)) throw new Error(`signer ${me.id} refused: ${JSON.stringify(next.left)}`);
             r = next.right;
-            expect(r.status).toBe(i === plan.length - 1 ? 'COMPLETED' : 'SENT');
+            expect(r.status).toBe('SENT');
+            expect(awaitingSeal(r)).toBe(i === plan.length - 1);
           }
         },
       ),

@@ -212,7 +212,10 @@ describe('handleSeal', () => {
     expect(certificate).toEqual(w.renderer.certificates[0]!.output);
     const digest = w.h.crypto.sha256Hex(finished!);
     const sealed = await requestNow(w, s.p.tenant, s.req.id);
-    expect(sealed).toEqual({ ...completed, finishedSha256: digest, version: completed.version + 1 });
+    // Only now COMPLETED: completed at the last signature, under a new certificate id.
+    const lastSignature = completed.recipients.flatMap((r) => (r.signedAt === null ? [] : [r.signedAt])).sort().at(-1);
+    expect(sealed.certificateId).toMatch(/^coc_[0-9A-Z]{26}$/);
+    expect(sealed).toEqual({ ...completed, status: 'COMPLETED', completedAt: lastSignature, certificateId: sealed.certificateId, finishedSha256: digest, version: completed.version + 1 });
     for (const d of s.docs) expect((await right(w.h.stores.documents.findById(s.p.tenant, d.doc.id)))!.status).toBe('COMPLETED');
     expect((await evidenceOf(w, s.p.tenant, s.req.id)).filter((e) => e.action === 'sealed')).toEqual([
       expect.objectContaining({ at: at(w), recipientId: null, details: { finished_sha256: digest } }),
@@ -221,7 +224,8 @@ describe('handleSeal', () => {
     // The certificate states the request, the finished document's digest and the whole evidence trail.
     const data = certificateIn(certificate!);
     expect(data).toMatchObject({
-      certificateId: completed.certificateId,
+      certificateId: sealed.certificateId,
+      completedAt: lastSignature,
       requestId: s.req.id,
       testMode: true,
       requestedSignatureLevel: 'SES',
@@ -238,9 +242,10 @@ describe('handleSeal', () => {
     const w = world();
     const s = await sentRequest(w, { signers: [{}, {}], cc: 2, documents: 2 });
     for (const i of s.signers.keys()) await sign(w, s, i);
-    const completed = await requestNow(w, s.p.tenant, s.req.id);
     const [job] = await claim(w, ['seal']);
     await runOk(w, handleSeal(w.deps), job!);
+    const completed = await requestNow(w, s.p.tenant, s.req.id);
+    expect(completed.status).toBe('COMPLETED');
     const events = await eventsOf(w, s.p.tenant, 'request.completed');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ id: completedEventId(s.req.id), createdAt: at(w), redeliveryOf: null });

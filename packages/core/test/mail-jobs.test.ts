@@ -10,6 +10,7 @@ import {
   execute,
   handleCompletedMail,
   handleInvitationMail,
+  handleSeal,
   inspectUpload,
   sendSignatureRequest,
   signAsRecipient,
@@ -18,6 +19,7 @@ import {
 } from '@esig/core';
 import type { Harness } from './support.js';
 import { harness, principal, right } from './support.js';
+import { fakeRenderer } from './fakes.js';
 
 const LEASE_MS = 60_000;
 
@@ -33,7 +35,7 @@ const setup = async () => {
   const mailbox = (tenant: Tenant): MailTransport => ({
     send: (m) => (refuse !== null ? TE.left({ _tag: 'MailFailure', permanent: false, detail: refuse }) : testMailboxTransport(h, tenant).send(m)),
   });
-  const deps = { ...h, mail: mailbox, publicUrl: 'https://esig.test', renderer: undefined as never };
+  const deps = { ...h, mail: mailbox, publicUrl: 'https://esig.test', renderer: fakeRenderer() };
   const p = principal(['*']);
   const pdf = await right(inspectUpload(deps)(p, Uint8Array.from([37, 80, 68, 70])));
   const doc = await right(run(uploadDocument(deps)(p, { name: 'lease.pdf', pdf })));
@@ -42,7 +44,7 @@ const setup = async () => {
   await right(run(addField(deps)(p, req.id, { documentId: doc.id, recipientId: signer.id, type: 'signature', page: 1, x: 1, y: 1, width: 10, height: 10 })));
   await right(run(sendSignatureRequest(deps)(p, req.id)));
 
-  const claim = async <K extends 'mail.invite' | 'mail.completed'>(kind: K, worker: string): Promise<JobOf<K>> => {
+  const claim = async <K extends 'mail.invite' | 'mail.completed' | 'seal'>(kind: K, worker: string): Promise<JobOf<K>> => {
     const now = h.clock.now();
     const [job] = await right(h.stores.jobs.claim([kind], worker, now.toISOString(), new Date(now.getTime() + LEASE_MS).toISOString(), 1));
     if (!job) throw new Error(`no ${kind} job to claim`);
@@ -105,10 +107,10 @@ describe('mail jobs send once per job', () => {
     const [mail] = await s.sent();
     const token = /sign\/([A-Za-z0-9]{43})/.exec(mail!.text)![1]!;
     await right(signAsRecipient(s.deps)(token, { values: {}, signature: { kind: 'typed', value: 'Ana M' } }, { ip: null, userAgent: null }));
-    // Sealing would enqueue the notices; here the job is enqueued as sealing does.
-    await right(
-      s.h.stores.jobs.enqueue({ id: s.h.ids.next('job'), kind: 'mail.completed', orgId: s.p.tenant.orgId, mode: s.p.tenant.mode, payload: { requestId: s.req.id, recipientId: s.signer.id }, runAt: s.h.clock.now().toISOString(), dedupeKey: null, createdAt: s.h.clock.now().toISOString() }),
-    );
+    // The seal makes the request COMPLETED and enqueues the notice.
+    const seal = await s.claim('seal', 'w0');
+    const sealing = await right(handleSeal(s.deps)(seal));
+    await right(s.h.uow.transaction((tx) => pipe(sealing(tx), TE.chainW(() => tx.jobs.complete(seal.id, 'w0')))));
     for (const worker of ['w1', 'w2', 'w3']) {
       await s.runJob(await s.claim('mail.completed', worker), worker, false);
       s.leaseRunsOut();

@@ -9,11 +9,14 @@ import {
   authenticateSigner,
   cancelSignatureRequest,
   declineAsRecipient,
+  getCertificatePdf,
+  getFinishedDocument,
   getSigningDocument,
   getSigningFinishedDocument,
   handleExpire,
   handleSeal,
   openSigningLink,
+  remindSignatureRequest,
   requestSignerOtp,
   signAsRecipient,
   viewAgreement,
@@ -157,16 +160,17 @@ describe('signAsRecipient', () => {
     expect(await claim(w, ['seal'])).toEqual([]);
   });
 
-  it('the last signature completes the request, assigns the certificate id and queues exactly one seal job', async () => {
+  it('the last signature leaves the request SENT, awaiting its seal, and queues exactly one seal job', async () => {
     const w = world();
     const s = await sentRequest(w, { signers: [{}, {}], cc: 1 });
     const [ada, bob] = s.signers;
     await right(sign(w, ada!));
     w.h.clock.advance(MIN);
     const done = await right(sign(w, bob!));
-    expect(done.request).toMatchObject({ status: 'COMPLETED', completedAt: at(w), finishedSha256: null });
-    expect(done.request.certificateId).toMatch(/^coc_[0-9A-Z]{26}$/);
-    expect((await requestNow(w, s.p.tenant, s.req.id)).certificateId).toBe(done.request.certificateId);
+    // COMPLETED means the evidence exists (the spec): the seal job makes it so, with the certificate id.
+    expect(done.request).toMatchObject({ status: 'SENT', completedAt: null, certificateId: null, finishedSha256: null });
+    expect([done.everyoneSigned, done.finishedDocumentAvailable, done.recipient.status]).toEqual([true, false, 'SIGNED']);
+    expect(await requestNow(w, s.p.tenant, s.req.id)).toMatchObject({ status: 'SENT', certificateId: null });
     const seals = await claim(w, ['seal']);
     expect(seals.map((j) => [j.payload, j.dedupeKey, j.runAt])).toEqual([[{ requestId: s.req.id }, `seal:${s.req.id}`, at(w)]]);
     expect((await evidenceOf(w, s.p.tenant, s.req.id)).filter((e) => e.action === 'completed')).toEqual([expect.objectContaining({ at: at(w), recipientId: null })]);
@@ -174,7 +178,25 @@ describe('signAsRecipient', () => {
     expect(await eventsOf(w, s.p.tenant, 'request.completed')).toEqual([]);
   });
 
-  it('any order of parallel signers, with repeated attempts, completes exactly once with one certificate id and one seal job', async () => {
+  it('awaiting its seal, a request is neither cancelled, reminded nor expired, and its PDFs answer InvalidState; the seal completes it', async () => {
+    const w = world();
+    const s = await sentRequest(w, { signers: [{}, {}], expiresAt: new Date(w.h.clock.now().getTime() + 3_600_000).toISOString() });
+    for (const x of s.signers) await right(sign(w, x));
+    const signed = await requestNow(w, s.p.tenant, s.req.id);
+    const beingProduced = { _tag: 'InvalidState', detail: expect.stringContaining('being produced') };
+    expect(await left(w.run(cancelSignatureRequest(w.deps)(s.p, s.req.id)))).toMatchObject(beingProduced);
+    expect(await left(w.run(remindSignatureRequest(w.deps)(s.p, s.req.id)))).toMatchObject(beingProduced);
+    for (const fetch of [getFinishedDocument, getCertificatePdf]) expect(await left(fetch(w.deps)(s.p, s.req.id))).toMatchObject(beingProduced);
+    // Past the deadline, the expiry job leaves it alone.
+    w.h.clock.advance(3_600_000);
+    for (const job of await claim(w, ['expire'])) await runOk(w, handleExpire(w.deps), job);
+    expect(await requestNow(w, s.p.tenant, s.req.id)).toEqual(signed);
+    for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
+    expect((await requestNow(w, s.p.tenant, s.req.id)).status).toBe('COMPLETED');
+    expect((await right(getFinishedDocument(w.deps)(s.p, s.req.id))).bytes).toEqual(w.renderer.finished[0]!.output);
+  });
+
+  it('any order of parallel signers, with repeated attempts, awaits its seal exactly once, with one seal job', async () => {
     const orders = fc.integer({ min: 1, max: 4 }).chain((n) =>
       fc.tuple(fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n }), fc.array(fc.nat(n - 1), { minLength: n, maxLength: n })),
     );
@@ -187,14 +209,13 @@ describe('signAsRecipient', () => {
           const view = await right(sign(w, s.signers[i]!));
           signedSoFar.add(i);
           const last = k === order.length - 1;
-          expect(view.request.status).toBe(last ? 'COMPLETED' : 'SENT');
-          expect(view.request.certificateId === null).toBe(!last);
+          expect([view.request.status, view.request.certificateId, view.everyoneSigned]).toEqual(['SENT', null, last]);
           // Someone who already signed tries again: refused, whatever the state.
           const again = repeats[k]!;
           if (signedSoFar.has(again)) expect(await left(sign(w, s.signers[again]!))).toMatchObject({ _tag: 'InvalidState' });
         }
         const final = await requestNow(w, s.p.tenant, s.req.id);
-        expect(final.status).toBe('COMPLETED');
+        expect(final.status).toBe('SENT');
         expect(final.recipients.every((r) => r.status === 'SIGNED')).toBe(true);
         expect((await claim(w, ['seal'])).map((j) => j.payload.requestId)).toEqual([s.req.id]);
         const evidence = await evidenceOf(w, s.p.tenant, s.req.id);
@@ -223,7 +244,7 @@ describe('signAsRecipient', () => {
     expect(await invited()).toEqual([]);
     await right(sign(w, b!));
     expect(await invited()).toEqual([[d!.rcp.id, `invite:${d!.rcp.id}`]]);
-    expect((await right(sign(w, d!))).request.status).toBe('COMPLETED');
+    expect((await right(sign(w, d!))).everyoneSigned).toBe(true);
     expect(await invited()).toEqual([]);
   });
 
@@ -457,7 +478,7 @@ describe('authenticateSigner', () => {
       expect.objectContaining({ recipientId: ada!.rcp.id, at: now, ip: CLIENT.ip, details: { method: 'email_otp' } }),
     ]);
     // Identified: signing is open now.
-    expect((await right(sign(w, ada!))).request.status).toBe('COMPLETED');
+    expect((await right(sign(w, ada!))).recipient.status).toBe('SIGNED');
   });
 
   it('a wrong code is counted in its own commit and refused (ValidationFailed) with the attempts left', async () => {
@@ -599,7 +620,7 @@ describe('getSigningDocument and getSigningFinishedDocument', () => {
     const notAvailable = { _tag: 'InvalidState', detail: 'The finished document is not available.' };
     expect(await left(getSigningFinishedDocument(w.deps)(ada!.token))).toEqual(notAvailable);
     for (const x of s.signers) await right(sign(w, x));
-    // Completed but not yet sealed: neither the originals nor the finished document.
+    // Every signer signed, not yet sealed: neither the originals nor the finished document.
     expect(await left(getSigningDocument(w.deps)(ada!.token, s.docs[0]!.doc.id))).toMatchObject({ _tag: 'InvalidState' });
     expect(await left(getSigningFinishedDocument(w.deps)(ada!.token))).toEqual(notAvailable);
     for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
@@ -652,11 +673,11 @@ describe('the signer view', () => {
     const done = await sentRequest(w, { signers: [{}, {}] });
     for (const x of done.signers) await right(sign(w, x));
     const unsealed = await open(w, done.signers[0]!);
-    expect([unsealed.request.status, unsealed.finishedDocumentAvailable, unsealed.documents, unsealed.fields]).toEqual(['COMPLETED', false, [], []]);
+    expect([unsealed.request.status, unsealed.everyoneSigned, unsealed.finishedDocumentAvailable, unsealed.documents, unsealed.fields, unsealed.yourTurn]).toEqual(['SENT', true, false, [], [], false]);
     for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
     for (const x of done.signers) {
       const v = await open(w, x);
-      expect([v.finishedDocumentAvailable, v.documents, v.fields, v.yourTurn, v.email]).toEqual([true, [], [], false, x.rcp.email]);
+      expect([v.request.status, v.everyoneSigned, v.finishedDocumentAvailable, v.documents, v.fields, v.yourTurn, v.email]).toEqual(['COMPLETED', true, true, [], [], false, x.rcp.email]);
     }
     const declined = await sentRequest(w, { signers: [{}, {}] });
     await right(declineAsRecipient(w.deps)(declined.signers[0]!.token, 'no', CLIENT));

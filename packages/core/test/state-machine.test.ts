@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdoptedSignature, AuthenticationMethod, FieldValue, RecipientStatus, RequestStatus, SignatureRequest } from '@esig/core';
 import type { RequestCommand } from '@esig/core/internal';
 import { MAX_AUTH_ATTEMPTS, REQUEST_STATUSES, isTerminal } from '@esig/core';
-import { transition } from '@esig/core/internal';
+import { allSignersSigned, transition } from '@esig/core/internal';
 import type { CommandSpec } from './arbitraries.js';
 import {
   T0,
@@ -113,6 +113,7 @@ const needsIdentification = (x: ModelRecipient) => x.auth !== 'none' && !x.authe
 const filledBySigning = (f: { readonly type: string }) => f.type === 'signature' || f.type === 'date_signed';
 
 const signersOf = (m: Model) => m.recipients.filter((x) => x.role === 'signer');
+const allSignedIn = (m: Model) => signersOf(m).length > 0 && signersOf(m).every((x) => x.done === 'SIGNED');
 
 /** Whose turn it is, computed from the model (not with the core's `signersDue`). */
 const dueIn = (m: Model) => {
@@ -187,7 +188,7 @@ const resolve = (spec: CommandSpec, m: Model, step: number): RequestCommand => {
           : spec.signatureKind === 'typed'
             ? TYPED_SIGNATURE
             : { kind: 'drawn', value: `data:image/png;base64,iVBORw0KGgo${step}` };
-      return { type: 'Sign', recipientId, values, signature, certificateId: `coc_${step}` };
+      return { type: 'Sign', recipientId, values, signature };
     }
     case 'IssueOtp':
       return { type: 'IssueOtp', recipientId: pickForIdentification(m, spec.who), codeHash: `otp_hash_${m.nextId++}`, expiresAt: iso(T0 + step) };
@@ -195,7 +196,7 @@ const resolve = (spec: CommandSpec, m: Model, step: number): RequestCommand => {
     case 'Authenticate':
       return { type: spec.type, recipientId: pickForIdentification(m, spec.who) };
     case 'Seal':
-      return { type: 'Seal', finishedSha256: `sha256_${step}` };
+      return { type: 'Seal', finishedSha256: `sha256_${step}`, certificateId: `coc_${step}`, completedAt: iso(T0 + step) };
   }
 };
 
@@ -234,10 +235,11 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
         (m.expiresAt === null || m.expiresAt > now);
       return ok ? bumped(() => (m.status = 'SENT')) : reject;
     }
+    // Once every signer has signed, only the seal moves the request on: no cancel, no expiry.
     case 'Cancel':
-      return m.status === 'DRAFT' || m.status === 'SENT' ? bumped(() => (m.status = 'CANCELLED')) : reject;
+      return m.status === 'DRAFT' || (m.status === 'SENT' && !allSignedIn(m)) ? bumped(() => (m.status = 'CANCELLED')) : reject;
     case 'Expire':
-      return m.status === 'SENT' ? bumped(() => (m.status = 'EXPIRED')) : reject;
+      return m.status === 'SENT' && !allSignedIn(m) ? bumped(() => (m.status = 'EXPIRED')) : reject;
     case 'Notify':
     case 'Open':
     case 'View': {
@@ -255,14 +257,11 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
       if (own.some((f) => f.required && !filledBySigning(f) && !filled(cmd.values[f.id]))) return reject;
       if (own.some((f) => filledBySigning(f) && f.id in cmd.values)) return reject;
       if (cmd.signature.value.trim() === '') return reject;
+      // The last signature too leaves the request SENT, awaiting its seal.
       return bumped(() => {
         rec.done = 'SIGNED';
         rec.signature = cmd.signature;
         rec.otp = null;
-        if (signersOf(m).every((x) => x.done === 'SIGNED')) {
-          m.status = 'COMPLETED';
-          m.certificateId = cmd.certificateId;
-        }
       });
     }
     case 'Decline':
@@ -294,7 +293,13 @@ const decide = (m: Model, cmd: RequestCommand, now: number): { accept: boolean; 
       });
     }
     case 'Seal':
-      return m.status === 'COMPLETED' && m.finishedSha256 === null ? bumped(() => (m.finishedSha256 = cmd.finishedSha256)) : reject;
+      return m.status === 'SENT' && allSignedIn(m)
+        ? bumped(() => {
+            m.status = 'COMPLETED';
+            m.certificateId = cmd.certificateId;
+            m.finishedSha256 = cmd.finishedSha256;
+          })
+        : reject;
   }
 };
 
@@ -304,7 +309,7 @@ const RANK: Record<RecipientStatus, number> = { PENDING: 0, NOTIFIED: 1, OPENED:
 const NEXT_STATUSES: Record<RequestStatus, readonly RequestStatus[]> = {
   DRAFT: ['DRAFT', 'SENT', 'CANCELLED'],
   SENT: ['SENT', 'COMPLETED', 'DECLINED', 'EXPIRED', 'CANCELLED'],
-  // Seal keeps the status.
+  // Only a request stored COMPLETED before COMPLETED waited for the seal takes a command (Seal, which keeps it).
   COMPLETED: ['COMPLETED'],
   DECLINED: [],
   EXPIRED: [],
@@ -315,7 +320,7 @@ const withoutVersion = (r: SignatureRequest) => ({ ...r, version: 0 });
 
 /**
  * Terminal states are terminal: from one the status never changes, and the only command ever accepted is
- * Seal, once, from COMPLETED.
+ * Seal, once, from a COMPLETED request stored without its digest (before COMPLETED waited for the seal).
  */
 const checkTerminal = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either<unknown, SignatureRequest>) => {
   if (!isTerminal(prev.status) || E.isLeft(result)) return;
@@ -349,12 +354,23 @@ const checkStep = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either
   // cc recipients never sign nor decline.
   for (const x of next.recipients) if (x.role === 'cc') expect(['SIGNED', 'DECLINED']).not.toContain(x.status);
 
-  // COMPLETED iff every signer signed; the certificate exists exactly then.
+  // COMPLETED iff every signer signed and the evidence exists (the spec's meaning): the seal makes it so, and
+  // the certificate id and the completion time come with it.
   const signers = next.recipients.filter((x) => x.role === 'signer');
   const allSigned = signers.length > 0 && signers.every((x) => x.status === 'SIGNED');
-  expect(next.status === 'COMPLETED').toBe(allSigned);
+  expect(next.status === 'COMPLETED').toBe(allSigned && next.finishedSha256 !== null);
   expect(next.certificateId !== null).toBe(next.status === 'COMPLETED');
-  if (next.status === 'COMPLETED' && prev.status !== 'COMPLETED') expect(next.certificateId).toBe(cmd.type === 'Sign' ? cmd.certificateId : 'none');
+  if (next.status === 'COMPLETED' && prev.status !== 'COMPLETED') {
+    expect(cmd.type).toBe('Seal');
+    expect([next.certificateId, next.completedAt]).toEqual(cmd.type === 'Seal' ? [cmd.certificateId, cmd.completedAt] : []);
+  }
+  // Awaiting its seal, a request takes no command that changes it but the seal, and a cc recipient's
+  // progress through the link (notified, opened, viewed).
+  if (prev.status === 'SENT' && allSignersSigned(prev) && cmd.type !== 'Seal' && JSON.stringify(next) !== JSON.stringify(prev)) {
+    expect(['Notify', 'Open', 'View']).toContain(cmd.type);
+    expect('recipientId' in cmd && prev.recipients.find((x) => x.id === cmd.recipientId)?.role).toBe('cc');
+    expect(next.status).toBe('SENT');
+  }
 
   // Each end state has its timestamp, and only it.
   expect(next.completedAt !== null).toBe(next.status === 'COMPLETED');
@@ -390,7 +406,15 @@ const checkStep = (prev: SignatureRequest, cmd: RequestCommand, result: E.Either
   // Sealing: only a completed request carries a finished digest, set once by Seal and never changed.
   if (next.finishedSha256 !== null) expect(next.status).toBe('COMPLETED');
   if (prev.finishedSha256 !== null) expect(next.finishedSha256).toBe(prev.finishedSha256);
-  if (cmd.type === 'Seal') expect(next).toEqual({ ...prev, finishedSha256: cmd.finishedSha256, version: prev.version + 1 });
+  if (cmd.type === 'Seal')
+    expect(next).toEqual({
+      ...prev,
+      status: 'COMPLETED',
+      certificateId: prev.certificateId ?? cmd.certificateId,
+      completedAt: prev.completedAt ?? cmd.completedAt,
+      finishedSha256: cmd.finishedSha256,
+      version: prev.version + 1,
+    });
   else expect(next.finishedSha256).toBe(prev.finishedSha256);
 
   // Identification and the adopted signature.
@@ -559,7 +583,7 @@ describe('the deadline', () => {
     for (const cmd of [
       { type: 'Open', recipientId: 'rcp_1' },
       { type: 'View', recipientId: 'rcp_1' },
-      { type: 'Sign', recipientId: 'rcp_1', values: {}, signature: { kind: 'typed', value: 'A' }, certificateId: 'coc_1' },
+      { type: 'Sign', recipientId: 'rcp_1', values: {}, signature: { kind: 'typed', value: 'A' } },
       { type: 'Decline', recipientId: 'rcp_1', reason: 'late' },
       { type: 'IssueOtp', recipientId: 'rcp_1', codeHash: 'h', expiresAt: iso(deadline + 600_000) },
       { type: 'Authenticate', recipientId: 'rcp_1' },
@@ -611,7 +635,8 @@ describe('examples', () => {
       signingOrder,
       recipients: [recipient('rcp_1', 'signer', 1), recipient('rcp_2', 'signer', 2), recipient('rcp_3', 'cc', 1)],
     });
-  const sign = (id: string) => ({ type: 'Sign' as const, recipientId: id, values: {}, signature: TYPED_SIGNATURE, certificateId: 'coc_x' });
+  const sign = (id: string) => ({ type: 'Sign' as const, recipientId: id, values: {}, signature: TYPED_SIGNATURE });
+  const seal = { type: 'Seal' as const, finishedSha256: 'f'.repeat(64), certificateId: 'coc_x', completedAt: iso(T0 + 60_000) };
 
   it('a later signer cannot sign before an earlier one under sequential signing', () => {
     const r = sent('sequential');
@@ -620,8 +645,8 @@ describe('examples', () => {
     expect(E.isRight(after1)).toBe(true);
     if (E.isRight(after1)) {
       const done = transition(after1.right, sign('rcp_2'), new Date(T0));
-      expect(E.isRight(done) && done.right.status).toBe('COMPLETED');
-      expect(E.isRight(done) && done.right.certificateId).toBe('coc_x');
+      // Every signer has signed: the request awaits its seal, still SENT.
+      expect(E.isRight(done) && [done.right.status, done.right.certificateId, done.right.completedAt]).toEqual(['SENT', null, null]);
     }
   });
 
@@ -656,7 +681,7 @@ describe('examples', () => {
     expect(identified.recipients[0]!.authenticatedAt).toBe(at(5).toISOString());
     expect(refused(identified, { type: 'Authenticate', recipientId: 'rcp_1' })).toBeDefined();
     const done = step(identified, sign('rcp_1'));
-    expect(done.status).toBe('COMPLETED');
+    expect(done.recipients[0]!.status).toBe('SIGNED');
     expect(done.recipients[0]!.signature).toEqual(TYPED_SIGNATURE);
   });
 
@@ -700,13 +725,31 @@ describe('examples', () => {
       expect(refused(r, cmd)).toMatchObject({ _tag: 'InvalidTransition' });
   });
 
-  it('Seal is accepted once, only in COMPLETED, and keeps the status', () => {
-    const seal = { type: 'Seal' as const, finishedSha256: 'f'.repeat(64) };
+  it('the last signature leaves the request SENT; only Seal, once, makes it COMPLETED with its certificate', () => {
     const r = sent('parallel');
     expect(refused(r, seal)).toMatchObject({ _tag: 'InvalidTransition', from: 'SENT' });
-    const completed = step(step(r, sign('rcp_1')), sign('rcp_2'));
-    const sealed = step(completed, seal);
-    expect(sealed).toEqual({ ...completed, finishedSha256: 'f'.repeat(64), version: completed.version + 1 });
+    const half = step(r, sign('rcp_1'));
+    expect(refused(half, seal)).toMatchObject({ _tag: 'InvalidTransition', from: 'SENT' });
+    const signed = step(half, sign('rcp_2'));
+    expect([signed.status, signed.certificateId, signed.completedAt, signed.finishedSha256]).toEqual(['SENT', null, null, null]);
+    const sealed = step(signed, seal);
+    expect(sealed).toEqual({ ...signed, status: 'COMPLETED', certificateId: 'coc_x', completedAt: iso(T0 + 60_000), finishedSha256: 'f'.repeat(64), version: signed.version + 1 });
     expect(refused(sealed, { ...seal, finishedSha256: '0'.repeat(64) })).toMatchObject({ _tag: 'InvalidTransition', from: 'COMPLETED' });
+  });
+
+  it('awaiting its seal, a request can be neither cancelled nor expired, even past its deadline', () => {
+    const signed = step(step({ ...sent('parallel'), expiresAt: iso(T0 + 2000) }, sign('rcp_1')), sign('rcp_2'));
+    const late = new Date(T0 + 5000);
+    for (const cmd of [{ type: 'Cancel' }, { type: 'Expire' }] as const)
+      expect(transition(signed, cmd, late), cmd.type).toMatchObject({ _tag: 'Left', left: { _tag: 'InvalidTransition', detail: expect.stringContaining('being produced') } });
+    expect(E.isRight(transition(signed, seal, late))).toBe(true);
+  });
+
+  it('a request stored COMPLETED before the seal (older releases) is sealed once and keeps its certificate id and time', () => {
+    const signed = step(step(sent('parallel'), sign('rcp_1')), sign('rcp_2'));
+    const legacy = { ...signed, status: 'COMPLETED' as const, certificateId: 'coc_old', completedAt: iso(T0 + 1000) };
+    const sealed = step(legacy, seal);
+    expect(sealed).toEqual({ ...legacy, finishedSha256: 'f'.repeat(64), version: legacy.version + 1 });
+    expect(refused(sealed, seal)).toMatchObject({ _tag: 'InvalidTransition', from: 'COMPLETED' });
   });
 });

@@ -133,10 +133,11 @@ function messageFor(s, outcome) {
   const heading = (h) => (outcome === 'signed' ? 'Thank you — you’ve signed' : h);
   if (rcp.status === 'DECLINED')
     return { heading: 'You declined to sign', lines: [`You declined to sign ${title}. The sender has been told. There is nothing more for you to do.`] };
-  if (req.status === 'COMPLETED')
+  // Every signer has signed: COMPLETED once the finished document exists, SENT while it is being produced.
+  if (req.status === 'COMPLETED' || (req.status === 'SENT' && s.everyoneSigned))
     return {
       heading: heading('This document is complete'),
-      lines: [...thanks, `Everyone has signed ${title}.`, s.finishedDocumentAvailable ? 'You can download the signed document below.' : 'The signed document is being prepared. We’ll email it to you when it’s ready.'],
+      lines: [...thanks, `Everyone has signed ${title}.`, s.finishedDocumentAvailable ? 'You can download the signed document below.' : 'The signed document is being prepared; it will appear here in a moment, and we’ll email it to you.'],
       download: s.finishedDocumentAvailable,
     };
   if (req.status === 'DECLINED')
@@ -170,6 +171,34 @@ function render(s, outcome) {
   return showSigning(s);
 }
 
+/**
+ * While every signer has signed and the finished document is being produced (the request is still SENT),
+ * asks again, less and less often, for about three minutes: once the request is COMPLETED the host hears
+ * `request.completed` and the page offers the download. Errors only end the wait; the e-mail still comes.
+ */
+let awaiting = false;
+async function awaitCompletion(outcome) {
+  if (awaiting || !state || state.request.status !== 'SENT' || !state.everyoneSigned) return;
+  awaiting = true;
+  const started = Date.now();
+  for (let delay = 1000; Date.now() - started < 180_000; delay = Math.min(delay * 1.5, 5000)) {
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    let s;
+    try {
+      const res = await fetch(apiUrl(''), { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (!res.ok) break;
+      s = await res.json();
+    } catch {
+      break;
+    }
+    if (s.request.status === 'SENT' && s.everyoneSigned) continue;
+    if (s.request.status === 'COMPLETED') emit('request.completed');
+    render(s, outcome);
+    break;
+  }
+  awaiting = false;
+}
+
 /** Whether this recipient can still sign (else the host is told `invalid_state`). */
 const canSign = (s) =>
   s.request.status === 'SENT' && s.recipient.role === 'signer' && !['SIGNED', 'DECLINED'].includes(s.recipient.status) && s.recipient.yourTurn && !s.recipient.locked;
@@ -186,6 +215,7 @@ async function start() {
       channel.onHello(() => { if (state) emitReady(); });
       if (!canSign(state)) emit('error', { code: 'invalid_state', message: $('message-heading').textContent || 'This request cannot be signed now.' });
     }
+    awaitCompletion();
   } catch (e) {
     if (e.status === 404)
       showMessage('This signing link isn’t valid', ['We couldn’t find anything to sign at this address. Check that you opened the whole link from your email, or ask the sender for a new one.']);
@@ -559,8 +589,8 @@ async function submitSign() {
     const body = await call('POST', '/sign', { values, signature });
     // The answer is the recorded state: only now may the host hear of it.
     emit('signer.signed');
-    if (body.request.status === 'COMPLETED') emit('request.completed');
     render(body, 'signed');
+    awaitCompletion('signed');
   } catch (e) {
     announce(e.message, 'error');
     if (e.status === 409) await call('GET').then((s) => render(s)).catch(() => {});

@@ -345,7 +345,7 @@ export interface Operations {
     body: Record<string, never>;
     response: WebhookEndpoint;
   };
-  /** GET /api/v1/signature-requests/{requestId}/certificate: The evidence certificate as a PDF; with `Accept: application/json`, its data. 409 before the request is COMPLETED and sealed. */
+  /** GET /api/v1/signature-requests/{requestId}/certificate: The evidence certificate as a PDF; with `Accept: application/json`, its data. 409 before the request is COMPLETED; a COMPLETED request always has it. */
   getCertificate: {
     params: {
       requestId: `req_${string}`;
@@ -372,7 +372,7 @@ export interface Operations {
     body: undefined;
     response: Uint8Array;
   };
-  /** GET /api/v1/signature-requests/{requestId}/document: The finished PDF: every document in order with the values and signatures stamped. 409 before the request is COMPLETED and sealed. */
+  /** GET /api/v1/signature-requests/{requestId}/document: The finished PDF: every document in order with the values and signatures stamped. 409 before the request is COMPLETED; a COMPLETED request always has it. */
   getFinishedDocument: {
     params: {
       requestId: `req_${string}`;

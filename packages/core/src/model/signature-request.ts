@@ -118,7 +118,7 @@ export interface SignatureRequest {
   readonly certificateId: string | null;
   /**
    * SHA-256 of the finished PDF, set once the worker has stored the finished document and the certificate
-   * (sealing). A COMPLETED request without it is still being sealed.
+   * (sealing), when the request becomes COMPLETED. A SENT request whose signers have all signed is being sealed.
    */
   readonly finishedSha256: string | null;
   /** Optimistic-concurrency counter: the store refuses an update whose expected version is stale. */

@@ -10,12 +10,13 @@ import type { Stores } from '../ports/stores.js';
 import type { ContentKey } from '../ports/document-content-store.js';
 import { certificateKey, finishedKey } from './jobs/artifacts.js';
 import { loadRequest, requireScope } from './policy.js';
+import { awaitingSeal } from '../state-machine.js';
 
 const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureRequest> =>
-  r.status !== 'COMPLETED'
-    ? TE.left(invalidState(`The request is ${r.status}; the finished document exists once it is COMPLETED.`))
-    : r.finishedSha256 === null
-      ? TE.left(invalidState('The request is completed and its finished document is being produced; retry in a few seconds.'))
+  awaitingSeal(r)
+    ? TE.left(invalidState('Every signer has signed and the finished document is being produced; the request becomes COMPLETED when it exists.'))
+    : r.status !== 'COMPLETED'
+      ? TE.left(invalidState(`The request is ${r.status}; the finished document exists once it is COMPLETED.`))
       : TE.right(r);
 
 /** A sealed PDF with the request it belongs to. */

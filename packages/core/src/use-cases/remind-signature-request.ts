@@ -5,7 +5,7 @@ import type { Principal } from '../model/principal.js';
 import type { SignatureRequest } from '../model/signature-request.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/id-generator.js';
-import { signersDue } from '../state-machine.js';
+import { awaitingSeal, signersDue } from '../state-machine.js';
 import type { Command } from './command.js';
 import { loadRequest, requireScope } from './policy.js';
 import { enqueueJob } from './signing/records.js';
@@ -22,7 +22,13 @@ export const remindSignatureRequest =
     return pipe(
       requireScope(p, 'signature_requests:write'),
       TE.chainW(() => loadRequest(tx, p, requestId)),
-      TE.chainFirstW((r) => (r.status === 'SENT' ? TE.right(r) : TE.left(invalidState(`A ${r.status} signature request cannot be reminded.`)))),
+      TE.chainFirstW((r) =>
+        r.status !== 'SENT'
+          ? TE.left(invalidState(`A ${r.status} signature request cannot be reminded.`))
+          : awaitingSeal(r)
+            ? TE.left(invalidState('Every signer has signed; the finished document is being produced.'))
+            : TE.right(r),
+      ),
       TE.chainFirstW((r) =>
         pipe(
           signersDue(r),

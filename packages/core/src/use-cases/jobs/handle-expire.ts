@@ -3,6 +3,7 @@ import * as TE from '../../task-either.js';
 import type { Clock } from '../../ports/clock.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
+import { awaitingSeal } from '../../state-machine.js';
 import { applyCommand } from '../policy.js';
 import { appendEvent, appendEvidence } from '../signing/records.js';
 import type { JobHandler } from './job-handler.js';
@@ -19,7 +20,8 @@ export const handleExpire =
       return pipe(
         tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId),
         TE.chainW((r) =>
-          r === null || r.status !== 'SENT' || r.expiresAt === null || r.expiresAt > at
+          // A request whose signers have all signed is being sealed: it completes, whatever its deadline.
+          r === null || r.status !== 'SENT' || awaitingSeal(r) || r.expiresAt === null || r.expiresAt > at
             ? nothingToRecord(tx)
             : pipe(
                 applyCommand(tx, r, { type: 'Expire' }, now),

@@ -8,6 +8,7 @@ import type { Crypto } from '../../ports/crypto.js';
 import type { DocumentRenderer } from '../../ports/document-renderer.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
+import { awaitingSeal } from '../../state-machine.js';
 import { applyCommand } from '../policy.js';
 import { appendEvent, appendEvidence, enqueueJob } from '../signing/records.js';
 import { certificateKey, finishedKey, uploadKey } from './artifacts.js';
@@ -28,7 +29,7 @@ export const completedEventId = (requestId: string) => `request.completed:${requ
 
 /**
  * `seal`: renders the finished PDF and the evidence certificate off the request path, then in one
- * transaction stores both, marks the request sealed and its documents COMPLETED, and releases
+ * transaction stores both, makes the request and its documents COMPLETED, and releases
  * `request.completed` (with the finished document's digest) and the completed notices. If the worker dies
  * before that commit the job runs again; if two runs race, the unique event id lets only one commit.
  */
@@ -38,11 +39,28 @@ export const handleSeal =
     pipe(
       loadJobRequest(deps.stores, job),
       TE.chainW((request) =>
-        request === null || request.status !== 'COMPLETED' || request.finishedSha256 !== null ? TE.right(nothingToRecord) : seal(deps, request),
+        request === null || !awaitingSeal(request) ? TE.right(nothingToRecord) : seal(deps, completing(deps, request)),
       ),
     );
 
-const seal = (deps: SealDeps, request: SignatureRequest) => {
+/**
+ * The request as its certificate shows it: completed at the last signature, under a new certificate id
+ * (a request stored COMPLETED before the seal keeps its own). Nothing is kept until the seal commits, so a
+ * run that dies before then leaves no id behind.
+ */
+const completing = (deps: SealDeps, r: SignatureRequest): Completing => {
+  const lastSignature = r.recipients.reduce<string | null>((at, x) => (x.signedAt !== null && (at === null || x.signedAt > at) ? x.signedAt : at), null);
+  return {
+    ...r,
+    // Every signer has a signedAt once all have signed; the clock only stands in for a row that lost them.
+    completedAt: r.completedAt ?? lastSignature ?? deps.clock.now().toISOString(),
+    certificateId: r.certificateId ?? deps.ids.next('coc'),
+  };
+};
+
+type Completing = SignatureRequest & { readonly completedAt: string; readonly certificateId: string };
+
+const seal = (deps: SealDeps, request: Completing) => {
   const tenant = { orgId: request.orgId, mode: request.mode };
   const testMode = request.mode === 'test';
   return pipe(
@@ -86,36 +104,36 @@ const seal = (deps: SealDeps, request: SignatureRequest) => {
         tx.signatureRequests.findByIdForUpdate(tenant, request.id),
         TE.chainW((current) =>
           current === null || current.finishedSha256 !== null ? TE.right(undefined) : pipe(
-            applyCommand(tx, current, { type: 'Seal', finishedSha256 }, now),
-            TE.chainW(() => tx.documentContents.put(tenant, finishedKey(request.id), finished)),
-            TE.chainW(() => tx.documentContents.put(tenant, certificateKey(request.id), certificate)),
-            TE.chainW(() => tx.documents.setStatusForRequest(tenant, request.id, 'COMPLETED')),
-            TE.chainW(() => appendEvidence(tx, deps.ids, current, 'sealed', at, null, null, { finished_sha256: finishedSha256 })),
-            TE.chainW(() =>
+            applyCommand(tx, current, { type: 'Seal', finishedSha256, certificateId: request.certificateId, completedAt: request.completedAt }, now),
+            TE.chainFirstW(() => tx.documentContents.put(tenant, finishedKey(request.id), finished)),
+            TE.chainFirstW(() => tx.documentContents.put(tenant, certificateKey(request.id), certificate)),
+            TE.chainFirstW(() => tx.documents.setStatusForRequest(tenant, request.id, 'COMPLETED')),
+            TE.chainFirstW((done) => appendEvidence(tx, deps.ids, done, 'sealed', at, null, null, { finished_sha256: finishedSha256 })),
+            TE.chainFirstW((done) =>
               appendEvent(
                 tx,
                 deps.ids,
-                current,
+                done,
                 'request.completed',
                 at,
                 {
                   status: 'COMPLETED',
-                  completed_at: current.completedAt,
-                  requested_signature_level: current.requestedSignatureLevel,
-                  documents: current.documentIds.map((id) => {
+                  completed_at: done.completedAt,
+                  requested_signature_level: done.requestedSignatureLevel,
+                  documents: done.documentIds.map((id) => {
                     const d = docs.find((x) => x.id === id)!;
                     return { document_id: d.id, sha256: d.sha256, page_count: d.pageCount };
                   }),
                   document_sha256: finishedSha256,
-                  certificate: { certificate_id: current.certificateId },
+                  certificate: { certificate_id: done.certificateId },
                 },
                 completedEventId(request.id),
               ),
             ),
-            TE.chainW(() =>
+            TE.chainW((done) =>
               pipe(
-                current.recipients,
-                TE.traverseSeqArray((r) => enqueueJob(tx, deps.ids, current, { kind: 'mail.completed', payload: { requestId: current.id, recipientId: r.id }, runAt: at, createdAt: at, dedupeKey: `completed:${r.id}` })),
+                done.recipients,
+                TE.traverseSeqArray((r) => enqueueJob(tx, deps.ids, done, { kind: 'mail.completed', payload: { requestId: done.id, recipientId: r.id }, runAt: at, createdAt: at, dedupeKey: `completed:${r.id}` })),
               ),
             ),
             TE.map(() => undefined),

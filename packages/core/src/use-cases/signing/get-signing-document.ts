@@ -6,6 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
 import type { Stores } from '../../ports/stores.js';
 import { finishedKey, uploadKey } from '../jobs/artifacts.js';
+import { awaitingSeal } from '../../state-machine.js';
 import { isIdentified, loadSigningContext, mayShowAgreement } from './signing-session.js';
 
 /** One original document of the request, for an identified recipient of it, while the request is open. */
@@ -17,7 +18,8 @@ export const getSigningDocument =
       TE.chainW((ctx): TE.TaskEither<DomainError, { readonly name: string; readonly bytes: Uint8Array }> => {
         if (!ctx.request.documentIds.includes(documentId)) return TE.left(notFound('document', documentId));
         if (!isIdentified(ctx.recipient)) return TE.left(invalidState('Identification is required first.'));
-        if (!mayShowAgreement(ctx.request, ctx.recipient)) return TE.left(invalidState(`The request is ${ctx.request.status.toLowerCase()}; its documents are no longer shown here.`));
+        if (!mayShowAgreement(ctx.request, ctx.recipient))
+          return TE.left(invalidState(awaitingSeal(ctx.request) ? 'Every signer has signed; the documents are no longer shown here.' : `The request is ${ctx.request.status.toLowerCase()}; its documents are no longer shown here.`));
         return pipe(
           deps.stores.documents.findById(ctx.tenant, documentId),
           TE.chainW((doc) =>

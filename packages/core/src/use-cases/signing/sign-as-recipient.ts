@@ -8,7 +8,7 @@ import type { ClientInfo } from '../../model/evidence.js';
 import type { AdoptedSignature, FieldValue } from '../../model/signature-request.js';
 import type { StampPreflight } from '../../ports/stamp-preflight.js';
 import type { RequestCommand } from '../../state-machine.js';
-import { signersDue, transition } from '../../state-machine.js';
+import { awaitingSeal, signersDue, transition } from '../../state-machine.js';
 import { applyCommand } from '../policy.js';
 import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './records.js';
 import type { SignerDeps } from './signer-step.js';
@@ -34,16 +34,16 @@ const refuse = (problems: readonly FieldProblem[]): DomainError =>
  * one is `NotFound` whatever the body), the cheap checks, then the renderer's own preflight over exactly
  * the fields this signature will fill (the transition is run on the current state to find them).
  * Rendering must not hold the write transaction, and a value that cannot be drawn must never reach a
- * COMPLETED request, which no one could then seal.
+ * request whose signers have all signed, which no one could then seal.
  */
-const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipientId: string, certificateId: string) => RequestCommand): TE.TaskEither<DomainError, void> =>
+const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipientId: string) => RequestCommand): TE.TaskEither<DomainError, void> =>
   pipe(
     loadSigningContext(deps.stores, deps, token),
     TE.chainW(({ request, recipient }) => {
       const cheap = [checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
       if (cheap.length > 0) return TE.right(cheap);
-      // The certificate id is not kept: only the fields of the would-be state are read.
-      const next = transition(request, cmd(recipient.id, 'coc_preflight'), deps.clock.now());
+      // Only the fields of the would-be state are read.
+      const next = transition(request, cmd(recipient.id), deps.clock.now());
       // A refused transition is reported by the transaction, against the state current there.
       if (E.isLeft(next)) return TE.right([]);
       const fields = next.right.fields.filter((f) => f.recipientId === recipient.id);
@@ -56,8 +56,8 @@ const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipi
  * A signer signs. First the values and the signature are proven stampable (see `preflight`; a refusal is
  * `ValidationFailed` naming `signature.value` or `values.<fieldId>`). Then in one transaction: the values
  * and the signature, `SIGNED`, event `signer.signed`, evidence; then either the next signers' invitations
- * (sequential order) or — when this was the last signature — `COMPLETED` with its certificate id and the
- * sealing job that produces the finished PDF and the certificate and then releases `request.completed`.
+ * (sequential order) or — when this was the last signature — the sealing job, which produces the finished
+ * PDF and the certificate and only then makes the request `COMPLETED` and releases `request.completed`.
  *
  * @example
  * const view = await signAsRecipient(deps)(token, { values: {}, signature: { kind: 'typed', value: 'Ada Lovelace' } }, client)();
@@ -65,12 +65,11 @@ const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipi
 export const signAsRecipient =
   (deps: SignDeps) =>
   (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, SignerView> => {
-    const cmd = (recipientId: string, certificateId: string): RequestCommand => ({
+    const cmd = (recipientId: string): RequestCommand => ({
       type: 'Sign',
       recipientId,
       values: input.values,
       signature: input.signature,
-      certificateId,
     });
     return pipe(
       preflight(deps, token, input, cmd),
@@ -78,11 +77,11 @@ export const signAsRecipient =
         signerStep(deps)(token, (tx, { request, recipient }, now) => {
           const at = now.toISOString();
           return pipe(
-            applyCommand(tx, request, cmd(recipient.id, deps.ids.next('coc')), now),
+            applyCommand(tx, request, cmd(recipient.id), now),
             TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'signer.signed', at, { recipient_id: recipient.id, signed_at: at })),
             TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'signed', at, recipient.id, client, { signature: input.signature.kind })),
             TE.chainW((r) =>
-              r.status === 'COMPLETED'
+              awaitingSeal(r)
                 ? pipe(
                     appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
                     TE.chainW(() => enqueueJob(tx, deps.ids, r, { kind: 'seal', payload: { requestId: r.id }, runAt: at, createdAt: at, dedupeKey: `seal:${r.id}` })),

@@ -10,7 +10,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
 import type { SigningLink } from '../../ports/signing-link-store.js';
 import type { Stores } from '../../ports/stores.js';
-import { signersDue } from '../../state-machine.js';
+import { allSignersSigned, awaitingSeal, signersDue } from '../../state-machine.js';
 
 /**
  * What one signer may see of a request through their link. Never other recipients' names or addresses;
@@ -30,6 +30,11 @@ export interface SignerView {
   readonly locked: boolean;
   /** Whether this recipient may sign now: the request is open and no earlier signer is still awaited. */
   readonly yourTurn: boolean;
+  /**
+   * Every signer has signed: true while the finished document is being produced (the request is still SENT)
+   * and once it is COMPLETED.
+   */
+  readonly everyoneSigned: boolean;
   readonly finishedDocumentAvailable: boolean;
 }
 
@@ -77,9 +82,11 @@ export const isIdentified = (r: Recipient): boolean => r.authentication === 'non
 
 /**
  * Whether the link may still show the agreement itself (documents, fields): only while the request is open.
- * Once it ended (completed, declined, expired, cancelled) a link shows its final state only.
+ * Once every signer has signed (the finished document is being produced) or it ended (completed, declined,
+ * expired, cancelled) a link shows its final state only.
  */
-export const mayShowAgreement = (request: SignatureRequest, recipient: Recipient): boolean => isIdentified(recipient) && !isTerminal(request.status);
+export const mayShowAgreement = (request: SignatureRequest, recipient: Recipient): boolean =>
+  isIdentified(recipient) && !isTerminal(request.status) && !awaitingSeal(request);
 
 /** `a…@example.com`: enough for a person to recognise their address, not enough to harvest it. */
 export const maskEmail = (email: string): string => {
@@ -104,6 +111,7 @@ export const buildSignerView = (stores: Stores, ctx: SigningContext): TE.TaskEit
       locked: recipient.authFailures >= MAX_AUTH_ATTEMPTS,
       // signersDue reads the recipients only; an ended request has no turns left.
       yourTurn: request.status === 'SENT' && signersDue(request).some((s) => s.id === recipient.id),
+      everyoneSigned: request.status === 'COMPLETED' || (request.status === 'SENT' && allSignersSigned(request)),
       finishedDocumentAvailable: request.status === 'COMPLETED' && request.finishedSha256 !== null,
     })),
   );
