@@ -264,6 +264,23 @@ describe('handleSeal', () => {
     expect((await claim(w, ['mail.completed'])).map((j) => j.payload.recipientId)).toEqual([...s.signers.map((x) => x.rcp.id), ...s.cc.map((r) => r.id)]);
   });
 
+  it('seals a request an older release stored COMPLETED before its seal, keeping its certificate id and time', async () => {
+    const w = world();
+    const s = await sentRequest(w, { signers: [{}] });
+    for (const i of s.signers.keys()) await sign(w, s, i);
+    const signed = await requestNow(w, s.p.tenant, s.req.id);
+    const legacy = { ...signed, status: 'COMPLETED' as const, certificateId: 'coc_01JD0000000000000000000000', completedAt: '2024-12-31T23:59:59.000Z', version: signed.version + 1 };
+    await right(w.h.uow.transaction((tx) => tx.signatureRequests.update(legacy)));
+    const [job] = await claim(w, ['seal']);
+    await runOk(w, handleSeal(w.deps), job!);
+    const sealed = await requestNow(w, s.p.tenant, s.req.id);
+    expect(sealed).toMatchObject({ status: 'COMPLETED', certificateId: legacy.certificateId, completedAt: legacy.completedAt, finishedSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(certificateIn(w.renderer.certificates[0]!.output)).toMatchObject({ certificateId: legacy.certificateId, completedAt: legacy.completedAt });
+    expect((await eventsOf(w, s.p.tenant, 'request.completed')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ completed_at: legacy.completedAt, certificate: { certificate_id: legacy.certificateId } }),
+    ]);
+  });
+
   it('seals once even when run twice, by two workers side by side or one after the other', async () => {
     const w = world();
     const s = await sentRequest(w, { signers: [{}, {}], cc: 1 });
