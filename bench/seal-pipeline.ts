@@ -58,9 +58,9 @@ export const openPipeline = async (documents: readonly Uint8Array[], signatures:
       await must(signAsRecipient(deps)(token, { values: { [text.id]: `Reference ${i + 1}` }, signature: signatures[i]! }, { ip: '127.0.0.1', userAgent: 'bench' }), 'sign');
     }
     const now = new Date();
-    const jobs = await must(db.stores.jobs.claim(['seal'], 'bench', now.toISOString(), new Date(now.getTime() + 600_000).toISOString(), 1), 'claim');
+    const jobs = await must(db.stores.jobs.claim(['seal.complete'], 'bench', now.toISOString(), new Date(now.getTime() + 600_000).toISOString(), 1), 'claim');
     const [job] = jobs;
-    if (jobs.length !== 1 || job?.kind !== 'seal') throw new Error('no seal job');
+    if (jobs.length !== 1 || job?.kind !== 'seal.complete') throw new Error('no seal job');
     return job;
   };
 

@@ -165,7 +165,7 @@ export const TOOLS: readonly EsigTool[] = [
   },
   {
     name: 'cancel_signature_request',
-    description: 'Cancels a DRAFT or SENT signature request for good: signing links stop working. Returns the SignatureRequest, now CANCELLED.',
+    description: 'Cancels a DRAFT or SENT signature request for good: signing links stop working. Once every signer has signed it cannot be cancelled (invalid_state). Returns the SignatureRequest, now CANCELLED.',
     inputSchema: input(requestId, undefined, IDEMPOTENCY_KEY),
     outputSchema: output(codecs.SignatureRequestResource),
     annotations: write('Cancel a signature request', { destructive: true, idempotent: true }),
@@ -173,7 +173,7 @@ export const TOOLS: readonly EsigTool[] = [
   },
   {
     name: 'remind_signers',
-    description: 'Emails the signers of a SENT request who have not signed yet a reminder with their link. Returns the SignatureRequest.',
+    description: 'Emails the signers of a SENT request who have not signed yet a reminder with their link; invalid_state once every signer has signed. Returns the SignatureRequest.',
     inputSchema: input(requestId, undefined, IDEMPOTENCY_KEY),
     outputSchema: output(codecs.SignatureRequestResource),
     annotations: write('Remind signers', { openWorld: true }),

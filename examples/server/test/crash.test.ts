@@ -93,11 +93,11 @@ describe('a worker killed in the middle of completion', () => {
 
     // Wait until the worker holds the seal job's lease (it is rendering), then kill it hard.
     const db = new Database(join(dir, 'esig.db'), { readonly: true });
-    const sealJob = () => db.prepare("SELECT attempts, locked_by FROM jobs WHERE kind = 'seal' AND json_extract(payload, '$.requestId') = ?").get(req.id) as { attempts: number; locked_by: string | null } | undefined;
+    const sealJob = () => db.prepare("SELECT attempts, locked_by FROM jobs WHERE kind = 'seal.complete' AND json_extract(payload, '$.requestId') = ?").get(req.id) as { attempts: number; locked_by: string | null } | undefined;
     await until(async () => (sealJob()?.locked_by ? true : undefined), 'the worker to claim the seal job');
     worker.child.kill('SIGKILL');
     await new Promise((r) => worker.child.once('exit', r));
-    expect(logLines(worker.out()).filter((l) => l.kind === 'seal' && l.msg === 'job done')).toEqual([]);
+    expect(logLines(worker.out()).filter((l) => l.kind === 'seal.complete' && l.msg === 'job done')).toEqual([]);
     // Killed mid-completion: still SENT (COMPLETED waits for the evidence), no PDF and no event yet.
     expect((await call('GET', `/api/v1/signature-requests/${req.id}`)).body).toMatchObject({ status: 'SENT', certificateId: null, recipients: [{ status: 'SIGNED' }] });
     expect((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status).toBe(409);

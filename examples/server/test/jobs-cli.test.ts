@@ -97,9 +97,11 @@ describe('esig jobs: a seal that keeps failing is seen and finished after the ca
     worker = await startEsig(['worker'], env, /esig: worker started/, children);
     const buried = await until(() => logLines(worker.out()).find((l) => l.msg === 'job buried'), 'the seal to be buried');
     // The reason is logged, naming the request and how to retry.
-    expect(buried).toMatchObject({ level: 'error', kind: 'seal', request: req.id, buried: true, permanent: true, error: `content of ${doc.id} is missing` });
+    expect(buried).toMatchObject({ level: 'error', kind: 'seal.complete', request: req.id, buried: true, permanent: true, error: `content of ${doc.id} is missing` });
     const jobId = String(buried.job);
     expect(buried.retryWith).toBe(`esig jobs retry ${jobId}`);
+    // Not COMPLETED without its PDFs: the request stays SENT, every signer SIGNED, until the seal succeeds.
+    expect((await call('GET', `/api/v1/signature-requests/${req.id}`)).body).toMatchObject({ status: 'SENT', certificateId: null });
     expect((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status).toBe(409);
 
     // The operator sees it.
@@ -108,11 +110,11 @@ describe('esig jobs: a seal that keeps failing is seen and finished after the ca
     const [header, ...rows] = table.stdout.trim().split('\n');
     expect(header).toMatch(/^ID\s+KIND\s+REQUEST\s+STATE\s+ATTEMPTS\s+NEXT RUN\s+LAST ERROR$/);
     expect(rows).toHaveLength(1);
-    expect(rows[0]!.split(/\s{2,}/)).toEqual([jobId, 'seal', req.id, 'buried', '1', 'never (buried)', `content of ${doc.id} is missing`]);
-    const json = await esig('jobs', 'list', '--kind', 'seal', '--request', req.id, '--json');
+    expect(rows[0]!.split(/\s{2,}/)).toEqual([jobId, 'seal.complete', req.id, 'buried', '1', 'never (buried)', `content of ${doc.id} is missing`]);
+    const json = await esig('jobs', 'list', '--kind', 'seal.complete', '--request', req.id, '--json');
     expect(json.status, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
-      expect.objectContaining({ id: jobId, kind: 'seal', requestId: req.id, state: 'buried', attempts: 1, nextRunAt: null, buried: true, lease: null, lastError: `content of ${doc.id} is missing` }),
+      expect.objectContaining({ id: jobId, kind: 'seal.complete', requestId: req.id, state: 'buried', attempts: 1, nextRunAt: null, buried: true, lease: null, lastError: `content of ${doc.id} is missing` }),
     ]);
     expect(JSON.parse((await esig('jobs', 'list', '--kind', 'mail.completed', '--json')).stdout)).toEqual([]);
     expect((await esig('jobs', 'list', '--request', 'req_other')).stdout.trim()).toBe('No jobs match.');
@@ -122,7 +124,7 @@ describe('esig jobs: a seal that keeps failing is seen and finished after the ca
     db.close();
     const retried = await esig('jobs', 'retry', '--request', req.id);
     expect(retried.status, retried.stderr).toBe(0);
-    expect(retried.stdout.trim()).toBe(`${jobId} (seal, request ${req.id}): due now, attempts reset (last error: content of ${doc.id} is missing)`);
+    expect(retried.stdout.trim()).toBe(`${jobId} (seal.complete, request ${req.id}): due now, attempts reset (last error: content of ${doc.id} is missing)`);
     await until(async () => ((await call('GET', `/api/v1/signature-requests/${req.id}/document`)).status === 200 ? true : undefined), 'the finished PDF');
     // The worker logs after its commit, and its output reaches this process through a pipe: wait for the line.
     await until(() => (logLines(worker.out()).some((l) => l.job === jobId && l.msg === 'job done') ? true : undefined), "the worker's 'job done'");

@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { JobKind, JobOf, JobPayloads, JobWorkOf, Tenant } from '@esig/core';
-import { cancelSignatureRequest, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, signAsRecipient } from '@esig/core';
+import { cancelSignatureRequest, getCertificateData, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, signAsRecipient } from '@esig/core';
 import { certificateKey, completedEventId, finishedKey } from '@esig/core/internal';
 import { TENANT, baseRequest, documentRow, iso, recipient, T0 } from './arbitraries.js';
 import { certificateIn, linkIn } from './fakes.js';
@@ -35,7 +35,7 @@ const manualJob = <K extends JobKind>(kind: K, tenant: Tenant, payload: JobPaylo
 /** Signs every signer (none identifies), then seals as the worker would. */
 const completeAndSeal = async (w: World, s: Sent) => {
   for (const i of s.signers.keys()) await sign(w, s, i);
-  for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
+  for (const job of await claim(w, ['seal.complete'])) await runOk(w, handleSeal(w.deps), job);
 };
 
 describe('handleInvitationMail', () => {
@@ -193,7 +193,7 @@ describe('handleSeal', () => {
     const s = await sentRequest(w, { signers: [{}, {}], cc: 1, documents: 2 });
     for (const i of s.signers.keys()) await sign(w, s, i);
     const completed = await requestNow(w, s.p.tenant, s.req.id);
-    const [job] = await claim(w, ['seal']);
+    const [job] = await claim(w, ['seal.complete']);
     w.h.clock.advance(30_000);
     await runOk(w, handleSeal(w.deps), job!);
 
@@ -242,7 +242,7 @@ describe('handleSeal', () => {
     const w = world();
     const s = await sentRequest(w, { signers: [{}, {}], cc: 2, documents: 2 });
     for (const i of s.signers.keys()) await sign(w, s, i);
-    const [job] = await claim(w, ['seal']);
+    const [job] = await claim(w, ['seal.complete']);
     await runOk(w, handleSeal(w.deps), job!);
     const completed = await requestNow(w, s.p.tenant, s.req.id);
     expect(completed.status).toBe('COMPLETED');
@@ -271,8 +271,9 @@ describe('handleSeal', () => {
     const signed = await requestNow(w, s.p.tenant, s.req.id);
     const legacy = { ...signed, status: 'COMPLETED' as const, certificateId: 'coc_01JD0000000000000000000000', completedAt: '2024-12-31T23:59:59.000Z', version: signed.version + 1 };
     await right(w.h.uow.transaction((tx) => tx.signatureRequests.update(legacy)));
-    const [job] = await claim(w, ['seal']);
-    await runOk(w, handleSeal(w.deps), job!);
+    // Such a release queued the job as `seal`.
+    const [job] = await claim(w, ['seal.complete']);
+    await runOk(w, handleSeal(w.deps), { ...job!, kind: 'seal' as const });
     const sealed = await requestNow(w, s.p.tenant, s.req.id);
     expect(sealed).toMatchObject({ status: 'COMPLETED', certificateId: legacy.certificateId, completedAt: legacy.completedAt, finishedSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(certificateIn(w.renderer.certificates[0]!.output)).toMatchObject({ certificateId: legacy.certificateId, completedAt: legacy.completedAt });
@@ -281,11 +282,43 @@ describe('handleSeal', () => {
     ]);
   });
 
+  it('an invitation mailed just before the last signature records nothing once every signer has signed', async () => {
+    const w = world();
+    const s = await sentRequest(w, { signers: [{}, {}] });
+    const invites = await claim(w, ['mail.invite']);
+    const mailed = await right(handleInvitationMail(w.deps)(invites[0]! as JobOf<'mail.invite'>));
+    for (const i of s.signers.keys()) await sign(w, s, i);
+    const before = await evidenceOf(w, s.p.tenant, s.req.id);
+    expect(E.isRight(await commit(w, mailed))).toBe(true);
+    expect(await evidenceOf(w, s.p.tenant, s.req.id)).toEqual(before);
+    expect(await eventsOf(w, s.p.tenant, 'signer.notified')).toEqual([]);
+  });
+
+  it('evidence added while the certificate renders fails the commit as a concurrent change; the next run renders it in', async () => {
+    const w = world();
+    const s = await sentRequest(w, { signers: [{}] });
+    for (const i of s.signers.keys()) await sign(w, s, i);
+    const [job] = await claim(w, ['seal.complete']);
+    const rendered = await right(handleSeal(w.deps)(job!));
+    w.h.clock.advance(1000);
+    const late = { id: w.h.ids.next('evt'), orgId: s.p.tenant.orgId, mode: s.p.tenant.mode, requestId: s.req.id, recipientId: s.signers[0]!.rcp.id, action: 'opened' as const, at: at(w), ip: null, userAgent: null, details: {} };
+    await right(w.h.uow.transaction((tx) => tx.evidence.append(late)));
+    expect(await commit(w, rendered)).toMatchObject(E.left({ _tag: 'ConcurrentModification', resource: 'evidence' }));
+    expect((await requestNow(w, s.p.tenant, s.req.id)).status).toBe('SENT');
+    await runOk(w, handleSeal(w.deps), job!);
+    expect((await requestNow(w, s.p.tenant, s.req.id)).status).toBe('COMPLETED');
+    // The certificate PDF holds what the JSON certificate (rebuilt from the stored evidence) holds.
+    const pdf = certificateIn(w.renderer.certificates.at(-1)!.output);
+    const json = await right(getCertificateData(w.deps)(s.p, s.req.id));
+    expect(pdf.events.map((e) => [e.action, e.at])).toContainEqual(['opened', late.at]);
+    expect(pdf.events).toEqual(json.events);
+  });
+
   it('seals once even when run twice, by two workers side by side or one after the other', async () => {
     const w = world();
     const s = await sentRequest(w, { signers: [{}, {}], cc: 1 });
     for (const i of s.signers.keys()) await sign(w, s, i);
-    const [job] = await claim(w, ['seal']);
+    const [job] = await claim(w, ['seal.complete']);
     const handler = handleSeal(w.deps);
     // Both render before either commits.
     const first = await right(handler(job!));
@@ -309,7 +342,7 @@ describe('handleSeal', () => {
     const w = world();
     const s = await sentRequest(w);
     await sign(w, s, 0);
-    const [job] = await claim(w, ['seal']);
+    const [job] = await claim(w, ['seal.complete']);
     const before = await records(w, s);
     for (const only of ['finished', 'certificate'] as const) {
       w.renderer.fail(`${only}: font missing`, only);

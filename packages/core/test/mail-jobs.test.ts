@@ -44,7 +44,7 @@ const setup = async () => {
   await right(run(addField(deps)(p, req.id, { documentId: doc.id, recipientId: signer.id, type: 'signature', page: 1, x: 1, y: 1, width: 10, height: 10 })));
   await right(run(sendSignatureRequest(deps)(p, req.id)));
 
-  const claim = async <K extends 'mail.invite' | 'mail.completed' | 'seal'>(kind: K, worker: string): Promise<JobOf<K>> => {
+  const claim = async <K extends 'mail.invite' | 'mail.completed' | 'seal.complete'>(kind: K, worker: string): Promise<JobOf<K>> => {
     const now = h.clock.now();
     const [job] = await right(h.stores.jobs.claim([kind], worker, now.toISOString(), new Date(now.getTime() + LEASE_MS).toISOString(), 1));
     if (!job) throw new Error(`no ${kind} job to claim`);
@@ -108,7 +108,7 @@ describe('mail jobs send once per job', () => {
     const token = /sign\/([A-Za-z0-9]{43})/.exec(mail!.text)![1]!;
     await right(signAsRecipient(s.deps)(token, { values: {}, signature: { kind: 'typed', value: 'Ana M' } }, { ip: null, userAgent: null }));
     // The seal makes the request COMPLETED and enqueues the notice.
-    const seal = await s.claim('seal', 'w0');
+    const seal = await s.claim('seal.complete', 'w0');
     const sealing = await right(handleSeal(s.deps)(seal));
     await right(s.h.uow.transaction((tx) => pipe(sealing(tx), TE.chainW(() => tx.jobs.complete(seal.id, 'w0')))));
     for (const worker of ['w1', 'w2', 'w3']) {

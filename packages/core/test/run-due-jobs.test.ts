@@ -20,7 +20,7 @@ describe('runDueJobs', () => {
 
     for (const signer of s.signers) await right(signAsRecipient(w.deps)(signer.token, signInput(signer), CLIENT));
     const after = await right(runDueJobs(withHandlers(w))());
-    expect(after.runs.map((r) => r.kind)).toEqual(['seal', 'mail.completed', 'mail.completed']);
+    expect(after.runs.map((r) => r.kind)).toEqual(['seal.complete', 'mail.completed', 'mail.completed']);
     const sealed = await requestNow(w, s.p.tenant, s.req.id);
     expect(sealed.finishedSha256).toMatch(/^[0-9a-f]{64}$/);
     expect(await right(w.h.stores.documentContents.get(s.p.tenant, { kind: 'finished', requestId: s.req.id }))).not.toBeNull();

@@ -157,7 +157,7 @@ describe('signAsRecipient', () => {
       expect.objectContaining({ recipientId: ada!.rcp.id, at: now, ip: CLIENT.ip, userAgent: CLIENT.userAgent, details: { signature: 'typed' } }),
     ]);
     // Not the last signature: nothing to seal yet.
-    expect(await claim(w, ['seal'])).toEqual([]);
+    expect(await claim(w, ['seal.complete'])).toEqual([]);
   });
 
   it('the last signature leaves the request SENT, awaiting its seal, and queues exactly one seal job', async () => {
@@ -171,7 +171,7 @@ describe('signAsRecipient', () => {
     expect(done.request).toMatchObject({ status: 'SENT', completedAt: null, certificateId: null, finishedSha256: null });
     expect([done.everyoneSigned, done.finishedDocumentAvailable, done.recipient.status]).toEqual([true, false, 'SIGNED']);
     expect(await requestNow(w, s.p.tenant, s.req.id)).toMatchObject({ status: 'SENT', certificateId: null });
-    const seals = await claim(w, ['seal']);
+    const seals = await claim(w, ['seal.complete']);
     expect(seals.map((j) => [j.payload, j.dedupeKey, j.runAt])).toEqual([[{ requestId: s.req.id }, `seal:${s.req.id}`, at(w)]]);
     expect((await evidenceOf(w, s.p.tenant, s.req.id)).filter((e) => e.action === 'completed')).toEqual([expect.objectContaining({ at: at(w), recipientId: null })]);
     // request.completed is released by the seal, with the finished document's digest, not here.
@@ -191,7 +191,7 @@ describe('signAsRecipient', () => {
     w.h.clock.advance(3_600_000);
     for (const job of await claim(w, ['expire'])) await runOk(w, handleExpire(w.deps), job);
     expect(await requestNow(w, s.p.tenant, s.req.id)).toEqual(signed);
-    for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
+    for (const job of await claim(w, ['seal.complete'])) await runOk(w, handleSeal(w.deps), job);
     expect((await requestNow(w, s.p.tenant, s.req.id)).status).toBe('COMPLETED');
     expect((await right(getFinishedDocument(w.deps)(s.p, s.req.id))).bytes).toEqual(w.renderer.finished[0]!.output);
   });
@@ -217,7 +217,7 @@ describe('signAsRecipient', () => {
         const final = await requestNow(w, s.p.tenant, s.req.id);
         expect(final.status).toBe('SENT');
         expect(final.recipients.every((r) => r.status === 'SIGNED')).toBe(true);
-        expect((await claim(w, ['seal'])).map((j) => j.payload.requestId)).toEqual([s.req.id]);
+        expect((await claim(w, ['seal.complete'])).map((j) => j.payload.requestId)).toEqual([s.req.id]);
         const evidence = await evidenceOf(w, s.p.tenant, s.req.id);
         expect(evidence.filter((e) => e.action === 'completed')).toHaveLength(1);
         expect(evidence.filter((e) => e.action === 'signed')).toHaveLength(order.length);
@@ -623,7 +623,7 @@ describe('getSigningDocument and getSigningFinishedDocument', () => {
     // Every signer signed, not yet sealed: neither the originals nor the finished document.
     expect(await left(getSigningDocument(w.deps)(ada!.token, s.docs[0]!.doc.id))).toMatchObject({ _tag: 'InvalidState' });
     expect(await left(getSigningFinishedDocument(w.deps)(ada!.token))).toEqual(notAvailable);
-    for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
+    for (const job of await claim(w, ['seal.complete'])) await runOk(w, handleSeal(w.deps), job);
     const finished = w.renderer.finished[0]!.output;
     for (const x of [ada!, bob!]) {
       expect(await right(getSigningFinishedDocument(w.deps)(x.token))).toEqual({ name: 'Lease.pdf', bytes: finished });
@@ -674,7 +674,7 @@ describe('the signer view', () => {
     for (const x of done.signers) await right(sign(w, x));
     const unsealed = await open(w, done.signers[0]!);
     expect([unsealed.request.status, unsealed.everyoneSigned, unsealed.finishedDocumentAvailable, unsealed.documents, unsealed.fields, unsealed.yourTurn]).toEqual(['SENT', true, false, [], [], false]);
-    for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
+    for (const job of await claim(w, ['seal.complete'])) await runOk(w, handleSeal(w.deps), job);
     for (const x of done.signers) {
       const v = await open(w, x);
       expect([v.request.status, v.everyoneSigned, v.finishedDocumentAvailable, v.documents, v.fields, v.yourTurn, v.email]).toEqual(['COMPLETED', true, true, [], [], false, x.rcp.email]);

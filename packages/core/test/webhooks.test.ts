@@ -408,7 +408,7 @@ describe('handleWebhookDispatch', () => {
     const e = await endpoint(w, { events: ['request.completed'] });
     const s = await sentRequest(w);
     await right(signAsRecipient(w.deps)(s.signers[0]!.token, signInput(s.signers[0]!), CLIENT));
-    for (const job of await claim(w, ['seal'])) await runOk(w, handleSeal(w.deps), job);
+    for (const job of await claim(w, ['seal.complete'])) await runOk(w, handleSeal(w.deps), job);
     await dispatchDue(w);
     expect(await deliverDue(w)).toBe(1);
     const got = e.receiver.received[0]!;

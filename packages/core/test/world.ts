@@ -171,7 +171,7 @@ export const snapshot = async (w: World, tenant: Tenant, requestId: string) => (
   request: await requestNow(w, tenant, requestId),
   events: await eventsOf(w, tenant),
   evidence: await evidenceOf(w, tenant, requestId),
-  nextJob: await right(w.h.stores.jobs.nextRunAt(['mail.invite', 'mail.remind', 'mail.completed', 'seal', 'expire', 'remind.auto', 'webhook.dispatch', 'webhook.deliver'])),
+  nextJob: await right(w.h.stores.jobs.nextRunAt(['mail.invite', 'mail.remind', 'mail.completed', 'seal.complete', 'seal', 'expire', 'remind.auto', 'webhook.dispatch', 'webhook.deliver'])),
 });
 
 // ---------------------------------------------------------------- jobs, as the worker runs them

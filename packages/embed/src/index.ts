@@ -38,7 +38,7 @@ export interface EsigEventMap {
   'signer.signed': Base<'signer.signed'>;
   /** The server recorded the recipient's refusal; the request is DECLINED. */
   'request.declined': Base<'request.declined'> & { readonly reason: string };
-  /** Every signer has signed. */
+  /** Every signer has signed and the finished document exists (the request is COMPLETED). */
   'request.completed': Base<'request.completed'>;
   /** The page cannot be used, or this client gave up waiting (`timeout`). */
   error: Base<'error'> & { readonly code: EsigErrorCode | string; readonly message: string };

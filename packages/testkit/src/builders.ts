@@ -225,6 +225,7 @@ const JOB_PAYLOADS: JobPayloads = {
   'mail.invite': { requestId: 'req_1 Grüße ✍️', recipientId: 'rcp_1' },
   'mail.remind': { requestId: 'req_1', recipientId: 'rcp_1' },
   'mail.completed': { requestId: 'req_1', recipientId: 'rcp_1' },
+  'seal.complete': { requestId: 'req_1' },
   seal: { requestId: 'req_1' },
   expire: { requestId: 'req_1' },
   'remind.auto': { requestId: 'req_1', round: 2 },

@@ -174,29 +174,36 @@ function render(s, outcome) {
 /**
  * While every signer has signed and the finished document is being produced (the request is still SENT),
  * asks again, less and less often, for about three minutes: once the request is COMPLETED the host hears
- * `request.completed` and the page offers the download. Errors only end the wait; the e-mail still comes.
+ * `request.completed` and the page offers the download. A 429 waits its `Retry-After`; a network error or
+ * another failure is tried again at the next turn. If the document is still not there at the end, the page
+ * says to reload later (the e-mail with the document comes anyway).
  */
 let awaiting = false;
 async function awaitCompletion(outcome) {
   if (awaiting || !state || state.request.status !== 'SENT' || !state.everyoneSigned) return;
   awaiting = true;
   const started = Date.now();
-  for (let delay = 1000; Date.now() - started < 180_000; delay = Math.min(delay * 1.5, 5000)) {
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    let s;
-    try {
-      const res = await fetch(apiUrl(''), { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } });
-      if (!res.ok) break;
-      s = await res.json();
-    } catch {
-      break;
+  let wait = 1000;
+  try {
+    while (Date.now() - started < 180_000) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 1.5, 5000);
+      const s = await fetch(apiUrl(''), { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } }).then(
+        async (res) => {
+          if (res.status === 429) wait = Math.max(wait, 1000 * (Number(res.headers.get('Retry-After')) || 5));
+          return res.ok ? res.json() : null;
+        },
+        () => null,
+      ).catch(() => null);
+      if (!s || !s.request || (s.request.status === 'SENT' && s.everyoneSigned)) continue;
+      if (s.request.status === 'COMPLETED') emit('request.completed');
+      render(s, outcome);
+      return;
     }
-    if (s.request.status === 'SENT' && s.everyoneSigned) continue;
-    if (s.request.status === 'COMPLETED') emit('request.completed');
-    render(s, outcome);
-    break;
+    announce('The signed document is taking longer than usual. Reload this page in a few minutes, or wait for the email.');
+  } finally {
+    awaiting = false;
   }
-  awaiting = false;
 }
 
 /** Whether this recipient can still sign (else the host is told `invalid_state`). */

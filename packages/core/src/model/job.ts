@@ -1,7 +1,7 @@
 import type { Mode } from './tenant.js';
 
 /** Background work, each kind handled by one worker handler. */
-export const JOB_KINDS = ['mail.invite', 'mail.remind', 'mail.completed', 'seal', 'expire', 'remind.auto', 'webhook.dispatch', 'webhook.deliver'] as const;
+export const JOB_KINDS = ['mail.invite', 'mail.remind', 'mail.completed', 'seal.complete', 'seal', 'expire', 'remind.auto', 'webhook.dispatch', 'webhook.deliver'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /**
@@ -11,6 +11,13 @@ export interface JobPayloads {
   readonly 'mail.invite': { readonly requestId: string; readonly recipientId: string };
   readonly 'mail.remind': { readonly requestId: string; readonly recipientId: string };
   readonly 'mail.completed': { readonly requestId: string; readonly recipientId: string };
+  /**
+   * After the last signature: render the finished PDF and the certificate, store them and make the request
+   * COMPLETED. A kind of its own so that a worker of an older release, whose `seal` expects a request it
+   * already made COMPLETED, never takes one and drops it as done.
+   */
+  readonly 'seal.complete': { readonly requestId: string };
+  /** The same, queued by older releases for a request they stored COMPLETED at its last signature. */
   readonly seal: { readonly requestId: string };
   readonly expire: { readonly requestId: string };
   /** `round`: the how-manieth automatic reminder round this is (1 for the first). */

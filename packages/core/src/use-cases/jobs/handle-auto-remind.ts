@@ -3,7 +3,7 @@ import * as TE from '../../task-either.js';
 import type { Clock } from '../../ports/clock.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
-import { signersDue } from '../../state-machine.js';
+import { awaitingSeal, signersDue } from '../../state-machine.js';
 import { enqueueJob } from '../signing/records.js';
 import type { JobHandler } from './job-handler.js';
 import { nothingToRecord } from './job-handler.js';
@@ -23,7 +23,8 @@ export const handleAutoRemind =
       return pipe(
         tx.signatureRequests.findByIdForUpdate(tenantOf(job), job.payload.requestId),
         TE.chainW((r) =>
-          r === null || r.status !== 'SENT'
+          // Every signer has signed: no more rounds (the seal completes the request).
+          r === null || r.status !== 'SENT' || awaitingSeal(r)
             ? nothingToRecord(tx)
             : pipe(
                 signersDue(r),

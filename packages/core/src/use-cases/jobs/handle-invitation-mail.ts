@@ -9,6 +9,7 @@ import type { IdGenerator } from '../../ports/id-generator.js';
 import type { MailTransport } from '../../ports/mail-transport.js';
 import type { Stores } from '../../ports/stores.js';
 import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import { awaitingSeal } from '../../state-machine.js';
 import { applyCommand } from '../policy.js';
 import { appendEvent, appendEvidence } from '../signing/records.js';
 import type { JobHandler } from './job-handler.js';
@@ -75,7 +76,9 @@ export const handleInvitationMail =
             return pipe(
               tx.signatureRequests.findByIdForUpdate(tenantOf(job), request.id),
               TE.chainW((current) =>
-                current === null || current.status !== 'SENT'
+                // Once every signer has signed the request takes no Notify: the evidence the seal is
+                // rendering into the certificate must not grow under it.
+                current === null || current.status !== 'SENT' || awaitingSeal(current)
                   ? TE.right(undefined)
                   : pipe(
                       applyCommand(tx, current, { type: 'Notify', recipientId: recipient.id }, now),

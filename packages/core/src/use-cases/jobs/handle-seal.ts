@@ -2,6 +2,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import { buildCertificateData } from '../../certificate.js';
 import type { DomainError } from '../../errors.js';
+import { concurrentModification } from '../../errors.js';
 import type { AdoptedSignature, SignatureRequest } from '../../model/signature-request.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
@@ -34,7 +35,7 @@ export const completedEventId = (requestId: string) => `request.completed:${requ
  * before that commit the job runs again; if two runs race, the unique event id lets only one commit.
  */
 export const handleSeal =
-  (deps: SealDeps): JobHandler<'seal'> =>
+  (deps: SealDeps): JobHandler<'seal.complete' | 'seal'> =>
   (job) =>
     pipe(
       loadJobRequest(deps.stores, job),
@@ -90,18 +91,32 @@ const seal = (deps: SealDeps, request: Completing) => {
           return pipe(
             deps.stores.evidence.listForRequest(tenant, request.id),
             TE.chainW((evidence) =>
-              pipe(deps.renderer.renderCertificate(buildCertificateData(request, docs, evidence, finishedSha256), testMode), TE.mapLeft((e) => jobFailure(e.detail))),
+              pipe(
+                deps.renderer.renderCertificate(buildCertificateData(request, docs, evidence, finishedSha256), testMode),
+                TE.mapLeft((e) => jobFailure(e.detail)),
+                TE.map((certificate) => ({ docs, finished, finishedSha256, certificate, evidenceCount: evidence.length })),
+              ),
             ),
-            TE.map((certificate) => ({ docs, finished, finishedSha256, certificate })),
           );
         }),
       );
     }),
-    TE.map(({ docs, finished, finishedSha256, certificate }) => (tx: Stores) => {
+    TE.map(({ docs, finished, finishedSha256, certificate, evidenceCount }) => (tx: Stores) => {
       const now = deps.clock.now();
       const at = now.toISOString();
       return pipe(
         tx.signatureRequests.findByIdForUpdate(tenant, request.id),
+        TE.chainFirstW((current) =>
+          current === null || current.finishedSha256 !== null
+            ? TE.right(undefined)
+            : pipe(
+                // The certificate shows the evidence as it was when rendered; under the request's lock, the
+                // JSON certificate (built from the stored evidence) must show the same: if anything was added
+                // since, the job fails as a concurrent change and renders again at its next run.
+                tx.evidence.listForRequest(tenant, request.id),
+                TE.chainW((stored) => (stored.length === evidenceCount ? TE.right(undefined) : TE.left(concurrentModification('evidence', request.id)))),
+              ),
+        ),
         TE.chainW((current) =>
           current === null || current.finishedSha256 !== null ? TE.right(undefined) : pipe(
             applyCommand(tx, current, { type: 'Seal', finishedSha256, certificateId: request.certificateId, completedAt: request.completedAt }, now),

@@ -25,7 +25,7 @@ export type JobHandlerDeps = MailJobDeps & {
 /**
  * The handler of every job kind the core enqueues, for `startWorker` or `runDueJobs`. These take a request
  * from `send` to its sealed PDF: invitations and reminders (`mail.invite`, `mail.remind`, `remind.auto`),
- * `seal`, the completed notices (`mail.completed`) and `expire`; with `webhooks`, also `webhook.dispatch`
+ * `seal.complete` (and older releases' `seal`), the completed notices (`mail.completed`) and `expire`; with `webhooks`, also `webhook.dispatch`
  * and `webhook.deliver`.
  *
  * @example
@@ -39,6 +39,7 @@ export const jobHandlers = (deps: JobHandlerDeps): JobHandlers => {
     'mail.invite': mail,
     'mail.remind': mail,
     'mail.completed': handleCompletedMail(deps),
+    'seal.complete': handleSeal(deps),
     seal: handleSeal(deps),
     expire: handleExpire(deps),
     'remind.auto': handleAutoRemind({ ...deps, reminderIntervalMs: deps.reminderIntervalMs ?? 72 * 3_600_000 }),

@@ -84,7 +84,7 @@ export const signAsRecipient =
               awaitingSeal(r)
                 ? pipe(
                     appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
-                    TE.chainW(() => enqueueJob(tx, deps.ids, r, { kind: 'seal', payload: { requestId: r.id }, runAt: at, createdAt: at, dedupeKey: `seal:${r.id}` })),
+                    TE.chainW(() => enqueueJob(tx, deps.ids, r, { kind: 'seal.complete', payload: { requestId: r.id }, runAt: at, createdAt: at, dedupeKey: `seal:${r.id}` })),
                   )
                 : inviteDueSigners(tx, deps.ids, r, signersDue(r), at),
             ),
