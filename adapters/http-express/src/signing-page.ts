@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -43,12 +44,21 @@ const securityHeaders = (res: Response) => {
  */
 export const mountSigningPage = (app: express.Express): void => {
   const html = readFileSync(join(pageDir, 'index.html'));
-  const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { type: a.type, body: readFileSync(a.file) }]));
+  const assets = new Map(
+    Object.entries(ASSETS).map(([path, a]) => {
+      const body = readFileSync(a.file);
+      return [path, { type: a.type, body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"` }];
+    }),
+  );
 
+  // Checked at every use (`no-cache`, answered 304 while unchanged): a page must never run a script of an
+  // older release against this release's API, which a cached copy would do for as long as it was kept.
   for (const [path, asset] of assets) {
-    app.get(`/sign/assets/${path}`, (_req, res) => {
+    app.get(`/sign/assets/${path}`, (req, res) => {
       securityHeaders(res);
-      res.setHeader('Cache-Control', 'public, max-age=3600');
+      res.setHeader('Cache-Control', 'public, no-cache');
+      res.setHeader('ETag', asset.etag);
+      if (req.headers['if-none-match'] === asset.etag) return res.status(304).end();
       res.status(200).type(asset.type).send(asset.body);
     });
   }

@@ -302,6 +302,12 @@ describe('signing page: HTTP', () => {
       expect(res.headers.get('content-type'), path).toMatch(type);
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
       expect((await res.arrayBuffer()).byteLength, path).toBeGreaterThan(100);
+      // Revalidated at every use, so that an upgrade reaches every open page's next load.
+      expect(res.headers.get('cache-control'), path).toBe('public, no-cache');
+      const etag = res.headers.get('etag')!;
+      expect(etag, path).toMatch(/^"[0-9a-f]{16}"$/);
+      expect((await fetch(`${baseUrl}/sign/assets/${path}`, { headers: { 'if-none-match': etag } })).status, path).toBe(304);
+      expect((await fetch(`${baseUrl}/sign/assets/${path}`, { headers: { 'if-none-match': '"0000000000000000"' } })).status, path).toBe(200);
     }
     expect((await fetch(`${baseUrl}/sign/assets/index.html`)).status).toBe(404);
     expect((await fetch(`${baseUrl}/sign/assets/pdfjs/pdf.mjs`)).status).toBe(404);

@@ -179,8 +179,10 @@ function render(s, outcome) {
  * says to reload later (the e-mail with the document comes anyway).
  */
 let awaiting = false;
+// Also a request an older release made COMPLETED before its finished document existed.
+const documentPending = (s) => (s.request.status === 'SENT' && s.everyoneSigned) || (s.request.status === 'COMPLETED' && !s.finishedDocumentAvailable);
 async function awaitCompletion(outcome) {
-  if (awaiting || !state || state.request.status !== 'SENT' || !state.everyoneSigned) return;
+  if (awaiting || !state || !documentPending(state)) return;
   awaiting = true;
   const started = Date.now();
   let wait = 1000;
@@ -195,7 +197,7 @@ async function awaitCompletion(outcome) {
         },
         () => null,
       ).catch(() => null);
-      if (!s || !s.request || (s.request.status === 'SENT' && s.everyoneSigned)) continue;
+      if (!s || !s.request || documentPending(s)) continue;
       if (s.request.status === 'COMPLETED') emit('request.completed');
       render(s, outcome);
       return;

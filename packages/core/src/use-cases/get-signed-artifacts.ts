@@ -14,7 +14,13 @@ import { awaitingSeal } from '../state-machine.js';
 
 const sealed = (r: SignatureRequest): TE.TaskEither<DomainError, SignatureRequest> =>
   awaitingSeal(r)
-    ? TE.left(invalidState('Every signer has signed and the finished document is being produced; the request becomes COMPLETED when it exists.'))
+    ? TE.left(
+        invalidState(
+          r.status === 'COMPLETED'
+            ? 'The finished document is being produced; retry in a few seconds.'
+            : 'Every signer has signed and the finished document is being produced; the request becomes COMPLETED when it exists.',
+        ),
+      )
     : r.status !== 'COMPLETED'
       ? TE.left(invalidState(`The request is ${r.status}; the finished document exists once it is COMPLETED.`))
       : TE.right(r);
