@@ -106,20 +106,14 @@ const seal = (deps: SealDeps, request: Completing) => {
       const at = now.toISOString();
       return pipe(
         tx.signatureRequests.findByIdForUpdate(tenant, request.id),
-        TE.chainFirstW((current) =>
-          current === null || current.finishedSha256 !== null
-            ? TE.right(undefined)
-            : pipe(
-                // The certificate shows the evidence as it was when rendered; under the request's lock, the
-                // JSON certificate (built from the stored evidence) must show the same: if anything was added
-                // since, the job fails as a concurrent change and renders again at its next run.
-                tx.evidence.listForRequest(tenant, request.id),
-                TE.chainW((stored) => (stored.length === evidenceCount ? TE.right(undefined) : TE.left(concurrentModification('evidence', request.id)))),
-              ),
-        ),
         TE.chainW((current) =>
           current === null || current.finishedSha256 !== null ? TE.right(undefined) : pipe(
-            applyCommand(tx, current, { type: 'Seal', finishedSha256, certificateId: request.certificateId, completedAt: request.completedAt }, now),
+            // The certificate shows the evidence as it was when rendered; under the request's lock, the JSON
+            // certificate (built from the stored evidence) must show the same: if anything was added since,
+            // the job fails as a concurrent change and renders again at its next run.
+            tx.evidence.listForRequest(tenant, request.id),
+            TE.chainW((stored) => (stored.length === evidenceCount ? TE.right(undefined) : TE.left(concurrentModification('evidence', request.id)))),
+            TE.chainW(() => applyCommand(tx, current, { type: 'Seal', finishedSha256, certificateId: request.certificateId, completedAt: request.completedAt }, now)),
             TE.chainFirstW(() => tx.documentContents.put(tenant, finishedKey(request.id), finished)),
             TE.chainFirstW(() => tx.documentContents.put(tenant, certificateKey(request.id), certificate)),
             TE.chainFirstW(() => tx.documents.setStatusForRequest(tenant, request.id, 'COMPLETED')),
