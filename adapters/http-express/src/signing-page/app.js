@@ -192,7 +192,7 @@ async function awaitCompletion(outcome) {
       wait = Math.min(wait * 1.5, 5000);
       const s = await fetch(apiUrl(''), { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } }).then(
         async (res) => {
-          if (res.status === 429) wait = Math.max(wait, 1000 * (Number(res.headers.get('Retry-After')) || 5));
+          if (res.status === 429) wait = Math.min(Math.max(wait, 1000 * (Number(res.headers.get('Retry-After')) || 5)), Math.max(0, started + 180_000 - Date.now()));
           return res.ok ? res.json() : null;
         },
         () => null,
@@ -224,7 +224,7 @@ async function start() {
       channel.onHello(() => { if (state) emitReady(); });
       if (!canSign(state)) emit('error', { code: 'invalid_state', message: $('message-heading').textContent || 'This request cannot be signed now.' });
     }
-    awaitCompletion();
+    awaitCompletion().catch(() => {});
   } catch (e) {
     if (e.status === 404)
       showMessage('This signing link isn’t valid', ['We couldn’t find anything to sign at this address. Check that you opened the whole link from your email, or ask the sender for a new one.']);
@@ -599,7 +599,7 @@ async function submitSign() {
     // The answer is the recorded state: only now may the host hear of it.
     emit('signer.signed');
     render(body, 'signed');
-    awaitCompletion('signed');
+    awaitCompletion('signed').catch(() => {});
   } catch (e) {
     announce(e.message, 'error');
     if (e.status === 409) await call('GET').then((s) => render(s)).catch(() => {});

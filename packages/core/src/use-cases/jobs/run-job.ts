@@ -34,7 +34,13 @@ export interface RunJobDeps {
 }
 
 const describe = (e: DomainError | JobFailure): string =>
-  e._tag === 'JobFailure' ? e.detail : e._tag === 'StoreFailure' ? String((e.cause as Error | undefined)?.message ?? e.cause) : e._tag;
+  e._tag === 'JobFailure'
+    ? e.detail
+    : e._tag === 'StoreFailure'
+      ? String((e.cause as Error | undefined)?.message ?? e.cause)
+      : e._tag === 'ConcurrentModification'
+        ? `ConcurrentModification (${e.resource})`
+        : e._tag;
 
 /**
  * What a job's handler left after its outside work: the change to record with the job's completion, or why
