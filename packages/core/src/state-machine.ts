@@ -77,9 +77,10 @@ export const allSignersSigned = (r: SignatureRequest): boolean => {
 export const awaitingSeal = (r: SignatureRequest): boolean =>
   r.finishedSha256 === null && ((r.status === 'SENT' && allSignersSigned(r)) || r.status === 'COMPLETED');
 
-/** The refusal of what a request awaiting its seal no longer accepts (cancel, expiry). */
-const sealing = (r: SignatureRequest, cmd: RequestCommand['type']): TransitionError =>
-  invalidTransition(r, cmd, 'Every signer has signed; the finished document is being produced.');
+/** Why a request awaiting its seal refuses what it no longer accepts (cancel, expiry, reminders). */
+export const AWAITING_SEAL_DETAIL = 'Every signer has signed; the finished document is being produced.';
+
+const sealing = (r: SignatureRequest, cmd: RequestCommand['type']): TransitionError => invalidTransition(r, cmd, AWAITING_SEAL_DETAIL);
 
 const requireStatus = (r: SignatureRequest, cmd: RequestCommand['type'], ...allowed: RequestStatus[]) =>
   allowed.includes(r.status)

@@ -5,7 +5,7 @@ import type { Principal } from '../model/principal.js';
 import type { SignatureRequest } from '../model/signature-request.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/id-generator.js';
-import { awaitingSeal, signersDue } from '../state-machine.js';
+import { AWAITING_SEAL_DETAIL, awaitingSeal, signersDue } from '../state-machine.js';
 import type { Command } from './command.js';
 import { loadRequest, requireScope } from './policy.js';
 import { enqueueJob } from './signing/records.js';
@@ -26,7 +26,7 @@ export const remindSignatureRequest =
         r.status !== 'SENT'
           ? TE.left(invalidState(`A ${r.status} signature request cannot be reminded.`))
           : awaitingSeal(r)
-            ? TE.left(invalidState('Every signer has signed; the finished document is being produced.'))
+            ? TE.left(invalidState(AWAITING_SEAL_DETAIL))
             : TE.right(r),
       ),
       TE.chainFirstW((r) =>
