@@ -1,7 +1,10 @@
 import type { Request, Response } from 'express';
 
-/** Paths whose segment after the prefix is a signing (or embedding) token: a credential, never logged. */
-const TOKEN_PATHS = /^(\/api\/v1\/signing\/|\/sign\/(?!assets\/)|\/embed\/(?!assets\/))[^/]+/;
+/**
+ * Paths whose segment after the prefix is a signing (or embedding) token: a credential, never logged. Without
+ * regard to case, as Express routes `/API/V1/SIGNING/…` and `/Sign/…` to the same handlers.
+ */
+const TOKEN_PATHS = /^(\/api\/v1\/signing\/|\/sign\/(?!assets\/)|\/embed\/(?!assets\/))[^/]+/i;
 
 /** The path of a request with any signing token replaced by `{token}` (the query string is never logged). */
 export const redactPath = (path: string): string => path.replace(TOKEN_PATHS, '$1{token}');

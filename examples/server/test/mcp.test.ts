@@ -175,6 +175,32 @@ describe('the authorization code flow with PKCE', () => {
     expect(badRedirect.location).toBeNull();
   });
 
+  it('a loopback redirect URI that a browser reads as another host is refused, and nothing is redirected there', async () => {
+    const { body: c } = await register();
+    for (const redirect of ['http://attacker.example\\@127.0.0.1/callback', 'http://attacker.example@127.0.0.1:7777/callback', 'http://127.0.0.1:7777\\.attacker.example/callback']) {
+      const a = await authorize(c.client_id, { redirect });
+      expect(a.page.status, redirect).toBe(400);
+      expect(a.location, redirect).toBeNull();
+      expect(a.html).not.toContain('you are sent to');
+      // The form posted anyway (as the attacker would) is refused the same way.
+      const p = pkce();
+      const post = await fetch(`${s.url}/oauth/authorize`, {
+        ...form({ client_id: c.client_id, response_type: 'code', redirect_uri: redirect, code_challenge: p.challenge, code_challenge_method: 'S256', resource, api_key: s.key, decision: 'allow' }),
+        redirect: 'manual',
+      });
+      expect(post.status, redirect).toBe(400);
+      expect(post.headers.get('location')).toBeNull();
+    }
+  });
+
+  it('a redirect URI a browser cannot parse is refused at registration, not a 500 later', async () => {
+    for (const uri of ['https://good.example.com:99999/cb', 'https://a%zz.example.com/cb', 'https://xn--zz.example.com/cb']) {
+      const r = await register([uri]);
+      expect(r.status, uri).toBe(400);
+      expect(r.body.error).toBe('invalid_redirect_uri');
+    }
+  });
+
   it('a wrong verifier fails; a reused code fails and revokes the grant made from it', async () => {
     const { body: c } = await register();
     const a = await authorize(c.client_id);

@@ -32,7 +32,8 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** The parts of an absolute URL this module checks (RFC 3986 appendix B; the core has no URL global). */
 interface UrlParts {
   readonly protocol: string;
-  readonly username: string;
+  /** Whether the authority has userinfo (`…@`), even empty. */
+  readonly userinfo: boolean;
   readonly hostname: string;
   readonly port: string;
   readonly pathname: string;
@@ -41,20 +42,50 @@ interface UrlParts {
 }
 
 const URI = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/;
-const AUTHORITY = /^(?:([^@]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:]*)(?::(\d*))?$/;
+const AUTHORITY = /^(?:([^@]*)@)?([^:@]+|\[[^\]]*\])(?::([^:@]*))?$/;
+/** Dot-separated labels of ASCII letters, digits, `-` and `_`, with an optional final dot. */
+const DOMAIN = /^(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+\.?$/;
+/** What makes the WHATWG parser read a host as an IPv4 address: its last label is a number (decimal or 0x hex). */
+const ENDS_IN_NUMBER = /(?:^|\.)(?:\d+|0[xX][0-9A-Fa-f]*)\.?$/;
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const DOTTED_QUAD = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+/** A port as written by a browser's parser: no leading zero, at most 65535 (empty is the scheme's default). */
+const PORT = /^(?:|0|[1-9]\d{0,4})$/;
 
-/** Parses an absolute hierarchical URL; null when it is not one (or has a space or control character). */
+/**
+ * The host of an authority, when the WHATWG URL parser (the one that builds the redirect and that the
+ * browser follows) reads it as the same host, in the same spelling; otherwise null. A domain of plain ASCII
+ * labels; an IPv4 address only as four decimal octets (the parser reads `127.1`, `0x7f.1` or `2130706433` as
+ * 127.0.0.1); `[::1]` as the only IPv6 literal; no percent-escapes and no `xn--` labels (the parser decodes
+ * both, and fails on some).
+ */
+const hostOf = (raw: string): string | null => {
+  const h = raw.toLowerCase();
+  if (h === '[::1]') return h;
+  if (!DOMAIN.test(h) || /(?:^|\.)xn--/.test(h)) return null;
+  if (ENDS_IN_NUMBER.test(h)) return DOTTED_QUAD.test(h) ? h : null;
+  return h;
+};
+
+/**
+ * Parses an absolute hierarchical URL; null when it is not one, or when a browser could read it differently:
+ * a space, a control character or a backslash anywhere (browsers take `\` for `/`, so
+ * `http://evil.example\@127.0.0.1/` goes to evil.example), a host `hostOf` refuses, a port out of range.
+ */
 const parseUrl = (s: string): UrlParts | null => {
-  if (/[\s\x00-\x1f\x7f]/.test(s)) return null;
+  if (/[\s\x00-\x1f\x7f\\]/.test(s)) return null;
   const m = URI.exec(s);
   if (m === null) return null;
   const a = AUTHORITY.exec(m[2]!);
-  if (a === null || a[2] === '') return null;
+  if (a === null) return null;
+  const hostname = hostOf(a[2]!);
+  const port = a[3] ?? '';
+  if (hostname === null || !PORT.test(port) || Number(port) > 65535) return null;
   return {
     protocol: `${m[1]!.toLowerCase()}:`,
-    username: a[1] ?? '',
-    hostname: a[2]!.toLowerCase(),
-    port: a[3] ?? '',
+    userinfo: a[1] !== undefined,
+    hostname,
+    port,
     pathname: m[3] === '' ? '/' : m[3]!,
     search: m[4] ?? '',
     hash: m[5] ?? '',
@@ -73,9 +104,9 @@ export const urlHost = (s: string): string => {
  */
 export const redirectUriProblem = (uri: string): string | null => {
   const u = parseUrl(uri);
-  if (u === null) return 'is not an absolute URL';
+  if (u === null) return 'is not an absolute URL with a host a browser reads the same way (no backslash, escapes or numeric shorthand)';
   if (u.hash !== '' || uri.includes('#')) return 'must not have a fragment';
-  if (u.username !== '') return 'must not carry credentials';
+  if (u.userinfo) return 'must not carry credentials';
   if (u.protocol === 'https:') return null;
   if (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname)) return null;
   return 'must be https, or http on localhost / 127.0.0.1 / [::1]';
@@ -86,9 +117,12 @@ export const redirectUriProblem = (uri: string): string | null => {
  * (RFC 8252 §7.3: native apps pick a free port at run time).
  */
 export const redirectUriMatches = (registered: readonly string[], given: string): boolean => {
-  if (registered.includes(given)) return true;
+  // Checked even when it equals a registered URI: one registered under older, looser rules is followed only if
+  // a browser reads it as this module does.
   const g = parseUrl(given);
-  if (g === null || g.protocol !== 'http:' || !LOOPBACK_HOSTS.has(g.hostname)) return false;
+  if (g === null || g.userinfo || g.hash !== '') return false;
+  if (registered.includes(given)) return true;
+  if (g.protocol !== 'http:' || !LOOPBACK_HOSTS.has(g.hostname)) return false;
   return registered.some((r) => {
     const u = parseUrl(r);
     return u !== null && u.protocol === 'http:' && u.hostname === g.hostname && u.pathname === g.pathname && u.search === g.search;
@@ -99,7 +133,7 @@ export const redirectUriMatches = (registered: readonly string[], given: string)
 export const isMetadataDocumentClientId = (clientId: string): boolean => {
   if (!clientId.startsWith('https://')) return false;
   const u = parseUrl(clientId);
-  return u !== null && u.protocol === 'https:' && u.pathname !== '/' && u.hash === '' && u.username === '';
+  return u !== null && u.protocol === 'https:' && u.pathname !== '/' && u.hash === '' && !u.userinfo;
 };
 
 /** Hex → base64url without padding (the form of a PKCE S256 challenge). */
