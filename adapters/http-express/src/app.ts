@@ -103,6 +103,18 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const auth = authenticate(deps);
   const admit = admitApiKey({ keyAdmission: deps.keyAdmission ?? composeKeyAdmission(deps.stores.apiKeys, deps.rateLimiter), crypto: deps.crypto });
   const keyLimits = { perKey: opts.rateLimit.perKey, perOrg: opts.rateLimit.perOrg };
+  /** The window of a caller known only by its address: signing pages, OAuth endpoints, calls without a valid key. */
+  const addressBucket = (req: Request) => [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perAddress ?? opts.rateLimit.perKey }];
+  /** Sets the rate-limit headers; answers 429 and returns false when the call is over its limit. */
+  const admitted = (res: Response, decision: RateDecision): boolean => {
+    res.setHeader('X-RateLimit-Limit', String(decision.limit));
+    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('X-RateLimit-Reset', String(decision.resetS));
+    if (decision.allowed) return true;
+    res.setHeader('Retry-After', String(decision.retryAfterS));
+    sendProblem(res, { _tag: 'RateLimited', retryAfterS: decision.retryAfterS });
+    return false;
+  };
   // Behind an https public URL, browsers are told to use nothing else (RFC 6797).
   const hsts = new URL(opts.publicUrl).protocol === 'https:' ? 'max-age=31536000' : null;
   const deadline = bodyDeadline(opts.bodyTimeoutMs);
@@ -152,7 +164,12 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   );
   // Entered only for its own paths: a mounted router costs every request that passes through it.
   const OAUTH_PATHS = /^\/(oauth|\.well-known)\//i; // Express matches paths case-insensitively
-  app.use((req, res, next) => (OAUTH_PATHS.test(req.path) ? oauth(req, res, next) : next()));
+  // Counted per client address, in the window the API's keyless calls share: registration stores a client, and a
+  // metadata-document client id makes the server fetch a URL, so neither may be asked for without limit.
+  app.use(async (req, res, next) => {
+    if (!OAUTH_PATHS.test(req.path)) return next();
+    if (admitted(res, await deps.rateLimiter.consume(addressBucket(req))())) oauth(req, res, next);
+  });
   if (opts.mcp) app.all(MCP_PATH, opts.mcp);
 
   // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
@@ -177,17 +194,9 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     }
     if (decision === null) {
       const p = locals(res).principal;
-      const buckets = p ? principalBuckets(p, keyLimits) : [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perKey }];
-      decision = await deps.rateLimiter.consume(buckets)();
+      decision = await deps.rateLimiter.consume(p ? principalBuckets(p, keyLimits) : addressBucket(req))();
     }
-    res.setHeader('X-RateLimit-Limit', String(decision.limit));
-    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-    res.setHeader('X-RateLimit-Reset', String(decision.resetS));
-    if (!decision.allowed) {
-      res.setHeader('Retry-After', String(decision.retryAfterS));
-      return sendProblem(res, { _tag: 'RateLimited', retryAfterS: decision.retryAfterS });
-    }
-    next();
+    if (admitted(res, decision)) next();
   });
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));

@@ -50,7 +50,11 @@ export interface EsigHttpDeps {
 export interface EsigHttpOptions {
   /** Base of links this service hands out (signing links, `url` fields). */
   readonly publicUrl: string;
-  readonly rateLimit: { readonly perKey: number; readonly perOrg: number };
+  /**
+   * Calls per window: per API key or access token, per organization, and per client address for callers without
+   * a key (the signing pages, the OAuth endpoints, requests refused before a key is known; default `perKey`).
+   */
+  readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly perAddress?: number };
   readonly maxUploadBytes: number;
   readonly maxJsonBytes: number;
   /** How long a request body may take to arrive (408 after). */

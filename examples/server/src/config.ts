@@ -11,7 +11,7 @@ export interface ServerConfig {
   readonly dataDir: string;
   /** 64 hex characters, or null to read or generate `<dataDir>/master.key`. */
   readonly masterKeyHex: string | null;
-  readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly windowS: number };
+  readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly perAddress: number; readonly windowS: number };
   readonly maxUploadBytes: number;
   /** How long a request body may take to arrive before 408 (ESIG_BODY_TIMEOUT_S). */
   readonly bodyTimeoutMs: number;
@@ -110,6 +110,8 @@ export const loadConfig = (env: Env): ServerConfig => {
     rateLimit: {
       // PostgreSQL counts against limits held as 32-bit integers.
       perKey: int(env, 'ESIG_RATE_LIMIT_KEY', 600, 1, 2_147_483_647),
+      // Keyless callers by address; follows the per-key limit unless set.
+      perAddress: int(env, 'ESIG_RATE_LIMIT_ADDRESS', int(env, 'ESIG_RATE_LIMIT_KEY', 600, 1, 2_147_483_647), 1, 2_147_483_647),
       perOrg: int(env, 'ESIG_RATE_LIMIT_ORG', 1200, 1, 2_147_483_647),
       windowS: int(env, 'ESIG_RATE_LIMIT_WINDOW_S', 60),
     },

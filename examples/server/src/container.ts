@@ -128,7 +128,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
     once((r) =>
       createEsigApp(r.resolve(T.HttpDeps), {
         ...defaultHttpOptions(config.publicUrl),
-        rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg },
+        rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg, perAddress: config.rateLimit.perAddress },
         maxUploadBytes: config.maxUploadBytes,
         bodyTimeoutMs: config.bodyTimeoutMs,
         embedSessionTtlS: config.embedSessionTtlS,

@@ -60,9 +60,12 @@ describe('ESIG_DATABASE_IDLE_TIMEOUT_MS', () => {
 
 describe('ESIG_RATE_LIMIT_KEY and ESIG_RATE_LIMIT_ORG', () => {
   it('are 600 and 1,200 by default, and refuse a limit PostgreSQL could not count against (a 32-bit integer), naming it', () => {
-    expect(loadConfig({}).rateLimit).toMatchObject({ perKey: 600, perOrg: 1200 });
+    expect(loadConfig({}).rateLimit).toMatchObject({ perKey: 600, perOrg: 1200, perAddress: 600 });
+    // Keyless callers follow the per-key limit unless their own is set.
+    expect(loadConfig({ ESIG_RATE_LIMIT_KEY: '50' }).rateLimit.perAddress).toBe(50);
+    expect(loadConfig({ ESIG_RATE_LIMIT_KEY: '50', ESIG_RATE_LIMIT_ADDRESS: '7' }).rateLimit).toMatchObject({ perKey: 50, perAddress: 7 });
     expect(loadConfig({ ESIG_RATE_LIMIT_KEY: '2147483647' }).rateLimit.perKey).toBe(2_147_483_647);
-    for (const name of ['ESIG_RATE_LIMIT_KEY', 'ESIG_RATE_LIMIT_ORG'])
+    for (const name of ['ESIG_RATE_LIMIT_KEY', 'ESIG_RATE_LIMIT_ORG', 'ESIG_RATE_LIMIT_ADDRESS'])
       for (const bad of ['0', '-1', '2.5', 'many', '2147483648']) expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(name));
   });
 });

@@ -38,6 +38,8 @@ beforeAll(async () => {
     ESIG_WEBHOOK_ALLOW_HOSTS: '127.0.0.1/32,localhost',
     ESIG_WEBHOOK_CA_FILE: rx.certFile,
     ESIG_RATE_LIMIT_KEY: '40',
+    // The OAuth flows of this file all come from one address.
+    ESIG_RATE_LIMIT_ADDRESS: '100000',
   });
   resource = `${s.url}/mcp`;
 }, 60_000);

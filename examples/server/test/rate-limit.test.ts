@@ -47,3 +47,34 @@ describe('rate limits', () => {
     expect((await s.call('GET', '/api/v1/documents', { key: await s.newKey('elsewhere', 'test') })).status).toBe(200);
   });
 });
+
+describe('callers known only by their address', () => {
+  let a: TestServer;
+  beforeAll(async () => {
+    a = await startTestServer({ ESIG_RATE_LIMIT_ADDRESS: '6', ESIG_RATE_LIMIT_WINDOW_S: '3600' });
+  });
+  afterAll(async () => a.close());
+
+  it('OAuth registrations and token calls count in the window keyless API calls use: past it, 429', async () => {
+    const register = () =>
+      fetch(`${a.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'flood', redirect_uris: ['http://127.0.0.1/cb'] }) });
+    const keyless = await a.call('GET', '/api/v1/documents', { key: null });
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get('x-ratelimit-limit')).toBe('6');
+    // What the keyless call left (the harness's own calls at start count too) is what registration gets.
+    const left = Number(keyless.headers.get('x-ratelimit-remaining'));
+    expect(left).toBeGreaterThanOrEqual(2);
+    const admitted = await Promise.all(Array.from({ length: left }, register));
+    expect(admitted.map((r) => r.status)).toEqual(Array.from({ length: left }, () => 201));
+    expect(admitted.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort()).toEqual(Array.from({ length: left }, (_, i) => i));
+    const refused = await register();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await refused.json()) as { code: string }).code).toBe('rate_limited');
+    const token = await fetch(`${a.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=x&client_id=https://vendor.example/c.json' });
+    expect(token.status).toBe(429);
+    expect((await a.call('GET', '/api/v1/documents', { key: null })).status).toBe(429);
+    // A caller with a key has windows of its own.
+    expect((await a.call('GET', '/api/v1/documents', { key: await a.newKey('keyed', 'test') })).status).toBe(200);
+  });
+});
