@@ -32,6 +32,16 @@ interface Locals {
 
 const locals = (res: Response): Locals => res.locals as Locals;
 
+const isJson = (text: unknown): boolean => {
+  if (typeof text !== 'string') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
@@ -239,6 +249,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
           ? [
               deadline,
               (req: Request, res: Response, next: NextFunction) => {
+                // No body at all (`req.is` is then null whatever the type): the handler says the file is missing.
+                if (!hasBody(req)) return next();
                 if (req.is('application/pdf')) return rawPdf(req, res, next);
                 if (req.is('multipart/form-data')) return multipart(req, res, next);
                 rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
@@ -326,7 +338,14 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     const e = err as { type?: string; code?: string; status?: number };
     if (e.type === 'entity.too.large' || e.code === 'LIMIT_FILE_SIZE')
       return sendProblem(res, { _tag: 'PayloadTooLarge', limitBytes: req.is('application/json') ? opts.maxJsonBytes : opts.maxUploadBytes });
-    if (e.type === 'entity.parse.failed') return sendProblem(res, validationFailed([{ path: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.'));
+    if (e.type === 'entity.parse.failed')
+      // The strict parser refuses JSON that is not an object or array (`null`, `5`) as it refuses broken JSON.
+      return sendProblem(
+        res,
+        isJson((err as { body?: unknown }).body)
+          ? validationFailed([{ path: '(body)', message: 'must be a JSON object' }], 'The body must be a JSON object.')
+          : validationFailed([{ path: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.'),
+      );
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'UTF-8 JSON' });
     if (typeof e.code === 'string' && e.code.startsWith('LIMIT_')) return sendProblem(res, validationFailed([{ path: '(body)', message: `multipart: ${e.code}` }]));
     if (e.status !== undefined && e.status >= 400 && e.status < 500) return sendProblem(res, validationFailed([{ path: '(body)', message: 'could not be read' }]));

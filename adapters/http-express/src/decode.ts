@@ -35,14 +35,24 @@ export const decode = <A>(codec: t.Type<A, unknown, unknown>, input: unknown, ro
   for (const err of result.left) {
     const path = [root, ...pathOf(err.context)].filter((k) => k !== '').join('.');
     // Unions and intersections report one failure per branch; the innermost message is the useful one.
-    const message = err.message ?? (err.value === undefined ? 'is required' : `must be ${err.context[err.context.length - 1]?.type.name ?? 'valid'}`);
+    const message = err.message ?? (err.value === undefined ? 'is required' : `must be ${expected(err.context[err.context.length - 1]?.type)}`);
     const key = `${path}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
     problems.push({ path: path || '(body)', message });
   }
-  const first = problems[0]!;
-  return E.left(validationFailed(problems.slice(0, 20), `${first.path === '(body)' ? 'The body' : first.path} ${first.message}.`));
+  // A nullable field given a wrong value fails both branches: what is wrong with the value is the useful half.
+  const answered = new Set(problems.filter((p) => p.message !== 'must be null').map((p) => p.path));
+  const kept = problems.filter((p) => p.message !== 'must be null' || !answered.has(p.path));
+  const first = kept[0]!;
+  return E.left(validationFailed(kept.slice(0, 20), `${first.path === '(body)' ? 'The body' : first.path} ${first.message}.`));
+};
+
+/** What a value must be, for a client: an enumeration's values rather than the codec's name. */
+const expected = (type: t.Decoder<unknown, unknown> | undefined): string => {
+  if (type === undefined) return 'valid';
+  const keys = (type as { _tag?: string; keys?: Record<string, unknown> })._tag === 'KeyofType' ? Object.keys((type as unknown as { keys: Record<string, unknown> }).keys) : null;
+  return keys !== null ? `one of: ${keys.join(', ')}` : type.name;
 };
 
 const isBranching = (type: unknown) => {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEmptyPdf, makeEncryptedPdf, makePdf } from '@esig/testkit/pdf';
 import type { TestServer } from './harness.js';
@@ -32,6 +33,31 @@ describe('problem+json errors', () => {
     expectProblem(await s.call('POST', '/api/v1/signature-requests', { body: '[1,2]' }), 400, 'validation_failed');
     expectProblem(await s.call('POST', '/api/v1/signature-requests', { body: '"text"' }), 400, 'validation_failed');
     expectProblem(await s.call('GET', '/api/v1/signature-requests/req_bad'), 400, 'validation_failed');
+  });
+
+  it('a body that is JSON but not an object is told so, whether or not the parser takes it', async () => {
+    for (const body of ['null', '5', '"text"', '[1,2]', 'true']) {
+      const r = await s.call('POST', '/api/v1/signature-requests', { body });
+      expectProblem(r, 400, 'validation_failed');
+      expect(r.body.detail, body).toBe('The body must be a JSON object.');
+    }
+    expect((await s.call('POST', '/api/v1/signature-requests', { body: '{"title": ' })).body.detail).toBe('The body is not valid JSON.');
+  });
+
+  it('an upload announced as a PDF with no body at all is told the file is missing, not that its type is wrong', async () => {
+    // As `curl -X POST -H 'Content-Type: application/pdf'` sends it: neither Content-Length nor Transfer-Encoding.
+    const { hostname, port } = new URL(s.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.end(`POST /api/v1/documents?name=a.pdf HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/pdf\r\nConnection: close\r\n\r\n`),
+      );
+      let text = '';
+      socket.on('data', (b) => (text += b.toString('utf8')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"code":"validation_failed"');
   });
 
   it('404 for an absent resource and for an unknown route', async () => {
