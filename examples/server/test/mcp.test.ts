@@ -203,6 +203,25 @@ describe('the authorization code flow with PKCE', () => {
     }
   });
 
+  it('a client with one registered redirect URI may leave redirect_uri out of both the authorization and the token request', async () => {
+    const { body: c } = await register();
+    const p = pkce();
+    const params = { client_id: c.client_id, response_type: 'code', code_challenge: p.challenge, code_challenge_method: 'S256', resource, state: 'st4te' };
+    const page = await fetch(`${s.url}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    const post = await fetch(`${s.url}/oauth/authorize`, { ...form({ ...params, api_key: s.key, decision: 'allow' }), redirect: 'manual' });
+    const location = new URL(post.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    const t = await token({ grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: p.verifier, client_id: c.client_id, resource });
+    expect(t.status).toBe(200);
+    expect(t.body.access_token).toMatch(/^esig_oat_/);
+    // With two registered URIs the parameter is required, at the token endpoint too.
+    const { body: two } = await register([REDIRECT, 'http://127.0.0.1:7777/other']);
+    const a = await authorize(two.client_id);
+    const code = new URL(a.location!).searchParams.get('code')!;
+    expect((await token({ grant_type: 'authorization_code', code, code_verifier: a.verifier, client_id: two.client_id, resource })).body.error).toBe('invalid_grant');
+  });
+
   it('a wrong verifier fails; a reused code fails and revokes the grant made from it', async () => {
     const { body: c } = await register();
     const a = await authorize(c.client_id);

@@ -69,7 +69,10 @@ const exchangeIn = (
           );
         if (code.expiresAt <= now.toISOString()) return TE.left(invalidGrant('The code is unknown, expired or already used.'));
         if (code.clientId !== input.client.id) return TE.left(invalidGrant('The code was issued to another client.'));
-        if (input.redirectUri !== code.redirectUri) return TE.left(invalidGrant('The redirect_uri differs from the authorization request.'));
+        // RFC 6749 §4.1.3: required only if the authorization request sent it, which a client with one registered URI
+        // may leave out (authorization-request.ts); then that URI is the one the code was issued for.
+        const redirectUri = input.redirectUri ?? (input.client.kind === 'registered' && input.client.redirectUris.length === 1 ? input.client.redirectUris[0] : undefined);
+        if (redirectUri !== code.redirectUri) return TE.left(invalidGrant('The redirect_uri differs from the authorization request.'));
         if (hexToBase64Url(deps.crypto.sha256Hex(verifier)) !== code.codeChallenge) return TE.left(invalidGrant('The code_verifier does not match the code_challenge.'));
         if (input.resource !== undefined && input.resource !== code.resource) return TE.left(oauthError('invalid_target', 'The resource differs from the authorization request.'));
         return pipe(
