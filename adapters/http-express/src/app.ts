@@ -28,6 +28,8 @@ interface Locals {
   requestId: string;
   principal: Principal | null;
   authError: DomainError | null;
+  /** The address window's decision, when the OAuth paths have counted this request already. */
+  addressDecision?: RateDecision;
 }
 
 const locals = (res: Response): Locals => res.locals as Locals;
@@ -115,15 +117,24 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const keyLimits = { perKey: opts.rateLimit.perKey, perOrg: opts.rateLimit.perOrg };
   /** The window of a caller known only by its address: signing pages, OAuth endpoints, calls without a valid key. */
   const addressBucket = (req: Request) => [{ id: `ip:${req.ip ?? 'unknown'}`, limit: opts.rateLimit.perAddress ?? opts.rateLimit.perKey }];
-  /** Sets the rate-limit headers; answers 429 and returns false when the call is over its limit. */
-  const admitted = (res: Response, decision: RateDecision): boolean => {
+  /**
+   * Sets the rate-limit headers; answers 429 (`refuse`, problem+json unless given) and returns false when the call
+   * is over its limit.
+   */
+  const admitted = (res: Response, decision: RateDecision, refuse = (retryAfterS: number) => sendProblem(res, { _tag: 'RateLimited', retryAfterS })): boolean => {
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
     res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
     res.setHeader('X-RateLimit-Reset', String(decision.resetS));
     if (decision.allowed) return true;
     res.setHeader('Retry-After', String(decision.retryAfterS));
-    sendProblem(res, { _tag: 'RateLimited', retryAfterS: decision.retryAfterS });
+    refuse(decision.retryAfterS);
     return false;
+  };
+  /** A 429 as the OAuth endpoints answer errors (RFC 6749's shape), readable by a browser-based client (CORS). */
+  const oauthRateLimited = (res: Response) => (retryAfterS: number) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset');
+    res.status(429).json({ error: 'temporarily_unavailable', error_description: `Too many requests from this address; try again in ${retryAfterS} s.` });
   };
   // Behind an https public URL, browsers are told to use nothing else (RFC 6797).
   const hsts = new URL(opts.publicUrl).protocol === 'https:' ? 'max-age=31536000' : null;
@@ -176,9 +187,14 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const OAUTH_PATHS = /^\/(oauth|\.well-known)\//i; // Express matches paths case-insensitively
   // Counted per client address, in the window the API's keyless calls share: registration stores a client, and a
   // metadata-document client id makes the server fetch a URL, so neither may be asked for without limit.
+  // A CORS preflight carries no credential and does nothing; the router answers it, uncounted. A path the router does
+  // not serve goes on to the API's handling, which counts it against the same window only if this did not.
   app.use(async (req, res, next) => {
     if (!OAUTH_PATHS.test(req.path)) return next();
-    if (admitted(res, await deps.rateLimiter.consume(addressBucket(req))())) oauth(req, res, next);
+    if (req.method === 'OPTIONS') return oauth(req, res, next);
+    const decision = await deps.rateLimiter.consume(addressBucket(req))();
+    locals(res).addressDecision = decision;
+    if (admitted(res, decision, oauthRateLimited(res))) oauth(req, res, next);
   });
   if (opts.mcp) app.all(MCP_PATH, opts.mcp);
 
@@ -204,7 +220,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     }
     if (decision === null) {
       const p = locals(res).principal;
-      decision = await deps.rateLimiter.consume(p ? principalBuckets(p, keyLimits) : addressBucket(req))();
+      decision = p ? await deps.rateLimiter.consume(principalBuckets(p, keyLimits))() : (locals(res).addressDecision ?? (await deps.rateLimiter.consume(addressBucket(req))()));
     }
     if (admitted(res, decision)) next();
   });

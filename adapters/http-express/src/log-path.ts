@@ -1,13 +1,15 @@
 import type { Request, Response } from 'express';
 
 /**
- * Paths whose segment after the prefix is a signing (or embedding) token: a credential, never logged. Without
- * regard to case, as Express routes `/API/V1/SIGNING/…` and `/Sign/…` to the same handlers.
+ * A segment after `signing/`, `sign/` or `embed/` is a signing (or embedding) token: a credential, never logged.
+ * Wherever such a segment comes, and without regard to case: Express routes `/API/V1/SIGNING/…`, `/Sign/…` and
+ * a request target of absolute form (`GET http://host/sign/… HTTP/1.1`) to the token handlers, and a mangled
+ * link (`//sign/…`, `/x/../sign/…`) that reaches no handler still carries a real token.
  */
-const TOKEN_PATHS = /^(\/api\/v1\/signing\/|\/sign\/(?!assets\/)|\/embed\/(?!assets\/))[^/]+/i;
+const TOKEN_SEGMENT = /(\/(?:signing|sign|embed)\/+)(?!assets(?:\/|$))[^/]+/gi;
 
 /** The path of a request with any signing token replaced by `{token}` (the query string is never logged). */
-export const redactPath = (path: string): string => path.replace(TOKEN_PATHS, '$1{token}');
+export const redactPath = (path: string): string => path.replace(TOKEN_SEGMENT, '$1{token}');
 
 /** Records the pattern of the route that answered (`/api/v1/signing/{token}/sign`), for the request log. */
 export const setRoutePattern = (res: Response, pattern: string): void => {

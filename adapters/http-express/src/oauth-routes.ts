@@ -264,5 +264,16 @@ export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata
     res.status(200).end();
   });
 
+  // The body parsers' faults, answered as the OAuth endpoints answer every error (RFC 6749 §5.2, RFC 7591 §3.2.2)
+  // rather than as the API's problem+json; anything else goes on to the app's handler.
+  router.use((err: unknown, req: Request, res: Response, next: express.NextFunction) => {
+    const type = (err as { type?: unknown }).type;
+    if (type !== 'entity.parse.failed' && type !== 'entity.too.large' && type !== 'encoding.unsupported' && type !== 'charset.unsupported') return next(err);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    const error = /^\/oauth\/register$/i.test(req.path) ? 'invalid_client_metadata' : 'invalid_request';
+    const description =
+      type === 'entity.too.large' ? 'The body is larger than 64 KiB.' : type === 'entity.parse.failed' ? 'The body is not a JSON object or a form.' : 'The body must be UTF-8.';
+    res.status(type === 'entity.too.large' ? 413 : 400).json({ error, error_description: description });
+  });
   return router;
 };

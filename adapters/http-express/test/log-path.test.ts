@@ -16,6 +16,15 @@ describe('redactPath: a signing token never reaches the log', () => {
     expect(redactPath('/Sign/Assets/app.js')).toBe('/Sign/Assets/app.js');
   });
 
+  it('in a request target of absolute form, after doubled slashes or dot segments, wherever such a segment comes', () => {
+    expect(redactPath('http://localhost:3401/sign/SECRET')).toBe('http://localhost:3401/sign/{token}');
+    expect(redactPath('HTTP://x/embed/SECRET')).toBe('HTTP://x/embed/{token}');
+    expect(redactPath('http://h/api/v1/signing/SECRET/sign')).toBe('http://h/api/v1/signing/{token}/sign');
+    expect(redactPath('//sign/SECRET')).toBe('//sign/{token}');
+    expect(redactPath('/x/../sign/SECRET')).toBe('/x/../sign/{token}');
+    expect(redactPath('/api/v1//signing/SECRET')).toBe('/api/v1//signing/{token}');
+  });
+
   it('leaves other paths alone', () => {
     expect(redactPath('/api/v1/documents/doc_1')).toBe('/api/v1/documents/doc_1');
   });

@@ -131,6 +131,9 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   // The tool server calls this process's own API over loopback, now that the port is known.
   c.resolve(T.SelfUrl).url = `http://127.0.0.1:${port}`;
   c.resolve(T.Logger).info({ port, publicUrl: config.publicUrl, database: config.database.kind }, 'esig listening');
+  // `true` believes any X-Forwarded-For: a client that writes its own escapes the per-address limits.
+  if (config.trustProxy === true)
+    c.resolve(T.Logger).warn({ setting: 'ESIG_TRUST_PROXY' }, 'ESIG_TRUST_PROXY=true trusts every X-Forwarded-For a client sends; set the number of proxies in front (1) or their addresses instead');
   out(`esig: listening on http://${config.host}:${port} (public URL ${config.publicUrl}, ${config.database.kind} database)`);
   return {
     server,

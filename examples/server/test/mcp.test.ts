@@ -118,6 +118,19 @@ describe('OAuth discovery and registration', () => {
     });
   });
 
+  it('a body that is not JSON, or JSON but not an object, is an OAuth error, not problem+json', async () => {
+    for (const [path, body, error] of [
+      ['/oauth/register', 'null', 'invalid_client_metadata'],
+      ['/oauth/register', '{"client_name": ', 'invalid_client_metadata'],
+      ['/oauth/token', '[', 'invalid_request'],
+    ] as const) {
+      const r = await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(r.status, `${path} ${body}`).toBe(400);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await r.json()).toMatchObject({ error });
+    }
+  });
+
   it('refuses a registration whose redirect URI is neither https nor loopback http', async () => {
     const r = await register(['http://evil.example.com/cb']);
     expect(r.status).toBe(400);

@@ -51,26 +51,42 @@ describe('rate limits', () => {
 describe('callers known only by their address', () => {
   let a: TestServer;
   beforeAll(async () => {
-    a = await startTestServer({ ESIG_RATE_LIMIT_ADDRESS: '6', ESIG_RATE_LIMIT_WINDOW_S: '3600' });
+    a = await startTestServer({ ESIG_RATE_LIMIT_ADDRESS: '8', ESIG_RATE_LIMIT_WINDOW_S: '3600' });
   });
   afterAll(async () => a.close());
 
-  it('OAuth registrations and token calls count in the window keyless API calls use: past it, 429', async () => {
+  const remaining = (r: Response | { headers: Headers }) => Number(r.headers.get('x-ratelimit-remaining'));
+  const preflight = () =>
+    fetch(`${a.url}/oauth/register`, { method: 'OPTIONS', headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' } });
+
+  it('OAuth calls count once each, in the window keyless API calls use; preflights are free; past it, an OAuth-shaped 429 a browser can read', async () => {
     const register = () =>
       fetch(`${a.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'flood', redirect_uris: ['http://127.0.0.1/cb'] }) });
+    // A path under /.well-known/ that the OAuth router does not serve is counted once, not again as an API call.
+    const first = await fetch(`${a.url}/.well-known/openid-configuration`);
+    const second = await fetch(`${a.url}/.well-known/openid-configuration`);
+    expect(second.status).toBe(404);
+    expect(remaining(second)).toBe(remaining(first) - 1);
     const keyless = await a.call('GET', '/api/v1/documents', { key: null });
     expect(keyless.status).toBe(401);
-    expect(keyless.headers.get('x-ratelimit-limit')).toBe('6');
+    expect(keyless.headers.get('x-ratelimit-limit')).toBe('8');
+    expect(remaining(keyless)).toBe(remaining(second) - 1);
+    expect((await preflight()).status).toBe(204);
     // What the keyless call left (the harness's own calls at start count too) is what registration gets.
-    const left = Number(keyless.headers.get('x-ratelimit-remaining'));
+    const left = remaining(keyless);
     expect(left).toBeGreaterThanOrEqual(2);
     const admitted = await Promise.all(Array.from({ length: left }, register));
     expect(admitted.map((r) => r.status)).toEqual(Array.from({ length: left }, () => 201));
-    expect(admitted.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort()).toEqual(Array.from({ length: left }, (_, i) => i));
+    expect(admitted.map((r) => remaining(r)).sort()).toEqual(Array.from({ length: left }, (_, i) => i));
     const refused = await register();
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(((await refused.json()) as { code: string }).code).toBe('rate_limited');
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    expect(refused.headers.get('access-control-expose-headers')).toContain('Retry-After');
+    expect(await refused.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    const pre = await preflight();
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     const token = await fetch(`${a.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=x&client_id=https://vendor.example/c.json' });
     expect(token.status).toBe(429);
     expect((await a.call('GET', '/api/v1/documents', { key: null })).status).toBe(429);

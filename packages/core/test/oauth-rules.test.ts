@@ -45,6 +45,14 @@ describe('redirect URIs are read as a browser reads them', () => {
       expect(redirectUriProblem(uri), uri).toBeNull();
   });
 
+  it('says what is wrong', () => {
+    expect(redirectUriProblem('https://a.example/c d')).toMatch(/spaces/);
+    expect(redirectUriProblem('https://a.example\\b/cb')).toMatch(/backslash/);
+    expect(redirectUriProblem('https://127.1/cb')).toMatch(/four decimal numbers/);
+    expect(redirectUriProblem('https://a.example/cb#x')).toMatch(/fragment/);
+    expect(redirectUriProblem('https://u@a.example/cb')).toMatch(/credentials/);
+  });
+
   it('a loopback URI matches on any port, but only with the registered path and query', () => {
     expect(redirectUriMatches(LOOPBACK, 'http://127.0.0.1:50123/callback')).toBe(true);
     expect(redirectUriMatches(LOOPBACK, 'http://127.0.0.1/callback')).toBe(true);

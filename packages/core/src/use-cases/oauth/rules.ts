@@ -103,8 +103,10 @@ export const urlHost = (s: string): string => {
  * apps, RFC 8252 §7.3). Returns a reason when refused.
  */
 export const redirectUriProblem = (uri: string): string | null => {
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'must not contain spaces or control characters';
+  if (uri.includes('\\')) return 'must not contain a backslash (a browser reads it as /)';
   const u = parseUrl(uri);
-  if (u === null) return 'is not an absolute URL with a host a browser reads the same way (no backslash, escapes or numeric shorthand)';
+  if (u === null) return 'is not an absolute URL with a host a browser reads the same way: ASCII labels, an IPv4 address as four decimal numbers, or [::1]; a port up to 65535';
   if (u.hash !== '' || uri.includes('#')) return 'must not have a fragment';
   if (u.userinfo) return 'must not carry credentials';
   if (u.protocol === 'https:') return null;
