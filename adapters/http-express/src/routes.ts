@@ -226,7 +226,7 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   }),
   write({
     method: 'post', path: '/api/v1/webhooks/deliveries/{deliveryId}/resend', operationId: 'resendWebhookDelivery', tag: 'Webhooks', scope: 'webhooks:write',
-    summary: 'Resend a delivery’s event: a new event id, `redelivery_of` the original, in a new delivery.', params: { deliveryId: c.DeliveryId }, body: c.EmptyBody, emptyBodyAllowed: true,
+    summary: 'Resend a delivery’s event: a new event id, `redelivery_of` the original, in a new delivery. The id may be a delivery’s or a delivery log entry’s (`id` or `deliveryId` of an entry).', params: { deliveryId: c.DeliveryId }, body: c.EmptyBody, emptyBodyAllowed: true,
     response: { status: 202, codec: c.WebhookDeliveryResource, description: 'The new delivery.' },
     handle: ({ principal, params }) => TE.right(op(core.resendWebhookDelivery(d)(principal, params.deliveryId), 202, presentDelivery)),
   }),

@@ -7,6 +7,7 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
 import { changeOnePlannedPerCall, insertOne, plannedPerCall, run, writeOne } from './connection.js';
+import { byIdSql } from './by-id.js';
 import { turnBatcher } from './turn-batch.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, nullable, rowDecoder, rowType } from './decode.js';
 import type { KeysetTable } from './keyset.js';
@@ -136,6 +137,9 @@ export const UPDATE_DELIVERY = changeOnePlannedPerCall(
 );
 
 /** An attempt's log entry. */
+/** One entry of the log by its id, through the primary key alone (see by-id.ts). Parameters: id, org, mode. */
+export const FIND_ATTEMPT = plannedPerCall('webhook_attempts_find_by_id', 3, (m) => byIdSql('webhook_attempts', ATTEMPT_COLUMNS, m));
+
 const INSERT_ATTEMPT = insertOne(`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, 'webhook_attempts_insert');
 
 /**
@@ -215,5 +219,10 @@ export const pgWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     );
   },
 
+  findAttempt: (tenant, id) =>
+    pipe(
+      run(conn, 'read', FIND_ATTEMPT, [id, tenant.orgId, tenant.mode]),
+      TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : decodeAttempt(row))),
+    ),
   listAttempts: (tenant, query) => listKeysetBy(conn, ATTEMPTS, tenant, query, attemptFilters(query.filter), decodeAttempt),
 });

@@ -163,5 +163,10 @@ export const sqliteWebhookDeliveries = (conn: Conn): WebhookDeliveryStore => ({
     );
   },
 
+  findAttempt: (tenant, id) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE id = ? AND org_id = ? AND mode = ?`).get(id, tenant.orgId, tenant.mode)),
+      TE.chainEitherK((row) => (row === undefined ? E.right(null) : decodeAttempt(row))),
+    ),
   listAttempts: (tenant, query) => listKeysetBy(conn, ATTEMPTS, tenant, query, attemptFilters(query.filter), decodeAttempt),
 });

@@ -280,6 +280,16 @@ describe('endpoint health, rotation, resend, logs', () => {
 
     const byEvent = await s.call('GET', `/api/v1/webhooks/deliveries?eventId=${originalBody.id}`);
     expect(byEvent.body.data.every((a: any) => a.eventId === originalBody.id)).toBe(true);
+    // The id a log entry shows is its attempt's (a dlv_ id too): resending by it resends that entry's delivery.
+    const entry = byEvent.body.data[0];
+    expect(entry.id).not.toBe(entry.deliveryId);
+    const byEntry = await s.call('POST', `/api/v1/webhooks/deliveries/${entry.id}/resend`);
+    expect(byEntry.status).toBe(202);
+    const bodies = await rx.waitFor((r) => r.path === e.path && JSON.parse(r.raw.toString()).redelivery_of === originalBody.id, 2);
+    expect(bodies).toHaveLength(2);
+    // Another tenant's entry is not found.
+    const stranger = await s.call('POST', `/api/v1/webhooks/deliveries/${entry.id}/resend`, { key: await s.newKey('resend-stranger', 'test') });
+    expect(stranger.status).toBe(404);
     const logs = await until(async () => {
       const l = (await s.call('GET', '/api/v1/logs?kind=webhook&limit=100')).body.data;
       return l.some((x: any) => x.target === `${rx.url}${e.path}`) ? l : undefined;

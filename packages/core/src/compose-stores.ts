@@ -69,7 +69,7 @@ export const STORE_READS: { readonly [K in keyof Stores]: ReadonlyArray<keyof St
   evidence: ['listForRequest'],
   testMailbox: ['list'],
   webhookEndpoints: ['findById', 'findByIdForUpdate', 'list', 'findSubscribed'],
-  webhookDeliveries: ['findById', 'findWithEndpoint', 'listAttempts'],
+  webhookDeliveries: ['findById', 'findWithEndpoint', 'findAttempt', 'listAttempts'],
   apiLog: ['list'],
   oauth: ['findClient', 'findGrant', 'listGrants', 'findToken'],
 };

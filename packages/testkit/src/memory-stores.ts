@@ -665,6 +665,11 @@ const makeStores = (v: View): Stores => ({
         v.put('webhookAttempts', attempt.id, copy(attempt));
         return ok(undefined);
       }),
+    findAttempt: (t, id) =>
+      op(v, () => {
+        const a = v.get('webhookAttempts', id);
+        return ok(a && inTenant(a, t) ? copy(a) : null);
+      }),
     listAttempts: (t, q) =>
       op(v, () =>
         keysetPage(

@@ -527,7 +527,7 @@ export interface Operations {
     body: Record<string, never>;
     response: SignatureRequest;
   };
-  /** POST /api/v1/webhooks/deliveries/{deliveryId}/resend: Resend a delivery’s event: a new event id, `redelivery_of` the original, in a new delivery. */
+  /** POST /api/v1/webhooks/deliveries/{deliveryId}/resend: Resend a delivery’s event: a new event id, `redelivery_of` the original, in a new delivery. The id may be a delivery’s or a delivery log entry’s (`id` or `deliveryId` of an entry). */
   resendWebhookDelivery: {
     params: {
       deliveryId: `dlv_${string}`;

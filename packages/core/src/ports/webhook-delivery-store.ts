@@ -40,6 +40,8 @@ export interface WebhookDeliveryStore {
    */
   cancelPending(tenant: Tenant, endpointId: string, at: string): StoreResult<number>;
   appendAttempt(attempt: DeliveryAttempt): StoreResult<void>;
+  /** One entry of the delivery log by its id; `null` when absent in this tenant. */
+  findAttempt(tenant: Tenant, id: string): StoreResult<DeliveryAttempt | null>;
   /** The delivery log: one entry per attempt, keyset-paginated on (createdAt, id). */
   listAttempts(tenant: Tenant, query: KeysetQuery<AttemptFilter>): StoreResult<KeysetPage<DeliveryAttempt>>;
 }

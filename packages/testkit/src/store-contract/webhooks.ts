@@ -451,6 +451,15 @@ export const webhookDeliveriesContract = (h: Harness) => {
       expect((await ok(s().listAttempts(TENANT_A_LIVE, { ...everything, filter: {} }))).items).toEqual([live]);
       expect((await ok(s().listAttempts(TENANT_B, { ...everything, filter: {} }))).items).toEqual([]);
     });
+
+    it('findAttempt finds an entry of the log by its id in its own tenant only', async () => {
+      const a = makeAttempt(TENANT_A, { createdAt: at(1) });
+      await ok(s().appendAttempt(a));
+      expect(await ok(s().findAttempt(TENANT_A, a.id))).toEqual(a);
+      expect(await ok(s().findAttempt(TENANT_A_LIVE, a.id))).toBeNull();
+      expect(await ok(s().findAttempt(TENANT_B, a.id))).toBeNull();
+      expect(await ok(s().findAttempt(TENANT_A, 'dlv_00000000000000000000000000'))).toBeNull();
+    });
   });
 
   const ENDPOINTS = ['whe_1', 'whe_2', 'whe_3'] as const;

@@ -14,7 +14,8 @@ import type { WebhookDeps } from './webhook-deps.js';
 
 /**
  * Resends a delivery's event from the log: a new event (new id, `redelivery_of` the original) in a new
- * delivery to the same endpoint, whatever became of the original.
+ * delivery to the same endpoint, whatever became of the original. `deliveryId` may also be the id of an entry of
+ * the delivery log (an attempt, whose ids share the `dlv_` prefix): that entry's delivery is resent.
  */
 export const resendWebhookDelivery =
   (deps: Pick<WebhookDeps, 'ids' | 'clock'>) =>
@@ -23,6 +24,14 @@ export const resendWebhookDelivery =
     pipe(
       requireScope(p, 'webhooks:write'),
       TE.chainW(() => tx.webhookDeliveries.findById(p.tenant, deliveryId)),
+      TE.chainW((d) =>
+        d !== null
+          ? TE.right(d)
+          : pipe(
+              tx.webhookDeliveries.findAttempt(p.tenant, deliveryId),
+              TE.chainW((a) => (a === null ? TE.right(null) : tx.webhookDeliveries.findById(p.tenant, a.deliveryId))),
+            ),
+      ),
       TE.chainW((d) => (d === null ? TE.left(notFound('webhook_delivery', deliveryId)) : TE.right(d))),
       TE.chainW((d) =>
         pipe(
