@@ -34,15 +34,7 @@ interface Locals {
 
 const locals = (res: Response): Locals => res.locals as Locals;
 
-const isJson = (text: unknown): boolean => {
-  if (typeof text !== 'string') return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const isJson = (text: unknown): boolean => typeof text === 'string' && E.isRight(E.tryCatch(() => JSON.parse(text) as unknown, () => null));
 
 const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
