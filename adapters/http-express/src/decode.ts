@@ -49,11 +49,8 @@ export const decode = <A>(codec: t.Type<A, unknown, unknown>, input: unknown, ro
 };
 
 /** What a value must be, for a client: an enumeration's values rather than the codec's name. */
-const expected = (type: t.Decoder<unknown, unknown> | undefined): string => {
-  if (type === undefined) return 'valid';
-  const keys = (type as { _tag?: string; keys?: Record<string, unknown> })._tag === 'KeyofType' ? Object.keys((type as unknown as { keys: Record<string, unknown> }).keys) : null;
-  return keys !== null ? `one of: ${keys.join(', ')}` : type.name;
-};
+const expected = (type: (t.Decoder<unknown, unknown> & { readonly _tag?: string; readonly keys?: Record<string, unknown> }) | undefined): string =>
+  type === undefined ? 'valid' : type._tag === 'KeyofType' && type.keys !== undefined ? `one of: ${Object.keys(type.keys).join(', ')}` : type.name;
 
 const isBranching = (type: unknown) => {
   const tag = (type as { _tag?: string })._tag;
