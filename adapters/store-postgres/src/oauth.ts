@@ -53,6 +53,17 @@ const one = <A>(conn: Conn, sql: string, args: readonly unknown[], dec: (row: un
   );
 
 /** The OAuthStore. Codes and tokens are looked up by hash, grants by id, across tenants, as the port says. */
+/**
+ * The oldest registered clients no code or grant names, through `oauth_clients_registered` (migration 0014). A
+ * client being authorized at this moment loses only that authorization (its code names a client that is gone).
+ */
+const PURGE_UNUSED_CLIENTS = `DELETE FROM oauth_clients WHERE id IN (
+  SELECT c.id FROM oauth_clients c
+  WHERE c.kind = 'registered' AND c.created_at < $1
+    AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = c.id)
+    AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
+  ORDER BY c.created_at, c.id LIMIT $2)`;
+
 export const pgOAuth = (conn: Conn): OAuthStore => ({
   insertClient: (x) => insert(conn, 'oauth_clients', OAUTH_CLIENT_COLUMNS, oauthClientValues(x), () => concurrentModification('oauth_client', x.id)),
   findClient: (id) => one(conn, `SELECT ${OAUTH_CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1`, [id], decodeClient),
@@ -83,5 +94,10 @@ export const pgOAuth = (conn: Conn): OAuthStore => ({
     pipe(
       run(conn, 'write', 'UPDATE oauth_tokens SET spent_at = $2 WHERE token_hash = $1 AND spent_at IS NULL', [hash, at]),
       TE.map((r) => r.rowCount === 1),
+    ),
+  purgeUnusedClients: (before, limit) =>
+    pipe(
+      run(conn, 'write', PURGE_UNUSED_CLIENTS, [before, limit]),
+      TE.map((r) => r.rowCount ?? 0),
     ),
 });

@@ -23,9 +23,18 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
 import { attempt } from './connection.js';
+import { limitParam } from './sql-text.js';
 import { columnCodecs, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
+
+/** The oldest registered clients no code or grant names, through `oauth_clients_registered` (migration 0008). */
+const PURGE_UNUSED_CLIENTS = `DELETE FROM oauth_clients WHERE id IN (
+  SELECT c.id FROM oauth_clients c
+  WHERE c.kind = 'registered' AND c.created_at < ?
+    AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = c.id)
+    AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
+  ORDER BY c.created_at, c.id ${limitParam('?')})`;
 
 const decodeClient = rowDecoder(oauthClientRow(columnCodecs), 'oauth_clients', toOAuthClient);
 const decodeCode = rowDecoder(oauthCodeRow(columnCodecs), 'oauth_codes', toAuthorizationCode, 'client_id');
@@ -87,5 +96,10 @@ export const sqliteOAuth = (conn: Conn): OAuthStore => ({
     pipe(
       attempt(conn, (c) => c.prepare('UPDATE oauth_tokens SET spent_at = ? WHERE token_hash = ? AND spent_at IS NULL').run(at, hash)),
       TE.map((r) => r.changes === 1),
+    ),
+  purgeUnusedClients: (before, limit) =>
+    pipe(
+      attempt(conn, (c) => c.prepare(PURGE_UNUSED_CLIENTS).run(before, limit)),
+      TE.map((r) => r.changes),
     ),
 });

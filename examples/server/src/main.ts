@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import type { IssuedKey, JobHandlers, JobKind, NewJobKinds, Org } from '@esig/core';
-import { JOB_KINDS, concerns, purgeExpiredIdempotencyRecords } from '@esig/core';
+import { JOB_KINDS, UNUSED_OAUTH_CLIENT_PURGE_BATCH, concerns, purgeExpiredIdempotencyRecords, purgeUnusedOAuthClients } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
 import { startPurger, startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
@@ -27,6 +27,8 @@ const WEBHOOK_KINDS: ReadonlySet<string> = new Set<JobKind>(['webhook.deliver', 
  * (deleting what another has deleted costs nothing); a record waits at most this long past its expiry.
  */
 export const IDEMPOTENCY_PURGE_INTERVAL_MS: number = 10 * 60_000;
+/** How often registered OAuth clients that never reached consent are looked for (see UNUSED_OAUTH_CLIENT_TTL_MS). */
+export const OAUTH_CLIENT_PURGE_INTERVAL_MS: number = 60 * 60_000;
 
 /**
  * Starts the background workers of this process: one for webhook deliveries, with ESIG_WEBHOOK_CONCURRENCY
@@ -71,9 +73,17 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
     intervalMs: IDEMPOTENCY_PURGE_INTERVAL_MS,
     logger: c.resolve(T.Logger),
   });
+  const clientPurger = startPurger({
+    what: 'unused OAuth clients',
+    purge: purgeUnusedOAuthClients({ stores: c.resolve(T.Stores), clock: c.resolve(T.Clock) }),
+    // The store's purge batch, as for idempotency records: small on SQLite, whose writer is the API's event loop.
+    batch: Math.min(UNUSED_OAUTH_CLIENT_PURGE_BATCH, db.idempotencyPurgeBatch),
+    intervalMs: OAUTH_CLIENT_PURGE_INTERVAL_MS,
+    logger: c.resolve(T.Logger),
+  });
   return {
     wake,
-    stop: async () => void (await Promise.all([purger.stop(), ...workers.map((w) => w.worker.stop())])),
+    stop: async () => void (await Promise.all([purger.stop(), clientPurger.stop(), ...workers.map((w) => w.worker.stop())])),
     stopListening,
   };
 };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Stores } from '@esig/core';
+import type { OAuthClient, Stores } from '@esig/core';
 import { SQLITE_IDEMPOTENCY_PURGE_BATCH, openSqliteStore } from '@esig/store-sqlite';
 import { TENANT_A, TENANT_B, makeIdempotencyRecord, ok } from '@esig/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,5 +44,30 @@ describe('the server with its workers', () => {
     const stores = running.container.resolve<Stores>(T.Stores);
     await until(async () => (await Promise.all(expired.map((r) => ok(stores.idempotency.find(r.tenant, r.key))))).every((x) => x === null), 'the purge');
     for (const r of kept) expect(await ok(stores.idempotency.find(r.tenant, r.key))).toEqual(r);
+  });
+
+  it('deletes registered OAuth clients that never reached consent a day after they registered, and keeps the others', async () => {
+    const path = join(dir, 'oauth.db');
+    const day = 86_400_000;
+    const client = (name: string, ageMs: number): OAuthClient => ({ id: `ocl_${name.padEnd(26, '0').slice(0, 26)}`, name, redirectUris: ['http://127.0.0.1/cb'], kind: 'registered', createdAt: new Date(Date.now() - ageMs).toISOString() });
+    const seeded = openSqliteStore({ path });
+    const unused = Array.from({ length: 250 }, (_, i) => client(`UNUSED${String(i).padStart(4, '0')}`, day + 60_000 + i));
+    const granted = client('GRANTED', 30 * day);
+    const recent = client('RECENT', day - 60_000);
+    for (const c of [...unused, granted, recent]) await ok(seeded.stores.oauth.insertClient(c));
+    await ok(
+      seeded.stores.oauth.insertGrant({ id: 'oag_01GRANT000000000000000000', orgId: 'org_1', mode: 'test', keyId: 'key_1', clientId: granted.id, clientName: granted.name, scopes: ['documents:read'], resource: 'http://x/mcp', createdAt: granted.createdAt, revokedAt: null }),
+    );
+    seeded.close();
+
+    const server = await startServer(loadConfig({ ESIG_DATABASE_URL: `sqlite:${path}`, ESIG_PORT: '0', ESIG_HOST: '127.0.0.1', ESIG_LOG_LEVEL: 'error' }), () => undefined);
+    try {
+      const stores = server.container.resolve<Stores>(T.Stores);
+      await until(async () => (await Promise.all(unused.map((c) => ok(stores.oauth.findClient(c.id))))).every((x) => x === null), 'the purge of unused clients');
+      expect(await ok(stores.oauth.findClient(granted.id))).toEqual(granted);
+      expect(await ok(stores.oauth.findClient(recent.id))).toEqual(recent);
+    } finally {
+      await server.close();
+    }
   });
 });

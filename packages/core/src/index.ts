@@ -86,6 +86,7 @@ export * from './use-cases/revoke-api-key.js';
 export * from './use-cases/oauth/oauth-error.js';
 export * from './use-cases/oauth/rules.js';
 export * from './use-cases/oauth/register-oauth-client.js';
+export * from './use-cases/oauth/purge-unused-oauth-clients.js';
 export * from './use-cases/oauth/resolve-oauth-client.js';
 export * from './use-cases/oauth/authorization-request.js';
 export * from './use-cases/oauth/issue-authorization-code.js';

@@ -56,6 +56,28 @@ const token = (grantId: string, over: Partial<OAuthToken> = {}): OAuthToken => (
 
 export const oauthContract = (h: Harness) =>
   describe('oauth', () => {
+    it('purgeUnusedClients deletes the oldest registered clients that no code or grant names, before the time given, up to the limit', async () => {
+      const s = h().stores.oauth;
+      // Other tests of the suite may have left clients of their own; these are told apart by name.
+      const old = [client({ createdAt: at(-3000), name: 'old-1' }), client({ createdAt: at(-2999), name: 'old-2' }), client({ createdAt: at(-2998), name: 'old-3' })];
+      const withCode = client({ createdAt: at(-3000), name: 'with-code' });
+      const withGrant = client({ createdAt: at(-3000), name: 'with-grant' });
+      const recent = client({ createdAt: at(-10), name: 'recent' });
+      const document = client({ id: 'https://tool.example/client.json', kind: 'metadata_document', createdAt: at(-3000), name: 'document' });
+      for (const c of [...old, withCode, withGrant, recent, document]) await ok(s.insertClient(c));
+      await ok(s.insertCode(code(TENANT_A, { clientId: withCode.id })));
+      await ok(s.insertGrant(grant(TENANT_B, { clientId: withGrant.id })));
+      const before = at(-100);
+      // Drain whatever older unused clients other tests left, two at a time, oldest first.
+      let purged = 0;
+      for (let n = 2; n === 2; purged += n) n = await ok(s.purgeUnusedClients(before, 2));
+      expect(purged).toBeGreaterThanOrEqual(3);
+      for (const c of old) expect(await ok(s.findClient(c.id))).toBeNull();
+      for (const c of [withCode, withGrant, recent]) expect(await ok(s.findClient(c.id))).toEqual(c);
+      expect(await ok(s.purgeUnusedClients(before, 10))).toBe(0);
+      expect(await ok(s.findClient(recent.id))).toEqual(recent);
+    });
+
     it('round-trips a client; a taken id is refused; an unknown id is null', async () => {
       const c = client();
       await ok(h().stores.oauth.insertClient(c));
