@@ -52,18 +52,20 @@ const one = <A>(conn: Conn, sql: string, args: readonly unknown[], dec: (row: un
     TE.chainEitherK(({ rows: [row] }) => (row === undefined ? E.right(null) : dec(row))),
   );
 
-/** The OAuthStore. Codes and tokens are looked up by hash, grants by id, across tenants, as the port says. */
 /**
- * The oldest registered clients no code or grant names, through `oauth_clients_registered` (migration 0014). A
- * client being authorized at this moment loses only that authorization (its code names a client that is gone).
+ * The oldest registered clients created in (`$1`, `$2`) that no code or grant names: a range of
+ * `oauth_clients_registered`, each client checked in the codes' and grants' indexes by client (migration 0014,
+ * in collation "C", as `oauth_clients.id` compares), and deleted by primary key. A client being authorized at
+ * this moment loses only that authorization (its code names a client that is gone).
  */
-const PURGE_UNUSED_CLIENTS = `DELETE FROM oauth_clients WHERE id IN (
+const PURGE_UNUSED_CLIENTS = `DELETE FROM oauth_clients WHERE id = ANY (ARRAY(
   SELECT c.id FROM oauth_clients c
-  WHERE c.kind = 'registered' AND c.created_at < $1
+  WHERE c.kind = 'registered' AND c.created_at > $1 AND c.created_at < $2
     AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = c.id)
     AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
-  ORDER BY c.created_at, c.id LIMIT $2)`;
+  ORDER BY c.created_at, c.id LIMIT $3))`;
 
+/** The OAuthStore. Codes and tokens are looked up by hash, grants by id, across tenants, as the port says. */
 export const pgOAuth = (conn: Conn): OAuthStore => ({
   insertClient: (x) => insert(conn, 'oauth_clients', OAUTH_CLIENT_COLUMNS, oauthClientValues(x), () => concurrentModification('oauth_client', x.id)),
   findClient: (id) => one(conn, `SELECT ${OAUTH_CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1`, [id], decodeClient),
@@ -95,9 +97,9 @@ export const pgOAuth = (conn: Conn): OAuthStore => ({
       run(conn, 'write', 'UPDATE oauth_tokens SET spent_at = $2 WHERE token_hash = $1 AND spent_at IS NULL', [hash, at]),
       TE.map((r) => r.rowCount === 1),
     ),
-  purgeUnusedClients: (before, limit) =>
+  purgeUnusedClients: (after, before, limit) =>
     pipe(
-      run(conn, 'write', PURGE_UNUSED_CLIENTS, [before, limit]),
+      run(conn, 'write', PURGE_UNUSED_CLIENTS, [after ?? '-infinity', before, limit]),
       TE.map((r) => r.rowCount ?? 0),
     ),
 });

@@ -136,10 +136,10 @@ export const UPDATE_DELIVERY = changeOnePlannedPerCall(
    WHERE id = $7 AND org_id = $8 AND mode = $9 AND version = $6 - 1 AND ${m}`,
 );
 
-/** An attempt's log entry. */
 /** One entry of the log by its id, through the primary key alone (see by-id.ts). Parameters: id, org, mode. */
 export const FIND_ATTEMPT = plannedPerCall('webhook_attempts_find_by_id', 3, (m) => byIdSql('webhook_attempts', ATTEMPT_COLUMNS, m));
 
+/** An attempt's log entry. */
 const INSERT_ATTEMPT = insertOne(`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, 'webhook_attempts_insert');
 
 /**

@@ -28,10 +28,13 @@ import { columnCodecs, rowDecoder } from './decode.js';
 import type { KeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
-/** The oldest registered clients no code or grant names, through `oauth_clients_registered` (migration 0008). */
+/**
+ * The oldest registered clients created in (after, before) that no code or grant names: a range of
+ * `oauth_clients_registered`, each client checked in the codes' and grants' indexes by client (migration 0008).
+ */
 const PURGE_UNUSED_CLIENTS = `DELETE FROM oauth_clients WHERE id IN (
   SELECT c.id FROM oauth_clients c
-  WHERE c.kind = 'registered' AND c.created_at < ?
+  WHERE c.kind = 'registered' AND c.created_at > ? AND c.created_at < ?
     AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = c.id)
     AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id)
   ORDER BY c.created_at, c.id ${limitParam('?')})`;
@@ -97,9 +100,10 @@ export const sqliteOAuth = (conn: Conn): OAuthStore => ({
       attempt(conn, (c) => c.prepare('UPDATE oauth_tokens SET spent_at = ? WHERE token_hash = ? AND spent_at IS NULL').run(at, hash)),
       TE.map((r) => r.changes === 1),
     ),
-  purgeUnusedClients: (before, limit) =>
+  purgeUnusedClients: (after, before, limit) =>
     pipe(
-      attempt(conn, (c) => c.prepare(PURGE_UNUSED_CLIENTS).run(before, limit)),
+      // '' sorts before every timestamp.
+      attempt(conn, (c) => c.prepare(PURGE_UNUSED_CLIENTS).run(after ?? '', before, limit)),
       TE.map((r) => r.changes),
     ),
 });

@@ -756,12 +756,12 @@ const makeStores = (v: View): Stores => ({
         v.put('oauthTokens', hash, { ...tok, spentAt: at });
         return ok(true);
       }),
-    purgeUnusedClients: (before, limit) =>
+    purgeUnusedClients: (after, before, limit) =>
       op(v, () => {
         const named = new Set([...v.rows('oauthCodes').map((c) => c.clientId), ...v.rows('oauthGrants').map((g) => g.clientId)]);
         const unused = v
           .rows('oauthClients')
-          .filter((c) => c.kind === 'registered' && c.createdAt < before && !named.has(c.id))
+          .filter((c) => c.kind === 'registered' && (after === null || c.createdAt > after) && c.createdAt < before && !named.has(c.id))
           .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
           .slice(0, limit);
         for (const c of unused) v.remove('oauthClients', c.id);

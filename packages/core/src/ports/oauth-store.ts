@@ -35,9 +35,10 @@ export interface OAuthStore {
   /** Marks the token spent if it is not; true when this call spent it (of two concurrent calls, one wins). */
   spendToken(tokenHash: string, at: string): StoreResult<boolean>;
   /**
-   * Deletes up to `limit` registered clients created before `before` that no authorization code and no grant
-   * names (they never reached consent); answers how many. Clients known by a metadata document are not stored.
+   * Deletes up to `limit` registered clients created after `after` (any time, when null) and before `before` that
+   * no authorization code and no grant names (they never reached consent), oldest first; answers how many.
+   * Clients known by a metadata document are not stored.
    */
-  purgeUnusedClients(before: string, limit: number): StoreResult<number>;
+  purgeUnusedClients(after: string | null, before: string, limit: number): StoreResult<number>;
 }
 

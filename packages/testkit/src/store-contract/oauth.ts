@@ -70,12 +70,21 @@ export const oauthContract = (h: Harness) =>
       const before = at(-100);
       // Drain whatever older unused clients other tests left, two at a time, oldest first.
       let purged = 0;
-      for (let n = 2; n === 2; purged += n) n = await ok(s.purgeUnusedClients(before, 2));
+      for (let n = 2; n === 2; purged += n) n = await ok(s.purgeUnusedClients(null, before, 2));
       expect(purged).toBeGreaterThanOrEqual(3);
       for (const c of old) expect(await ok(s.findClient(c.id))).toBeNull();
       for (const c of [withCode, withGrant, recent]) expect(await ok(s.findClient(c.id))).toEqual(c);
-      expect(await ok(s.purgeUnusedClients(before, 10))).toBe(0);
+      expect(await ok(s.purgeUnusedClients(null, before, 10))).toBe(0);
       expect(await ok(s.findClient(recent.id))).toEqual(recent);
+      // Only those created after `after`: an older unused client is left to a run from the start.
+      const older = client({ createdAt: at(-5000), name: 'older' });
+      const newer = client({ createdAt: at(-4000), name: 'newer' });
+      for (const c of [older, newer]) await ok(s.insertClient(c));
+      expect(await ok(s.purgeUnusedClients(at(-4500), before, 10))).toBe(1);
+      expect(await ok(s.findClient(newer.id))).toBeNull();
+      expect(await ok(s.findClient(older.id))).toEqual(older);
+      expect(await ok(s.purgeUnusedClients(null, before, 10))).toBe(1);
+      expect(await ok(s.findClient(older.id))).toBeNull();
     });
 
     it('round-trips a client; a taken id is refused; an unknown id is null', async () => {
