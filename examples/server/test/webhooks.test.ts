@@ -281,7 +281,9 @@ describe('endpoint health, rotation, resend, logs', () => {
     const byEvent = await s.call('GET', `/api/v1/webhooks/deliveries?eventId=${originalBody.id}`);
     expect(byEvent.body.data.every((a: any) => a.eventId === originalBody.id)).toBe(true);
     // The id a log entry shows is its attempt's (a dlv_ id too): resending by it resends that entry's delivery.
-    const entry = byEvent.body.data[0];
+    // This endpoint's entry: other endpoints of the org (earlier tests') may have had the event too.
+    const entry = (await s.call('GET', `/api/v1/webhooks/deliveries?eventId=${originalBody.id}&endpointId=${e.id}`)).body.data[0];
+    expect(entry.endpointId).toBe(e.id);
     expect(entry.id).not.toBe(entry.deliveryId);
     const byEntry = await s.call('POST', `/api/v1/webhooks/deliveries/${entry.id}/resend`);
     expect(byEntry.status).toBe(202);
