@@ -1,5 +1,5 @@
 import type { Clock, JobKind, KeyAdmission, NewJobKinds, RateLimiter, Stores, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_PURGE_BATCH, JOB_KINDS, composeKeyAdmission } from '@esig/core';
+import { IDEMPOTENCY_PURGE_BATCH, JOB_KINDS, UNUSED_OAUTH_CLIENT_PURGE_BATCH, composeKeyAdmission } from '@esig/core';
 import { createMemoryRateLimiter } from '@esig/ratelimit-memory';
 import { JOBS_CHANNEL, LATEST_SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, openPostgresStore } from '@esig/store-postgres';
 import { LATEST_SCHEMA_VERSION as SQLITE_SCHEMA_VERSION, SQLITE_IDEMPOTENCY_PURGE_BATCH, openSqliteStore } from '@esig/store-sqlite';
@@ -25,6 +25,8 @@ export interface Database {
    * event loop; the core's default on PostgreSQL, where it runs in the database while the process goes on.
    */
   readonly idempotencyPurgeBatch: number;
+  /** Unused OAuth clients the workers' purge deletes per batch: small on SQLite for the same reason. */
+  readonly oauthClientPurgeBatch: number;
   /**
    * Calls `onWork` with the new jobs' kinds right after a transaction of this process that enqueued a job
    * commits and, with PostgreSQL, when another process enqueues one (LISTEN/NOTIFY); resolves, once listening,
@@ -87,6 +89,8 @@ const openStore = async (config: ServerConfig, migrateOnOpen: boolean): Promise<
       rateLimiter: (windowMs, clock) => createMemoryRateLimiter(clock, windowMs),
       keyAdmission: (_windowMs, rateLimiter) => composeKeyAdmission(db.stores.apiKeys, rateLimiter),
       idempotencyPurgeBatch: SQLITE_IDEMPOTENCY_PURGE_BATCH,
+      // A batch's DELETE checks each client in two indexes: about the cost of a batch of idempotency records.
+      oauthClientPurgeBatch: SQLITE_IDEMPOTENCY_PURGE_BATCH,
       onNewJobs: async (onWork) => {
         const stop = db.onNewJobs(onWork);
         return async () => stop();
@@ -113,6 +117,7 @@ const openStore = async (config: ServerConfig, migrateOnOpen: boolean): Promise<
     // The same windows as `rateLimiter`, which live in the database.
     keyAdmission: (windowMs) => db.keyAdmission(windowMs),
     idempotencyPurgeBatch: IDEMPOTENCY_PURGE_BATCH,
+    oauthClientPurgeBatch: UNUSED_OAUTH_CLIENT_PURGE_BATCH,
     onNewJobs: async (onWork) => {
       const stopLocal = db.onNewJobs(onWork);
       const stopListening = await db.listen(JOBS_CHANNEL, (payload) => onWork(notifiedKinds(payload))).catch((e: unknown) => {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import type { IssuedKey, JobHandlers, JobKind, NewJobKinds, Org } from '@esig/core';
-import { JOB_KINDS, UNUSED_OAUTH_CLIENT_PURGE_BATCH, concerns, purgeExpiredIdempotencyRecords, purgeUnusedOAuthClients } from '@esig/core';
+import { JOB_KINDS, concerns, purgeExpiredIdempotencyRecords, purgeUnusedOAuthClients } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
 import { startPurger, startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
@@ -76,8 +76,7 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
   const clientPurger = startPurger({
     what: 'unused OAuth clients',
     purge: purgeUnusedOAuthClients({ stores: c.resolve(T.Stores), clock: c.resolve(T.Clock) }),
-    // The store's purge batch, as for idempotency records: small on SQLite, whose writer is the API's event loop.
-    batch: Math.min(UNUSED_OAUTH_CLIENT_PURGE_BATCH, db.idempotencyPurgeBatch),
+    batch: db.oauthClientPurgeBatch,
     intervalMs: OAUTH_CLIENT_PURGE_INTERVAL_MS,
     logger: c.resolve(T.Logger),
   });

@@ -41,6 +41,9 @@ interface UrlParts {
   readonly hash: string;
 }
 
+/** Characters a browser's parser strips or reads differently wherever they come. */
+const SPACE_OR_CONTROL = /[\s\x00-\x1f\x7f]/;
+
 const URI = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/;
 const AUTHORITY = /^(?:([^@]*)@)?([^:@]+|\[[^\]]*\])(?::([^:@]*))?$/;
 /** Dot-separated labels of ASCII letters, digits, `-` and `_`, with an optional final dot. */
@@ -73,7 +76,7 @@ const hostOf = (raw: string): string | null => {
  * `http://evil.example\@127.0.0.1/` goes to evil.example), a host `hostOf` refuses, a port out of range.
  */
 const parseUrl = (s: string): UrlParts | null => {
-  if (/[\s\x00-\x1f\x7f\\]/.test(s)) return null;
+  if (SPACE_OR_CONTROL.test(s) || s.includes('\\')) return null;
   const m = URI.exec(s);
   if (m === null) return null;
   const a = AUTHORITY.exec(m[2]!);
@@ -103,7 +106,7 @@ export const urlHost = (s: string): string => {
  * apps, RFC 8252 §7.3). Returns a reason when refused.
  */
 export const redirectUriProblem = (uri: string): string | null => {
-  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'must not contain spaces or control characters';
+  if (SPACE_OR_CONTROL.test(uri)) return 'must not contain spaces or control characters';
   if (uri.includes('\\')) return 'must not contain a backslash (a browser reads it as /)';
   const u = parseUrl(uri);
   if (u === null) return 'is not an absolute URL with a host a browser reads the same way: ASCII labels, an IPv4 address as four decimal numbers, or [::1]; a port up to 65535';
