@@ -5,11 +5,12 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
+import type pg from 'pg';
 import type { Conn } from './connection.js';
 import { byIdSql } from './by-id.js';
 import { expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
-import type { KeysetTable } from './keyset.js';
+import type { PgKeysetTable } from './keyset.js';
 import { listKeyset } from './keyset.js';
 
 const DocumentRow = documentRow(columnCodecs);
@@ -29,7 +30,8 @@ const NewDocument = rowType({
 });
 
 const COLUMNS = 'id, org_id, mode, name, status, page_count, page_sizes, size_bytes, sha256, signature_request_id, created_at';
-const TABLE: KeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status' };
+// The page indexes hold `id` in "POSIX" (migration 0015): only the primary key serves a lookup by id.
+export const TABLE: PgKeysetTable = { table: 'documents', columns: COLUMNS, filterColumn: 'status', idCollation: 'POSIX' };
 
 const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
 
@@ -79,6 +81,24 @@ export const ATTACH = plannedPerCall(
  */
 export const ATTACH_RAISING = plannedPerCall('documents_attach_raising', 5, (m) => expectRows(`UPDATE documents SET signature_request_id = $4 WHERE ${ATTACHABLE}`, '$5', m));
 
+/*
+ * One listed document, as most create-requests list: statements of their own that keep a generic plan, where the
+ * list's forms are planned at every call (about 140 µs of a backend's CPU each under load: docs/performance.md,
+ * twenty-eighth round). PostgreSQL plans `id = ANY($3)` for ten ids and so never keeps that plan.
+ *
+ * A generic plan is safe here because only the primary key can serve `id = $3`: the page indexes hold `id` in
+ * another collation (migration 0015), the tenant is compared by `IS NOT DISTINCT FROM`, and the attach's test of
+ * the request is a COALESCE, none of which an index can take. Any other plan reads rows and filters them, which
+ * the marker prices out (see `plannedPerCall`); the plan cache test checks that these keep a generic plan and read
+ * one row whatever the table held when it was analyzed. Parameters: org, mode, id[, request id].
+ */
+export const FIND_ONE = plannedPerCall('documents_find_one', 3, (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $3 AND ${TENANT} AND ${m}`);
+/** One UPDATE: under READ COMMITTED it tests its condition again on a row another transaction changed meanwhile. */
+const ATTACH_ONE_SQL = (m: string) => `UPDATE documents SET signature_request_id = $4 WHERE id = $3 AND ${TENANT} AND COALESCE(signature_request_id, $4) = $4 AND ${m}`;
+export const ATTACH_ONE = plannedPerCall('documents_attach_one', 4, ATTACH_ONE_SQL);
+/** ATTACH_ONE sent unanswered: the marker only in the UPDATE's WHERE (see `changeOnePlannedPerCall`'s `keyIndexOnly`). */
+export const ATTACH_ONE_RAISING = plannedPerCall('documents_attach_one_raising', 4, (m) => expectRows(ATTACH_ONE_SQL(m), 1));
+
 export const FIND_BY_ID = plannedPerCall('documents_find_by_id', 3, (m) => byIdSql('documents', COLUMNS, m));
 
 /** The DocumentStore over the pool or one transaction's client. */
@@ -114,12 +134,9 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
 
   findByIds: (tenant, ids) => {
     if (ids.length === 0) return TE.right([]);
+    const unique = [...new Set(ids)];
     return pipe(
-      run(conn, 'read', FIND_BY_IDS, [
-        tenant.orgId,
-        tenant.mode,
-        [...new Set(ids)],
-      ]),
+      unique.length === 1 ? run(conn, 'read', FIND_ONE, [tenant.orgId, tenant.mode, unique[0]]) : run(conn, 'read', FIND_BY_IDS, [tenant.orgId, tenant.mode, unique]),
       TE.chainEitherK((r) => decodeAll(decodeRow)(r.rows)),
     );
   },
@@ -131,7 +148,10 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     if (unique.length === 0) return TE.right(undefined);
     // Some document is linked to another request, or is not in this tenant at all.
     const conflict = () => concurrentModification('document', unique.join(','));
-    return write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], (r) => (r.rowCount === unique.length ? null : conflict()), conflict, ATTACH_RAISING);
+    const linked = (r: pg.QueryResult) => (r.rowCount === unique.length ? null : conflict());
+    return unique.length === 1
+      ? write(conn, ATTACH_ONE, [tenant.orgId, tenant.mode, unique[0], requestId], linked, conflict, ATTACH_ONE_RAISING)
+      : write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], linked, conflict, ATTACH_RAISING);
   },
 
   setStatusForRequest: (tenant, requestId, status) =>

@@ -8,15 +8,25 @@ import { run } from './connection.js';
 export type { KeysetTable } from '@esig/store-sql';
 
 /**
+ * A table as the pages read it here. `idCollation`: the collation its page indexes hold `id` in, when not the
+ * column's own (the documents' indexes hold it in "POSIX", so that only the primary key can serve a lookup by id:
+ * migration 0015); the pages compare and sort `id` in it, or those indexes could not serve them.
+ */
+export interface PgKeysetTable extends KeysetTable {
+  readonly idCollation?: 'POSIX';
+}
+
+/**
  * The SQL of one page, with an equality test for each of `filterColumns`; parameters in this order: org,
  * mode, [filters], [created_at, id], limit. Every table has indexes `(org_id, mode, created_at, id)` and
  * `(org_id, mode, <filter>, created_at, id)`, so the row-value comparison is an index range and the
  * ORDER BY is the index order (read backwards for desc): a page costs the same whatever the table's size
  * or the cursor's depth.
  */
-export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColumns: readonly string[], positioned: boolean): string => {
+export const keysetSqlBy = (spec: PgKeysetTable, order: 'asc' | 'desc', filterColumns: readonly string[], positioned: boolean): string => {
   let n = 0;
   const p = () => `$${++n}`;
+  const id = spec.idCollation === undefined ? 'id' : `id COLLATE "${spec.idCollation}"`;
   const dir = order === 'asc' ? 'ASC' : 'DESC';
   const where = [
     // The tenant reaches the planner as a value it cannot see (an InitPlan), so it plans the page for a
@@ -36,14 +46,14 @@ export const keysetSqlBy = (spec: KeysetTable, order: 'asc' | 'desc', filterColu
     // growing table), it preferred another (org_id, mode, …) index and sorted the whole org: 110 ms for the
     // first page of 100 k documents against 1 ms for any later page.
     positioned
-      ? `(created_at, id) ${order === 'asc' ? '>' : '<'} (${p()}::timestamptz, ${p()}::text)`
-      : `(created_at, id) ${order === 'asc' ? `> ('-infinity'::timestamptz, '')` : `< ('infinity'::timestamptz, '')`}`,
+      ? `(created_at, ${id}) ${order === 'asc' ? '>' : '<'} (${p()}::timestamptz, ${p()}::text)`
+      : `(created_at, ${id}) ${order === 'asc' ? `> ('-infinity'::timestamptz, '')` : `< ('infinity'::timestamptz, '')`}`,
   ];
-  return `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ${p()}`;
+  return `SELECT ${spec.columns} FROM ${spec.table} WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, ${id} ${dir} LIMIT ${p()}`;
 };
 
 /** The SQL of one page of a list with at most one filter, `spec.filterColumn`. */
-export const keysetSql = (spec: KeysetTable, order: 'asc' | 'desc', filtered: boolean, positioned: boolean): string =>
+export const keysetSql = (spec: PgKeysetTable, order: 'asc' | 'desc', filtered: boolean, positioned: boolean): string =>
   keysetSqlBy(spec, order, singleFilterColumns(spec, filtered), positioned);
 
 const readRows = (conn: Conn, sql: string, params: readonly unknown[]) =>

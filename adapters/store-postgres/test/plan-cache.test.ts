@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { preparedStatements, queryConfig } from '../src/connection.js';
 import type { Prepared } from '../src/connection.js';
-import { ATTACH, ATTACH_RAISING, FIND_BY_ID as DOCUMENT_BY_ID, FIND_BY_IDS } from '../src/documents.js';
+import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_ID as DOCUMENT_BY_ID, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
 import { COMPLETE as IDEMPOTENCY_COMPLETE, FIND as IDEMPOTENCY_FIND } from '../src/idempotency.js';
 import '../src/index.js';
 import { COMPLETE as JOB_COMPLETE } from '../src/jobs.js';
@@ -57,6 +57,10 @@ const statements = (ids: number): ReadonlyArray<readonly [string, string, Prepar
     // Answered, it locks and counts, then writes: two reads of each.
     [`a create-request's ${ids} documents attached`, 'documents', ATTACH, ['org_big', 'test', docs, 'req_new', ids], 2 * ids],
     [`a create-request's ${ids} documents attached, sent unanswered`, 'documents', ATTACH_RAISING, ['org_big', 'test', docs, 'req_new', ids], ids],
+    // A create-request of one document (the store's statements for one).
+    ["a create-request's one document", 'documents', FIND_ONE, ['org_big', 'test', docs[0]], 1],
+    ["a create-request's one document attached", 'documents', ATTACH_ONE, ['org_big', 'test', docs[0], 'req_new'], 1],
+    ["a create-request's one document attached, sent unanswered", 'documents', ATTACH_ONE_RAISING, ['org_big', 'test', docs[0], 'req_new'], 1],
     ['a document by id', 'documents', DOCUMENT_BY_ID, [id('doc', 7), 'org_big', 'test'], 1],
     ['a request by id', 'signature_requests', REQUEST_BY_ID, [id('req', 7), 'org_big', 'test'], 1],
     ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [id('req', 7), 'org_big', 'test'], 2],
@@ -222,12 +226,32 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
         await useOften(c, all);
         const generic = await c.query<{ name: string; generic_plans: string }>('SELECT name, generic_plans FROM pg_prepared_statements');
         const kept = new Set(generic.rows.filter((r) => Number(r.generic_plans) > 0).map((r) => r.name));
-        // The raising forms are planned at every call, but where only the primary key's index can serve the change.
-        expect([IDEMPOTENCY_COMPLETE.raising, UPDATE_DELIVERY.raising, CLEAR_FAILURES].map((p) => [(p as Prepared).name, kept.has((p as Prepared).name)])).toEqual([
+        // The raising forms are planned at every call, but where only the primary key's index can serve the change;
+        // so are the lookups and attaches of several documents, whose generic plans assume ten.
+        expect(
+          [IDEMPOTENCY_COMPLETE.raising, UPDATE_DELIVERY.raising, CLEAR_FAILURES, FIND_ONE, ATTACH_ONE, ATTACH_ONE_RAISING, FIND_BY_IDS, ATTACH_RAISING].map((p) => [
+            (p as Prepared).name,
+            kept.has((p as Prepared).name),
+          ]),
+        ).toEqual([
           [(IDEMPOTENCY_COMPLETE.raising as Prepared).name, true],
           [(UPDATE_DELIVERY.raising as Prepared).name, false],
           [CLEAR_FAILURES.name, false],
+          [FIND_ONE.name, true],
+          [ATTACH_ONE.name, true],
+          [ATTACH_ONE_RAISING.name, true],
+          [FIND_BY_IDS.name, false],
+          [ATTACH_RAISING.name, false],
         ]);
+        // What lets one document's statements keep theirs: no index of documents but its primary key holds \`id\` in
+        // the column's collation (migration 0015), so none other can serve \`id = $3\`.
+        const byId = await c.query<{ index: string }>(
+          `SELECT i.indexrelid::regclass::text AS index FROM pg_index i
+           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+           WHERE i.indrelid = 'documents'::regclass AND a.attname = 'id'
+             AND i.indcollation[array_position(i.indkey::int2[], a.attnum)] = a.attcollation`,
+        );
+        expect(byId.rows.map((r) => r.index)).toEqual(['documents_pkey']);
         // What lets the idempotency record's completion keep its plan: no other index holds a column of its key.
         const others = await c.query<{ column: string }>(
           `SELECT a.attname AS column FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
