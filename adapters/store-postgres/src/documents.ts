@@ -103,9 +103,16 @@ export const FIND_BY_ID = plannedPerCall('documents_find_by_id', 3, (m) => byIdS
 
 /** The DocumentStore over the pool or one transaction's client. */
 
-/** Exported for the plan test. */
-export const SET_STATUS_FOR_REQUEST_SQL =
-  'UPDATE documents SET status = $1 WHERE org_id = (SELECT $2::text) AND mode = (SELECT $3::text) AND signature_request_id = $4';
+/**
+ * The status of a request's documents, found through the primary key by the ids the request lists (no index holds
+ * `signature_request_id`, so that linking a document touches no index: migration 0016). The tenant is compared by
+ * `IS NOT DISTINCT FROM`, so no (org_id, mode, …) index is offered: with statistics from before a tenant grew, its
+ * equality estimates about no rows, and the planner took such an index and read the tenant's every row. Planned at
+ * each call, for the table's real size. Parameters: status, org, mode, request id, document ids.
+ * Exported for the plan test.
+ */
+export const SET_STATUS_FOR_REQUEST_SQL = `UPDATE documents SET status = $1
+  WHERE id = ANY($5::text[]) AND (org_id, mode) IS NOT DISTINCT FROM ($2::text, $3::text) AND signature_request_id = $4`;
 
 const INSERT = insertOne(`INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`);
 
@@ -154,15 +161,9 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
       : write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], linked, conflict, ATTACH_RAISING);
   },
 
-  setStatusForRequest: (tenant, requestId, status) =>
+  setStatusForRequest: (tenant, request, status) =>
     pipe(
       TE.fromEither(decode(DocumentStatusC, 'document status')(status)),
-      TE.chain(() =>
-        // The tenant as a value the planner cannot see (an InitPlan), as the pages do (keyset.ts): with
-        // statistics from before the tenant grew, the tenant's equality estimates about no rows, every
-        // (org_id, mode, …) index ties, and the planner took documents_page and checked the request id
-        // on each of the tenant's rows. Seen at an average size, documents_by_request is the cheaper.
-        writeAny(conn, SET_STATUS_FOR_REQUEST_SQL, [status, tenant.orgId, tenant.mode, requestId]),
-      ),
+      TE.chain(() => writeAny(conn, SET_STATUS_FOR_REQUEST_SQL, [status, tenant.orgId, tenant.mode, request.id, [...request.documentIds]])),
     ),
 });

@@ -457,7 +457,7 @@ describe.skipIf(!available)('postgres adapter', () => {
         pipe(
           tx.documents.findById(TENANT_A, doc.id),
           TE.chain(() => tx.documents.insert(doc)),
-          TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, 'req_none', 'UPLOADED')),
+          TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, { id: 'req_none', documentIds: ['doc_none'] }, 'UPLOADED')),
         );
 
       it('consecutive writes and the COMMIT after them go out together without waiting for each other: one round trip', async () => {

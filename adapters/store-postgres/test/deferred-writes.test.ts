@@ -178,7 +178,7 @@ describe.skipIf(!available)('deferred writes at their edges', () => {
           pipe(
             tx.documents.insert(doc),
             TE.chain(() => tx.documents.insert(makeDocument(TENANT_A))),
-            TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, 'req_none', 'UPLOADED')),
+            TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, { id: 'req_none', documentIds: ['doc_none'] }, 'UPLOADED')),
             TE.chain(() => tx.documents.insert(makeDocument(TENANT_A))),
           ),
         { deferWrites: true },

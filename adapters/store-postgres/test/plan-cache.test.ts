@@ -49,9 +49,12 @@ const grow = (from: number, to: number) => `
 
 const id = (prefix: string, i: number) => `${prefix}_${String(i).padStart(26, '0')}`;
 
-/** Each statement, the table whose rows it reads, its parameters, and the most rows it may read there. */
-const statements = (ids: number): ReadonlyArray<readonly [string, string, Prepared, readonly unknown[], number]> => {
-  const docs = Array.from({ length: ids }, (_, i) => id('doc', 7 + i));
+/**
+ * Each statement, the table whose rows it reads, its parameters, and the most rows it may read there. `first`: the
+ * number of the first row they name.
+ */
+const statements = (ids: number, first = 7): ReadonlyArray<readonly [string, string, Prepared, readonly unknown[], number]> => {
+  const docs = Array.from({ length: ids }, (_, i) => id('doc', first + i));
   return [
     [`a create-request's ${ids} documents`, 'documents', FIND_BY_IDS, ['org_big', 'test', docs], ids],
     // Answered, it locks and counts, then writes: two reads of each.
@@ -62,17 +65,17 @@ const statements = (ids: number): ReadonlyArray<readonly [string, string, Prepar
     ["a create-request's one document attached", 'documents', ATTACH_ONE, ['org_big', 'test', docs[0], 'req_new'], 1],
     ["a create-request's one document attached, sent unanswered", 'documents', ATTACH_ONE_RAISING, ['org_big', 'test', docs[0], 'req_new'], 1],
     ['a document by id', 'documents', DOCUMENT_BY_ID, [id('doc', 7), 'org_big', 'test'], 1],
-    ['a request by id', 'signature_requests', REQUEST_BY_ID, [id('req', 7), 'org_big', 'test'], 1],
-    ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [id('req', 7), 'org_big', 'test'], 2],
-    ['an idempotency record', 'idempotency_keys', IDEMPOTENCY_FIND, ['org_big', 'test', 'key_7'], 1],
-    ['an idempotency record completed', 'idempotency_keys', IDEMPOTENCY_COMPLETE.text as Prepared, ['{}', 'org_big', 'test', 'key_7'], 1],
-    ['an idempotency record completed, sent unanswered', 'idempotency_keys', IDEMPOTENCY_COMPLETE.raising as Prepared, ['{}', 'org_big', 'test', 'key_7'], 1],
-    ['a delivery with its endpoint', 'webhook_deliveries', FIND_WITH_ENDPOINT, [[id('dlv', 7)], ['org_big'], ['test']], 1],
-    ['a delivery updated', 'webhook_deliveries', UPDATE_DELIVERY.text as Prepared, ['succeeded', 1, null, '2026-01-01T00:00:00Z', 'ok', 2, id('dlv', 7), 'org_big', 'test'], 1],
-    ['a delivery updated, sent unanswered', 'webhook_deliveries', UPDATE_DELIVERY.raising as Prepared, ['succeeded', 1, null, '2026-01-01T00:00:00Z', 'ok', 2, id('dlv', 7), 'org_big', 'test'], 1],
-    ['an endpoint healthy again', 'webhook_endpoints', CLEAR_FAILURES, ['2026-01-01T00:00:00Z', id('whe', 7), 'org_big', 'test'], 1],
-    ['a job done', 'jobs', JOB_COMPLETE.text as Prepared, [id('job', 7), 'w1'], 1],
-    ['a job done, sent unanswered', 'jobs', JOB_COMPLETE.raising as Prepared, [id('job', 7), 'w1'], 1],
+    ['a request by id', 'signature_requests', REQUEST_BY_ID, [id('req', first), 'org_big', 'test'], 1],
+    ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [id('req', first), 'org_big', 'test'], 2],
+    ['an idempotency record', 'idempotency_keys', IDEMPOTENCY_FIND, ['org_big', 'test', `key_${first}`], 1],
+    ['an idempotency record completed', 'idempotency_keys', IDEMPOTENCY_COMPLETE.text as Prepared, ['{}', 'org_big', 'test', `key_${first}`], 1],
+    ['an idempotency record completed, sent unanswered', 'idempotency_keys', IDEMPOTENCY_COMPLETE.raising as Prepared, ['{}', 'org_big', 'test', `key_${first}`], 1],
+    ['a delivery with its endpoint', 'webhook_deliveries', FIND_WITH_ENDPOINT, [[id('dlv', first)], ['org_big'], ['test']], 1],
+    ['a delivery updated', 'webhook_deliveries', UPDATE_DELIVERY.text as Prepared, ['succeeded', 1, null, '2026-01-01T00:00:00Z', 'ok', 2, id('dlv', first), 'org_big', 'test'], 1],
+    ['a delivery updated, sent unanswered', 'webhook_deliveries', UPDATE_DELIVERY.raising as Prepared, ['succeeded', 1, null, '2026-01-01T00:00:00Z', 'ok', 2, id('dlv', first), 'org_big', 'test'], 1],
+    ['an endpoint healthy again', 'webhook_endpoints', CLEAR_FAILURES, ['2026-01-01T00:00:00Z', id('whe', first), 'org_big', 'test'], 1],
+    ['a job done', 'jobs', JOB_COMPLETE.text as Prepared, [id('job', first), 'w1'], 1],
+    ['a job done, sent unanswered', 'jobs', JOB_COMPLETE.raising as Prepared, [id('job', first), 'w1'], 1],
   ];
 };
 
@@ -141,9 +144,13 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
         await c.query(TABLES.map((t) => `ALTER TABLE ${t} SET (autovacuum_enabled = false)`).join('; '));
         if (analyzedAt !== null && analyzedAt > 0) await c.query(grow(0, analyzedAt));
         const all = [...statements(1), ...statements(20).slice(0, 3)];
-        if (usedBefore) await useOften(c, all);
+        // Used on other rows than those measured: the rolled-back writes of using them leave dead versions of the rows
+        // they change (since migration 0016 often on the row's own page, its index entry kept), which the measure
+        // would count as entries of the row's own. The plans a connection keeps are the statements', whatever rows.
+        const warm = [...statements(1, 107), ...statements(20, 107).slice(0, 3)];
+        if (usedBefore) await useOften(c, warm);
         if (analyzedAt !== null) await c.query(`ANALYZE ${TABLES.join(', ')}`);
-        await useOften(c, all);
+        await useOften(c, warm);
         for (let rows = analyzedAt ?? 0; rows < 20_000; rows += 5_000) await c.query(grow(rows, Math.min(rows + 5_000, 20_000)));
         for (const [name, table, stmt, params, most] of all) {
           const read = await readOf(c, table, stmt, params);

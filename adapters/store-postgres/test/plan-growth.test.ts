@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import type { Prepared } from '../src/connection.js';
 import { valuesOf } from '../src/connection.js';
-import { ATTACH, ATTACH_RAISING, FIND_BY_IDS } from '../src/documents.js';
+import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { FIND_WITH_ENDPOINT } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
@@ -90,6 +90,10 @@ describe.skipIf(!available)('create-request statements on a table grown without 
         ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1]],
         // The form a command sends without waiting for its answer, which raises when it links too few.
         ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1]],
+        // One document, as the store sends it (statements that keep a generic plan).
+        ['findByIds, one', FIND_ONE, ['org_big', 'test', id]],
+        ['attachToRequest, one', ATTACH_ONE, ['org_big', 'test', id, 'req_new']],
+        ['attachToRequest, one, sent unanswered', ATTACH_ONE_RAISING, ['org_big', 'test', id, 'req_new']],
       ] as const) {
         const used = reads(await explain(client, sql, params));
         const where = `${name} at ${size} rows: ${JSON.stringify(used)}`;
@@ -126,6 +130,9 @@ describe.skipIf(!available)('create-request statements on a table grown without 
       ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1], 1],
       // Answered, it must change nothing when it cannot change all: it locks and counts first, then writes.
       ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1], 2],
+      ['findByIds, one', FIND_ONE, ['org_big', 'test', id], 1],
+      ['attachToRequest, one', ATTACH_ONE, ['org_big', 'test', id, 'req_new'], 1],
+      ['attachToRequest, one, sent unanswered', ATTACH_ONE_RAISING, ['org_big', 'test', id, 'req_new'], 1],
     ] as const) {
       const plan = await explain(client, sql, params);
       const scansOfTable = nodes(plan).filter((n) => n['Relation Name'] === 'documents' && n['Node Type'] !== 'ModifyTable');

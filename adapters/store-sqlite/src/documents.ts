@@ -121,14 +121,14 @@ export const sqliteDocuments = (conn: Conn): DocumentStore => ({
     );
   },
 
-  setStatusForRequest: (tenant, requestId, status) =>
+  setStatusForRequest: (tenant, request, status) =>
     pipe(
       TE.fromEither(decode(DocumentStatusC, 'document status')(status)),
       TE.chain(() =>
         attempt(conn, (c) =>
           c
-            .prepare('UPDATE documents SET status = ? WHERE org_id = ? AND mode = ? AND signature_request_id = ?')
-            .run(status, tenant.orgId, tenant.mode, requestId),
+            .prepare('UPDATE documents SET status = ? WHERE id IN (SELECT value FROM json_each(?)) AND org_id = ? AND mode = ? AND signature_request_id = ?')
+            .run(status, JSON.stringify(request.documentIds), tenant.orgId, tenant.mode, request.id),
         ),
       ),
       TE.map(() => undefined),

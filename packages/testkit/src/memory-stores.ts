@@ -252,10 +252,10 @@ const makeStores = (v: View): Stores => ({
         for (const id of unique) v.put('documents', id, { ...v.get('documents', id)!, signatureRequestId: requestId });
         return ok(undefined);
       }),
-    setStatusForRequest: (t, requestId, status) =>
+    setStatusForRequest: (t, request, status) =>
       op(v, () => {
         for (const d of v.rows('documents'))
-          if (inTenant(d, t) && d.signatureRequestId === requestId) v.put('documents', d.id, { ...d, status });
+          if (inTenant(d, t) && d.signatureRequestId === request.id && request.documentIds.includes(d.id)) v.put('documents', d.id, { ...d, status });
         return ok(undefined);
       }),
   },

@@ -2,6 +2,12 @@ import type { Document, DocumentStatus } from '../model/document.js';
 import type { Tenant } from '../model/tenant.js';
 import type { KeysetPage, KeysetQuery, StoreResult } from './store-result.js';
 
+/** A request as `setStatusForRequest` needs it: its id and the documents it lists. */
+export interface RequestDocuments {
+  readonly id: string;
+  readonly documentIds: readonly string[];
+}
+
 export interface DocumentFilter {
   readonly status?: DocumentStatus;
 }
@@ -22,5 +28,9 @@ export interface DocumentStore {
    * already linked elsewhere or is not in this tenant. Linking again to the same request is harmless.
    */
   attachToRequest(tenant: Tenant, ids: readonly string[], requestId: string): StoreResult<void>;
-  setStatusForRequest(tenant: Tenant, requestId: string, status: DocumentStatus): StoreResult<void>;
+  /**
+   * Sets the status of a request's documents: those among `request.documentIds` that are linked to `request.id`
+   * in this tenant. (Named by their ids, a store finds them by its primary key and needs no index of the link.)
+   */
+  setStatusForRequest(tenant: Tenant, request: RequestDocuments, status: DocumentStatus): StoreResult<void>;
 }

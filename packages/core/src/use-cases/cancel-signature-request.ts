@@ -20,5 +20,5 @@ export const cancelSignatureRequest =
       requireScope(p, 'signature_requests:write'),
       TE.chainW(() => loadRequest(tx, p, requestId)),
       TE.chainW((req) => applyCommand(tx, req, { type: 'Cancel' }, deps.clock.now())),
-      TE.chainFirstW((req) => tx.documents.setStatusForRequest(p.tenant, req.id, 'CANCELLED')),
+      TE.chainFirstW((req) => tx.documents.setStatusForRequest(p.tenant, req, 'CANCELLED')),
     );

@@ -37,7 +37,7 @@ export const sendSignatureRequest =
       requireScope(p, 'signature_requests:write'),
       TE.chainW(() => loadRequest(tx, p, requestId)),
       TE.chainW((req) => applyCommand(tx, req, { type: 'Send' }, now)),
-      TE.chainFirstW((req) => tx.documents.setStatusForRequest(p.tenant, req.id, 'PENDING')),
+      TE.chainFirstW((req) => tx.documents.setStatusForRequest(p.tenant, req, 'PENDING')),
       TE.chainFirstW((req) =>
         appendEvent(tx, deps.ids, req, 'request.sent', at, {
           status: req.status,

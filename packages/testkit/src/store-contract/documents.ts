@@ -107,9 +107,13 @@ export const documentsContract = (h: Harness) =>
       const otherRequest = makeDocument(TENANT_A, { signatureRequestId: 'req_2' });
       const unlinked = makeDocument(TENANT_A);
       const strangers = STRANGERS.map((t) => makeDocument(t, { signatureRequestId: 'req_1' }));
-      const untouched = [otherRequest, unlinked, ...strangers];
+      // Linked to the request but not among those it lists (the request names its documents).
+      const unlisted = makeDocument(TENANT_A, { signatureRequestId: 'req_1' });
+      const untouched = [otherRequest, unlinked, ...strangers, unlisted];
       for (const d of [...ours, ...untouched]) await ok(h().stores.documents.insert(d));
-      await ok(h().stores.documents.setStatusForRequest(TENANT_A, 'req_1', 'PENDING'));
+      // Every id listed but the unlisted one's, even those of other requests, tenants or none: only ours change.
+      const listed = [...ours, otherRequest, unlinked, ...strangers].map((d) => d.id);
+      await ok(h().stores.documents.setStatusForRequest(TENANT_A, { id: 'req_1', documentIds: listed }, 'PENDING'));
       for (const d of ours) expect(await ok(h().stores.documents.findById(TENANT_A, d.id))).toEqual({ ...d, status: 'PENDING' });
       for (const d of untouched) expect(await ok(h().stores.documents.findById(d, d.id))).toEqual(d);
     });

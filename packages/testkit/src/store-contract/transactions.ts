@@ -38,7 +38,7 @@ export const transactionsContract = (h: Harness) =>
       const doc = makeDocument(TENANT_A);
       return pipe(
         tx.documents.insert(doc),
-        TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, 'req_seeded', 'CANCELLED')),
+        TE.chain(() => tx.documents.setStatusForRequest(TENANT_A, { id: 'req_seeded', documentIds: [doc.id] }, 'CANCELLED')),
         TE.chain(() => tx.documentContents.put(TENANT_A, { kind: 'upload', documentId: doc.id }, Uint8Array.from([1, 2]))),
         TE.chain(() => tx.signatureRequests.update({ ...req, title: 'changed', version: req.version + 1 })),
         TE.chain(() => tx.apiKeys.insert(makeApiKey(TENANT_A))),

@@ -25,7 +25,7 @@ export const handleExpire =
             ? nothingToRecord(tx)
             : pipe(
                 applyCommand(tx, r, { type: 'Expire' }, now),
-                TE.chainFirstW((x) => tx.documents.setStatusForRequest(tenantOf(job), x.id, 'EXPIRED')),
+                TE.chainFirstW((x) => tx.documents.setStatusForRequest(tenantOf(job), x, 'EXPIRED')),
                 TE.chainFirstW((x) => appendEvent(tx, deps.ids, x, 'request.expired', at, { status: x.status, expired_at: at })),
                 TE.chainW((x) => appendEvidence(tx, deps.ids, x, 'expired', at, null, null)),
               ),

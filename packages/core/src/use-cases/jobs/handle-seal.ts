@@ -116,7 +116,7 @@ const seal = (deps: SealDeps, request: Completing) => {
             TE.chainW(() => applyCommand(tx, current, { type: 'Seal', finishedSha256, certificateId: request.certificateId, completedAt: request.completedAt }, now)),
             TE.chainFirstW(() => tx.documentContents.put(tenant, finishedKey(request.id), finished)),
             TE.chainFirstW(() => tx.documentContents.put(tenant, certificateKey(request.id), certificate)),
-            TE.chainFirstW(() => tx.documents.setStatusForRequest(tenant, request.id, 'COMPLETED')),
+            TE.chainFirstW(() => tx.documents.setStatusForRequest(tenant, request, 'COMPLETED')),
             TE.chainFirstW((done) => appendEvidence(tx, deps.ids, done, 'sealed', at, null, null, { finished_sha256: finishedSha256 })),
             TE.chainFirstW((done) =>
               appendEvent(

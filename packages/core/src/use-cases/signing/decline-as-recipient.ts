@@ -19,7 +19,7 @@ export const declineAsRecipient =
       const at = now.toISOString();
       return pipe(
         applyCommand(tx, request, { type: 'Decline', recipientId: recipient.id, reason }, now),
-        TE.chainFirstW((r) => tx.documents.setStatusForRequest(tenant, r.id, 'DECLINED')),
+        TE.chainFirstW((r) => tx.documents.setStatusForRequest(tenant, r, 'DECLINED')),
         TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'request.declined', at, { recipient_id: recipient.id, status: r.status, declined_at: at })),
         TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'declined', at, recipient.id, client, { reason })),
       );
