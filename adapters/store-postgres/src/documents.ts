@@ -7,7 +7,6 @@ import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type pg from 'pg';
 import type { Conn } from './connection.js';
-import { byIdSql } from './by-id.js';
 import { expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 import type { PgKeysetTable } from './keyset.js';
@@ -99,7 +98,15 @@ export const ATTACH_ONE = plannedPerCall('documents_attach_one', 4, ATTACH_ONE_S
 /** ATTACH_ONE sent unanswered: the marker only in the UPDATE's WHERE (see `changeOnePlannedPerCall`'s `keyIndexOnly`). */
 export const ATTACH_ONE_RAISING = plannedPerCall('documents_attach_one_raising', 4, (m) => expectRows(ATTACH_ONE_SQL(m), 1));
 
-export const FIND_BY_ID = plannedPerCall('documents_find_by_id', 3, (m) => byIdSql('documents', COLUMNS, m));
+/**
+ * A document by id (its page, its content, the signing flow's reads). Only the primary key can serve `id = $1` (see
+ * FIND_ONE), so it needs no fence (by-id.ts) and keeps a generic plan. Parameters: id, org, mode.
+ */
+export const FIND_BY_ID = plannedPerCall(
+  'documents_find_by_id',
+  3,
+  (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND (org_id, mode) IS NOT DISTINCT FROM ($2::text, $3::text) AND ${m}`,
+);
 
 /** The DocumentStore over the pool or one transaction's client. */
 

@@ -64,7 +64,7 @@ const statements = (ids: number, first = 7): ReadonlyArray<readonly [string, str
     ["a create-request's one document", 'documents', FIND_ONE, ['org_big', 'test', docs[0]], 1],
     ["a create-request's one document attached", 'documents', ATTACH_ONE, ['org_big', 'test', docs[0], 'req_new'], 1],
     ["a create-request's one document attached, sent unanswered", 'documents', ATTACH_ONE_RAISING, ['org_big', 'test', docs[0], 'req_new'], 1],
-    ['a document by id', 'documents', DOCUMENT_BY_ID, [id('doc', 7), 'org_big', 'test'], 1],
+    ['a document by id', 'documents', DOCUMENT_BY_ID, [id('doc', first), 'org_big', 'test'], 1],
     ['a request by id', 'signature_requests', REQUEST_BY_ID, [id('req', first), 'org_big', 'test'], 1],
     ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [id('req', first), 'org_big', 'test'], 2],
     ['an idempotency record', 'idempotency_keys', IDEMPOTENCY_FIND, ['org_big', 'test', `key_${first}`], 1],
@@ -236,7 +236,7 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
         // The raising forms are planned at every call, but where only the primary key's index can serve the change;
         // so are the lookups and attaches of several documents, whose generic plans assume ten.
         expect(
-          [IDEMPOTENCY_COMPLETE.raising, UPDATE_DELIVERY.raising, CLEAR_FAILURES, FIND_ONE, ATTACH_ONE, ATTACH_ONE_RAISING, FIND_BY_IDS, ATTACH_RAISING].map((p) => [
+          [IDEMPOTENCY_COMPLETE.raising, UPDATE_DELIVERY.raising, CLEAR_FAILURES, FIND_ONE, DOCUMENT_BY_ID, ATTACH_ONE, ATTACH_ONE_RAISING, FIND_BY_IDS, ATTACH_RAISING].map((p) => [
             (p as Prepared).name,
             kept.has((p as Prepared).name),
           ]),
@@ -245,6 +245,7 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
           [(UPDATE_DELIVERY.raising as Prepared).name, false],
           [CLEAR_FAILURES.name, false],
           [FIND_ONE.name, true],
+          [DOCUMENT_BY_ID.name, true],
           [ATTACH_ONE.name, true],
           [ATTACH_ONE_RAISING.name, true],
           [FIND_BY_IDS.name, false],

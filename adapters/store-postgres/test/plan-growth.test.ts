@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
 import type { Prepared } from '../src/connection.js';
 import { valuesOf } from '../src/connection.js';
-import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
+import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_ID, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { FIND_WITH_ENDPOINT } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
@@ -105,7 +105,8 @@ describe.skipIf(!available)('create-request statements on a table grown without 
 
       // Every later step of a request's life finds it (and its documents) by id, the same way.
       for (const [table, sql, key] of [
-        ['documents', byIdSql('documents', 'id, org_id, mode, status'), id],
+        // The store's own (only the primary key can serve it: migration 0015).
+        ['documents', FIND_BY_ID, id],
         ['signature_requests', byIdSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
         ['signature_requests', byIdForUpdateSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
       ] as const) {
