@@ -10,6 +10,10 @@
 -- lookup and attach of one document keep a generic plan (documents.ts).
 --
 -- Built under new names, then renamed: the pages have an index to use until the old ones go, in this transaction.
+-- Building holds the table against writes (about 9 s per million documents); dropping needs it alone, and waits for
+-- every transaction that has touched it, while every statement on it waits behind the drop. So the migration waits at
+-- most 2 s for a lock, below the pool's 5 s: past that it fails, applies nothing, and `esig migrate` runs it again.
+SET LOCAL lock_timeout = '2s';
 CREATE INDEX documents_page_posix ON documents (org_id, mode, created_at, id COLLATE "POSIX");
 CREATE INDEX documents_page_by_status_posix ON documents (org_id, mode, status, created_at, id COLLATE "POSIX");
 DROP INDEX documents_page;

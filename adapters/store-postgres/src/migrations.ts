@@ -6,7 +6,7 @@ import type pg from 'pg';
  * The schema version this code is written for: the number of the last file in `migrations/`. Loading
  * checks that the folder agrees, so adding a migration without raising this fails at the first start.
  */
-export const LATEST_SCHEMA_VERSION = 16;
+export const LATEST_SCHEMA_VERSION = 15;
 
 export { SchemaTooNewError } from '@esig/store-sql';
 export type { Migration } from '@esig/store-sql';
@@ -69,6 +69,12 @@ export const migrate = async (client: pg.ClientBase, migrations: readonly Migrat
         await client.query('COMMIT');
       } catch (e) {
         await client.query('ROLLBACK').catch(() => undefined);
+        // A migration that waits for a lock gives up rather than hold every statement on its table behind it.
+        if ((e as { code?: unknown }).code === '55P03')
+          throw new Error(
+            `migration ${m.version} (${m.name}) gave up waiting for a lock that open transactions hold; nothing of it was applied: run it again (esig migrate) once they have ended`,
+            { cause: e },
+          );
         throw e;
       }
       applied++;

@@ -108,6 +108,56 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await ok(s.stores.documents.findById(TENANT_A, 'doc_missing'))).toBeNull();
     });
 
+    it('migration 15 gives up a lock it cannot get, rather than hold the service behind it, and runs again', async () => {
+      const db = await freshDb();
+      await (await openPostgresStore({ url: db.url })).close();
+      // Back to version 14: the page indexes with id in the column's collation.
+      await db.raw((c) =>
+        c.query(`DROP INDEX documents_page; DROP INDEX documents_page_by_status;
+                 CREATE INDEX documents_page ON documents (org_id, mode, created_at, id);
+                 CREATE INDEX documents_page_by_status ON documents (org_id, mode, status, created_at, id);
+                 DELETE FROM schema_migrations WHERE version >= 15`),
+      );
+      const connect = async () => {
+        const c = new pg.Client({ connectionString: db.url });
+        await c.connect();
+        return c;
+      };
+      const [reader, app, watcher] = [await connect(), await connect(), await connect()];
+      try {
+        // A report's transaction has read documents and is still open: dropping an index of it must wait.
+        await reader.query('BEGIN');
+        await reader.query('SELECT count(*) FROM documents');
+        const s = await open({ url: db.url, migrate: false });
+        let settled = false;
+        const migrating = s.migrate().then(
+          () => null,
+          (e: Error) => e,
+        );
+        void migrating.finally(() => (settled = true));
+        // Once the migration waits for its lock, a statement of the service on documents (the pool's lock timeout,
+        // 5 s) queues behind it: without a lock timeout of the migration's own it failed there.
+        const waiting = async () =>
+          (await watcher.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'documents'::regclass")).rows[0]!.n;
+        while (!settled && (await waiting()) === 0) await new Promise((r) => setTimeout(r, 10));
+        expect(settled, 'the migration gave up before its wait was seen').toBe(false);
+        await app.query("SET lock_timeout = '5s'");
+        const lookup = await app.query("SELECT id FROM documents WHERE id = 'doc_x'").then(
+          () => 'answered',
+          (e: Error) => e.message,
+        );
+        const failed = await migrating;
+        expect(lookup).toBe('answered');
+        expect(failed?.message).toMatch(/^migration 15 \(documents_pages_posix\) gave up waiting for a lock/);
+        expect(await s.schemaVersion()).toBe(14);
+        await reader.query('COMMIT');
+        expect(await s.migrate()).toBe(1);
+        expect(await s.schemaVersion()).toBe(15);
+      } finally {
+        for (const c of [reader, app, watcher]) await c.end().catch(() => undefined);
+      }
+    }, 60_000);
+
     it('with migrate: false nothing is applied until migrate() is called', async () => {
       const s = await open({ url: (await freshDb()).url, migrate: false });
       expect(await s.schemaVersion()).toBe(0);
@@ -288,7 +338,7 @@ describe.skipIf(!available)('postgres adapter', () => {
         calls.stop();
         flushes.stop();
       }
-      expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'WITH', 'INSERT', 'COMMIT']); // the by-id read is a WITH
+      expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'SELECT', 'INSERT', 'COMMIT']); // the by-id read
       // Sent at once, not queued in the driver: BEGIN and the read were both on the wire, one round trip.
       expect(calls.seen.map((c) => c.queued)).toEqual([0, 0, 0, 0]);
       expect(calls.seen.map((c) => c.onWire)).toEqual([1, 2, 1, 1]);
@@ -346,7 +396,7 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await ok(s.stores.documents.findById(TENANT_A, writeFirst.id))).toBeNull();
       expect(await ok(s.stores.documents.findById(TENANT_A, readFirst.id))).toBeNull();
       // Each transaction's BEGIN, and the first read of the two that start with one: no write, no later read.
-      expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'BEGIN', 'WITH', 'BEGIN', 'WITH']);
+      expect(calls.seen.map((c) => c.text.split(' ')[0])).toEqual(['BEGIN', 'BEGIN', 'SELECT', 'BEGIN', 'SELECT']);
       // The connections were closed, not lent out again: the next transaction works.
       await ok(s.uow.transaction((tx) => tx.documents.insert(writeFirst)));
       expect(await ok(s.stores.documents.findById(TENANT_A, writeFirst.id))).toEqual(writeFirst);
@@ -486,7 +536,7 @@ describe.skipIf(!available)('postgres adapter', () => {
         };
         const waited = await run(false);
         const deferred = await run(true);
-        expect(waited.texts).toEqual(['BEGIN', 'WITH', 'INSERT', 'UPDATE', 'COMMIT']);
+        expect(waited.texts).toEqual(['BEGIN', 'SELECT', 'INSERT', 'UPDATE', 'COMMIT']);
         expect(deferred.texts).toEqual(waited.texts);
         // Each write alone on the wire when it is waited for; when they are not, the two writes and the COMMIT
         // are one query of the driver's, one batch (statement-batch.ts). The COMMIT is a batch even alone (so a

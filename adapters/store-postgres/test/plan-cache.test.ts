@@ -145,8 +145,8 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
         if (analyzedAt !== null && analyzedAt > 0) await c.query(grow(0, analyzedAt));
         const all = [...statements(1), ...statements(20).slice(0, 3)];
         // Used on other rows than those measured: the rolled-back writes of using them leave dead versions of the rows
-        // they change (since migration 0016 often on the row's own page, its index entry kept), which the measure
-        // would count as entries of the row's own. The plans a connection keeps are the statements', whatever rows.
+        // they change (on the row's own page when it has room, one index entry for them all), which the measure would
+        // count as entries of the row's own. The plans a connection keeps are the statements', whatever rows.
         const warm = [...statements(1, 107), ...statements(20, 107).slice(0, 3)];
         if (usedBefore) await useOften(c, warm);
         if (analyzedAt !== null) await c.query(`ANALYZE ${TABLES.join(', ')}`);

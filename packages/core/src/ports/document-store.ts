@@ -30,7 +30,7 @@ export interface DocumentStore {
   attachToRequest(tenant: Tenant, ids: readonly string[], requestId: string): StoreResult<void>;
   /**
    * Sets the status of a request's documents: those among `request.documentIds` that are linked to `request.id`
-   * in this tenant. (Named by their ids, a store finds them by its primary key and needs no index of the link.)
+   * in this tenant. (Named by their ids, a store can find them by its primary key, without an index of the link.)
    */
   setStatusForRequest(tenant: Tenant, request: RequestDocuments, status: DocumentStatus): StoreResult<void>;
 }
