@@ -49,7 +49,9 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
  * table with four indexes cost 250 µs of a backend's CPU per create-request, more than running them. One
  * scan plans in about a third of that.
  */
-const TENANT = '(org_id, mode) IS NOT DISTINCT FROM ($1::text, $2::text)';
+/** The tenant's test, given the parameters that hold org and mode. */
+const tenantIs = (org: string, mode: string) => `(org_id, mode) IS NOT DISTINCT FROM (${org}::text, ${mode}::text)`;
+const TENANT = tenantIs('$1', '$2');
 
 /** The tenant's documents among the listed ids. Parameters: org, mode, ids. */
 export const FIND_BY_IDS = plannedPerCall('documents_find_by_ids', 3, (m) => `SELECT ${COLUMNS} FROM documents WHERE id = ANY($3::text[]) AND ${TENANT} AND ${m}`);
@@ -105,7 +107,7 @@ export const ATTACH_ONE_RAISING = plannedPerCall('documents_attach_one_raising',
 export const FIND_BY_ID = plannedPerCall(
   'documents_find_by_id',
   3,
-  (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND (org_id, mode) IS NOT DISTINCT FROM ($2::text, $3::text) AND ${m}`,
+  (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND ${tenantIs('$2', '$3')} AND ${m}`,
 );
 
 /** The DocumentStore over the pool or one transaction's client. */
@@ -121,7 +123,7 @@ export const FIND_BY_ID = plannedPerCall(
  * Exported for the plan test.
  */
 export const SET_STATUS_FOR_REQUEST_SQL = `UPDATE documents SET status = $1
-  WHERE id = ANY($5::text[]) AND (org_id, mode) IS NOT DISTINCT FROM ($2::text, $3::text) AND signature_request_id = $4`;
+  WHERE id = ANY($5::text[]) AND ${tenantIs('$2', '$3')} AND signature_request_id = $4`;
 
 const INSERT = insertOne(`INSERT INTO documents (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`);
 
