@@ -113,10 +113,9 @@ export const FIND_BY_ID = plannedPerCall(
 /** The DocumentStore over the pool or one transaction's client. */
 
 /**
- * The status of a request's documents, found through the primary key by the ids the request lists: it needs no index
- * of `signature_request_id`. (`documents_by_request` stays for now: the previous release's processes find a request's
- * documents through it during a rolling upgrade. Without it, linking a document would touch no index, a HOT update
- * at half the cost: docs/performance.md, twenty-eighth round.) The tenant is compared by
+ * The status of a request's documents, found through the primary key by the ids the request lists: no index holds
+ * `signature_request_id` (migration 0016), so that linking a document touches no index, a HOT update at about half
+ * the cost (docs/performance.md, twenty-eighth and twenty-ninth rounds). The tenant is compared by
  * `IS NOT DISTINCT FROM`, so no (org_id, mode, …) index is offered: with statistics from before a tenant grew, its
  * equality estimates about no rows, and the planner took such an index and read the tenant's every row. Planned at
  * each call, for the table's real size. Parameters: status, org, mode, request id, document ids.

@@ -6,9 +6,10 @@ import { LIST_FOR_REQUEST_SQL } from '../src/evidence.js';
 import type { KeysetTable } from '../src/keyset.js';
 import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { ATTEMPTS, CANCEL_PENDING_SQL, FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
-import { SET_STATUS_FOR_REQUEST_SQL, TABLE as DOCUMENT_PAGES } from '../src/documents.js';
+import { ATTACH_ONE, SET_STATUS_FOR_REQUEST_SQL, TABLE as DOCUMENT_PAGES } from '../src/documents.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
 import { PURGE_EXPIRED_SQL } from '../src/idempotency.js';
+import { queryConfig } from '../src/connection.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
 /** Rows per table: 8 tenants (4 orgs × 2 modes), so the one queried holds an eighth of them. */
@@ -395,6 +396,35 @@ describe.skipIf(!available)('a filtered page of a tenant that grew after the las
       expect(scans.map((n) => n['Index Name']), where).toEqual(['documents_pkey']);
       const changed = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE signature_request_id = 'req_stale' AND status = 'COMPLETED'");
       expect(changed.rows[0]!.n).toBe(3);
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  });
+
+  it('links a document to a request without touching an index (a HOT update)', async () => {
+    // No index of documents holds signature_request_id (migration 0016)...
+    const indexed = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+       WHERE i.indrelid = 'public.documents'::regclass AND a.attname = 'signature_request_id'`,
+    );
+    expect(indexed.rows[0]!.n).toBe(0);
+    // ...so the store's attach is a HOT update wherever the row's page has room. Shown on a copy of the table with
+    // the same indexes, which shadows it in this transaction: its one page has room, which a page of the shared table
+    // may not have. Sent unnamed, so that it is parsed against the copy.
+    await client.query('BEGIN');
+    try {
+      await client.query('CREATE TEMP TABLE documents (LIKE public.documents INCLUDING ALL) ON COMMIT DROP');
+      await client.query(
+        "INSERT INTO documents (id, org_id, mode, name, status, page_count, size_bytes, sha256, signature_request_id, created_at) VALUES ('doc_hot', 'org_new', 'live', 'd.pdf', 'UPLOADED', 1, 100, repeat('a', 64), NULL, now())",
+      );
+      const copied = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'documents' AND schemaname LIKE 'pg_temp%'");
+      const original = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'documents' AND schemaname = 'public'");
+      expect(copied.rows[0]!.n).toBe(original.rows[0]!.n);
+      const config = queryConfig(ATTACH_ONE, ['org_new', 'live', 'doc_hot', 'req_hot']);
+      const r = await client.query({ text: config.text, values: config.values });
+      expect(r.rowCount).toBe(1);
+      const hot = await client.query<{ n: string }>("SELECT n_tup_hot_upd::text AS n FROM pg_stat_xact_user_tables WHERE relid = 'pg_temp.documents'::regclass");
+      expect(Number(hot.rows[0]!.n)).toBe(1);
     } finally {
       await client.query('ROLLBACK');
     }
