@@ -6,6 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type pg from 'pg';
+import { tenantIs } from './by-id.js';
 import type { Conn } from './connection.js';
 import { expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
@@ -49,8 +50,6 @@ const decodeRow = rowDecoder(DocumentRow, 'documents', toDocument);
  * table with four indexes cost 250 µs of a backend's CPU per create-request, more than running them. One
  * scan plans in about a third of that.
  */
-/** The tenant's test, given the parameters that hold org and mode. */
-const tenantIs = (org: string, mode: string) => `(org_id, mode) IS NOT DISTINCT FROM (${org}::text, ${mode}::text)`;
 const TENANT = tenantIs('$1', '$2');
 
 /** The tenant's documents among the listed ids. Parameters: org, mode, ids. */

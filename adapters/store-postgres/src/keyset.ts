@@ -9,8 +9,9 @@ export type { KeysetTable } from '@esig/store-sql';
 
 /**
  * A table as the pages read it here. `idCollation`: the collation its page indexes hold `id` in, when not the
- * column's own (the documents' indexes hold it in "POSIX", so that only the primary key can serve a lookup by id:
- * migration 0015); the pages compare and sort `id` in it, or those indexes could not serve them.
+ * column's own (the indexes of documents and of signature requests hold it in "POSIX", so that only the primary key
+ * can serve a lookup by id: migrations 0015 and 0017); the pages compare and sort `id` in it, or those indexes could
+ * not serve them.
  */
 export interface PgKeysetTable extends KeysetTable {
   readonly idCollation?: 'POSIX';

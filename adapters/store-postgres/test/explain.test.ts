@@ -8,6 +8,7 @@ import { keysetSql, keysetSqlBy } from '../src/keyset.js';
 import { ATTEMPTS, CANCEL_PENDING_SQL, FIND_WITH_ENDPOINT_SQL } from '../src/webhook-deliveries.js';
 import { ATTACH_ONE, SET_STATUS_FOR_REQUEST_SQL, TABLE as DOCUMENT_PAGES } from '../src/documents.js';
 import { FIND_SUBSCRIBED_SQL } from '../src/webhook-endpoints.js';
+import { TABLE as REQUEST_PAGES } from '../src/signature-requests.js';
 import { PURGE_EXPIRED_SQL } from '../src/idempotency.js';
 import { queryConfig } from '../src/connection.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
@@ -108,16 +109,9 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
   };
 
   const pages: ReadonlyArray<KeysetTable & { readonly filterValue?: string; readonly index: string; readonly filteredIndex?: string }> = [
-    // The store's own (its page indexes hold `id` in "POSIX": migration 0015).
+    // The stores' own (their page indexes hold `id` in "POSIX": migrations 0015 and 0017).
     { ...DOCUMENT_PAGES, columns: '*', filterValue: 'PENDING', index: 'documents_page', filteredIndex: 'documents_page_by_status' },
-    {
-      table: 'signature_requests',
-      columns: '*',
-      filterColumn: 'status',
-      filterValue: 'SENT',
-      index: 'signature_requests_page',
-      filteredIndex: 'signature_requests_page_by_status',
-    },
+    { ...REQUEST_PAGES, columns: '*', filterValue: 'SENT', index: 'signature_requests_page', filteredIndex: 'signature_requests_page_by_status' },
     { table: 'events', columns: '*', filterColumn: 'type', filterValue: 'request.sent', index: 'events_page', filteredIndex: 'events_page_by_type' },
     { table: 'api_keys', columns: '*', index: 'api_keys_page' },
     {
@@ -143,7 +137,7 @@ describe.skipIf(!available)('query plans on tables of a few thousand rows', () =
     expect(scans, where).toHaveLength(1);
     expect(indexes, where).toContain(scans[0]!['Index Name']);
     // The cursor bounds the range scanned, instead of filtering rows read from the start.
-    // `(id)::text`: id in another collation than its column's (the documents' pages, migration 0015).
+    // `(id)::text`: id in another collation than its column's (the pages of documents and requests, migrations 0015 and 0017).
     if (positioned) expect(scans[0]!['Index Cond'], where).toMatch(/ROW\(created_at, (id|\(id\)::text)\) [<>] ROW\(/);
   };
 
@@ -361,7 +355,7 @@ describe.skipIf(!available)('a filtered page of a tenant that grew after the las
     expect(never.rows[0]!.n, 'the statistics must not have seen the new tenant').toBe('0');
     const filtered: ReadonlyArray<readonly [KeysetTable, readonly string[], readonly string[], string]> = [
       [{ ...DOCUMENT_PAGES, columns: '*' }, ['status'], ['CANCELLED'], 'documents_page_by_status'],
-      [{ table: 'signature_requests', columns: '*' }, ['status'], ['CANCELLED'], 'signature_requests_page_by_status'],
+      [{ ...REQUEST_PAGES, columns: '*' }, ['status'], ['CANCELLED'], 'signature_requests_page_by_status'],
       [{ table: 'events', columns: '*' }, ['type'], ['request.expired'], 'events_page_by_type'],
       [ATTEMPTS, ['endpoint_id'], ['whe_rare'], 'webhook_attempts_page_by_endpoint'],
       [ATTEMPTS, ['event_id'], [`evt_${'6000'.padStart(26, '0')}`], 'webhook_attempts_page_by_event'],

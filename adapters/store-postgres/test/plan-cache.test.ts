@@ -236,7 +236,19 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
         // The raising forms are planned at every call, but where only the primary key's index can serve the change;
         // so are the lookups and attaches of several documents, whose generic plans assume ten.
         expect(
-          [IDEMPOTENCY_COMPLETE.raising, UPDATE_DELIVERY.raising, CLEAR_FAILURES, FIND_ONE, DOCUMENT_BY_ID, ATTACH_ONE, ATTACH_ONE_RAISING, FIND_BY_IDS, ATTACH_RAISING].map((p) => [
+          [
+            IDEMPOTENCY_COMPLETE.raising,
+            UPDATE_DELIVERY.raising,
+            CLEAR_FAILURES,
+            FIND_ONE,
+            DOCUMENT_BY_ID,
+            ATTACH_ONE,
+            ATTACH_ONE_RAISING,
+            REQUEST_BY_ID,
+            REQUEST_BY_ID_FOR_UPDATE,
+            FIND_BY_IDS,
+            ATTACH_RAISING,
+          ].map((p) => [
             (p as Prepared).name,
             kept.has((p as Prepared).name),
           ]),
@@ -248,18 +260,21 @@ describe.skipIf(!available)('prepared statements on a long-lived connection, wha
           [DOCUMENT_BY_ID.name, true],
           [ATTACH_ONE.name, true],
           [ATTACH_ONE_RAISING.name, true],
+          [REQUEST_BY_ID.name, true],
+          [REQUEST_BY_ID_FOR_UPDATE.name, true],
           [FIND_BY_IDS.name, false],
           [ATTACH_RAISING.name, false],
         ]);
-        // What lets one document's statements keep theirs: no index of documents but its primary key holds \`id\` in
-        // the column's collation (migration 0015), so none other can serve \`id = $3\`.
+        // What lets one document's statements and a request's lookups keep theirs: no index of either table but its
+        // primary key holds \`id\` in the column's collation (migrations 0015 and 0017), so none other can serve \`id = $n\`.
         const byId = await c.query<{ index: string }>(
           `SELECT i.indexrelid::regclass::text AS index FROM pg_index i
            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-           WHERE i.indrelid = 'documents'::regclass AND a.attname = 'id'
-             AND i.indcollation[array_position(i.indkey::int2[], a.attnum)] = a.attcollation`,
+           WHERE i.indrelid IN ('documents'::regclass, 'signature_requests'::regclass) AND a.attname = 'id'
+             AND i.indcollation[array_position(i.indkey::int2[], a.attnum)] = a.attcollation
+           ORDER BY 1`,
         );
-        expect(byId.rows.map((r) => r.index)).toEqual(['documents_pkey']);
+        expect(byId.rows.map((r) => r.index)).toEqual(['documents_pkey', 'signature_requests_pkey']);
         // What lets the idempotency record's completion keep its plan: no other index holds a column of its key.
         const others = await c.query<{ column: string }>(
           `SELECT a.attname AS column FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)

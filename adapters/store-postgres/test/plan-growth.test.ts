@@ -1,10 +1,11 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byIdForUpdateSql, byIdSql } from '../src/by-id.js';
+import { byIdSql } from '../src/by-id.js';
 import type { Prepared } from '../src/connection.js';
 import { valuesOf } from '../src/connection.js';
 import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_ID, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
+import { FIND_BY_ID as REQUEST_BY_ID, FIND_BY_ID_FOR_UPDATE as REQUEST_BY_ID_FOR_UPDATE } from '../src/signature-requests.js';
 import { FIND_WITH_ENDPOINT } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
@@ -105,10 +106,10 @@ describe.skipIf(!available)('create-request statements on a table grown without 
 
       // Every later step of a request's life finds it (and its documents) by id, the same way.
       for (const [table, sql, key] of [
-        // The store's own (only the primary key can serve it: migration 0015).
+        // The stores' own (only the primary key can serve them: migrations 0015 and 0017).
         ['documents', FIND_BY_ID, id],
-        ['signature_requests', byIdSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
-        ['signature_requests', byIdForUpdateSql('signature_requests', 'id, org_id, mode, status'), `req_${String(size - 1).padStart(26, '0')}`],
+        ['signature_requests', REQUEST_BY_ID, `req_${String(size - 1).padStart(26, '0')}`],
+        ['signature_requests', REQUEST_BY_ID_FOR_UPDATE, `req_${String(size - 1).padStart(26, '0')}`],
       ] as const) {
         const used = reads(await explain(client, sql, [key, 'org_big', 'test']), table);
         const where = `${table} by id at ${size} rows: ${JSON.stringify(used)}`;
@@ -156,10 +157,17 @@ describe.skipIf(!available)('create-request statements on a table grown without 
     expect((await runText(client, FIND_BY_IDS, ['org_big', 'test', [foreign]])).rowCount).toBe(0);
     expect((await runText(client, FIND_BY_IDS, ['org_other', 'live', [foreign]])).rowCount).toBe(0);
     expect((await runText(client, FIND_BY_IDS, ['org_other', 'test', [foreign]])).rowCount).toBe(1);
-    for (const sql of [byIdSql('documents', 'id'), byIdForUpdateSql('documents', 'id')]) {
-      expect((await client.query(sql, [foreign, 'org_big', 'test'])).rowCount).toBe(0);
-      expect((await client.query(sql, [foreign, 'org_other', 'live'])).rowCount).toBe(0);
-      expect((await client.query(sql, [foreign, 'org_other', 'test'])).rowCount).toBe(1);
+    for (const [sql, key] of [
+      [byIdSql('documents', 'id'), foreign],
+      [FIND_BY_ID, foreign],
+      [REQUEST_BY_ID, `req_${'50'.padStart(26, '0')}`],
+      [REQUEST_BY_ID_FOR_UPDATE, `req_${'50'.padStart(26, '0')}`],
+    ] as const) {
+      const text = typeof sql === 'string' ? sql : sql.text;
+      const values = (tenant: readonly string[]) => (typeof sql === 'string' ? [key, ...tenant] : valuesOf(sql, [key, ...tenant]));
+      expect((await client.query(text, values(['org_big', 'test']))).rowCount).toBe(0);
+      expect((await client.query(text, values(['org_other', 'live']))).rowCount).toBe(0);
+      expect((await client.query(text, values(['org_other', 'test']))).rowCount).toBe(1);
     }
   });
 });

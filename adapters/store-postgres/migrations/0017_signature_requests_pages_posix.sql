@@ -1,0 +1,18 @@
+-- The signature requests' page indexes hold `id` in collation "POSIX", as the documents' do since migration 15 (see
+-- there): both "C" and "POSIX" order by bytes, so a page is the same rows in the same order, and the pages compare and
+-- sort `id COLLATE "POSIX"` (keyset.ts). Then only the primary key can serve `id = $1`, and a request by id (read, or
+-- locked for a change: every call of the signing flow, every send, cancel and job) keeps a generic plan without the
+-- fence of by-id.ts, instead of being planned at every call (about 100 µs of a backend: docs/performance.md,
+-- twenty-ninth round).
+--
+-- Built under new names, then renamed. Building holds the table against writes (new requests, recipients, fields,
+-- sends and signatures wait; reads go on), about 9 s per million requests; dropping the old indexes waits for every
+-- transaction that has touched the table. So it waits at most 2 s for a lock: past that it fails, applies nothing,
+-- and `esig migrate` runs it again.
+SET LOCAL lock_timeout = '2s';
+CREATE INDEX signature_requests_page_posix ON signature_requests (org_id, mode, created_at, id COLLATE "POSIX");
+CREATE INDEX signature_requests_page_by_status_posix ON signature_requests (org_id, mode, status, created_at, id COLLATE "POSIX");
+DROP INDEX signature_requests_page;
+DROP INDEX signature_requests_page_by_status;
+ALTER INDEX signature_requests_page_posix RENAME TO signature_requests_page;
+ALTER INDEX signature_requests_page_by_status_posix RENAME TO signature_requests_page_by_status;
