@@ -8,7 +8,7 @@
 -- Built under new names, then renamed. Building holds the table against writes (new requests, recipients, fields,
 -- sends and signatures wait; reads go on), about 9 s per million requests; dropping the old indexes waits for every
 -- transaction that has touched the table. So it waits at most 2 s for a lock: past that it fails, applies nothing,
--- and `esig migrate` runs it again.
+-- and the operator runs `esig migrate` again.
 SET LOCAL lock_timeout = '2s';
 CREATE INDEX signature_requests_page_posix ON signature_requests (org_id, mode, created_at, id COLLATE "POSIX");
 CREATE INDEX signature_requests_page_by_status_posix ON signature_requests (org_id, mode, status, created_at, id COLLATE "POSIX");

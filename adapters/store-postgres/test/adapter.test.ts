@@ -87,6 +87,17 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(loadMigrations().map((m) => m.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
     });
 
+    it('a migration that builds or drops an index of a live table first limits its wait for a lock (since 15)', () => {
+      // Such a migration holds the table; without a limit it waits behind every open transaction on it while every
+      // statement of the service on it waits behind the migration (the test of migration 15 below shows it).
+      const indexing = loadMigrations().filter((m) => m.version >= 15 && /\b(CREATE|DROP) INDEX\b/i.test(m.sql));
+      expect(indexing.map((m) => m.version)).toEqual(expect.arrayContaining([15, 16, 17]));
+      for (const m of indexing) {
+        const firstStatement = m.sql.replace(/^\s*(--[^\n]*\n\s*)*/, '');
+        expect(firstStatement, `migration ${m.version}`).toMatch(/^SET LOCAL lock_timeout = '\d+s';/);
+      }
+    });
+
     it('a new database is migrated on open, and migrating again applies nothing', async () => {
       const s = await open({ url: (await freshDb()).url });
       expect(await s.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
