@@ -69,10 +69,14 @@ export const migrate = async (client: pg.ClientBase, migrations: readonly Migrat
         await client.query('COMMIT');
       } catch (e) {
         await client.query('ROLLBACK').catch(() => undefined);
-        // A migration that waits for a lock gives up rather than hold every statement on its table behind it.
-        if ((e as { code?: unknown }).code === '55P03')
+        // A migration that waits for a lock gives up rather than hold every statement on its table behind it (55P03,
+        // its lock_timeout). Or PostgreSQL breaks a deadlock by ending it (40P01): a transaction of the service that
+        // had read a table (a row locked FOR UPDATE) and then writes to it waits for the migration's index build, while
+        // the migration's DROP INDEX waits for that transaction. Either way nothing was applied, and a rerun goes on.
+        const code = (e as { code?: unknown }).code;
+        if (code === '55P03' || code === '40P01')
           throw new Error(
-            `migration ${m.version} (${m.name}) gave up waiting for a lock that open transactions hold; nothing of it was applied: run it again (esig migrate) once they have ended`,
+            `migration ${m.version} (${m.name}) gave up waiting for a lock that open transactions hold${code === '40P01' ? ' (a deadlock with one of them)' : ''}; nothing of it was applied: run it again (esig migrate) once they have ended`,
             { cause: e },
           );
         throw e;

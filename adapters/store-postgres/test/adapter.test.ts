@@ -203,6 +203,23 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(await s.migrate()).toBe(0);
     });
 
+    it('a migration ended by a deadlock says to run it again, as one that gave up its lock wait', async () => {
+      // The deadlock itself (a service transaction that locked a request and then writes it, waiting for migration 17's
+      // index build while the migration's DROP INDEX waits for it) was reproduced by a review; PostgreSQL ends one of
+      // the two with 40P01, which is what this migration raises.
+      const db = await freshDb();
+      const deadlocked = {
+        version: LATEST_SCHEMA_VERSION + 1,
+        name: 'deadlocked',
+        sql: "CREATE TABLE half_done (id int); DO $$ BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$;",
+      };
+      const thrown = await db.raw((c) => migrate(c, [...loadMigrations(), deadlocked]).then(() => null, (e: unknown) => e));
+      expect(String(thrown)).toMatch(
+        new RegExp(`migration ${LATEST_SCHEMA_VERSION + 1} \\(deadlocked\\) gave up waiting for a lock that open transactions hold \\(a deadlock with one of them\\); nothing of it was applied: run it again`),
+      );
+      expect((await db.raw((c) => c.query("SELECT to_regclass('half_done') AS t"))).rows[0].t).toBeNull();
+    });
+
     it('upgrades a version 4 database: documents uploaded before page sizes were recorded read with pageSizes null', async () => {
       const db = await freshDb();
       await db.raw((c) => migrate(c, loadMigrations().slice(0, 4)));

@@ -5,7 +5,7 @@ import type { Prepared } from '../src/connection.js';
 import { valuesOf } from '../src/connection.js';
 import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_ID, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
 import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
-import { FIND_BY_ID as REQUEST_BY_ID, FIND_BY_ID_FOR_UPDATE as REQUEST_BY_ID_FOR_UPDATE } from '../src/signature-requests.js';
+import { FIND_BY_ID as REQUEST_BY_ID, FIND_BY_ID_FOR_UPDATE as REQUEST_BY_ID_FOR_UPDATE, UPDATE_SQL as REQUEST_UPDATE } from '../src/signature-requests.js';
 import { FIND_WITH_ENDPOINT } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
 
@@ -116,6 +116,22 @@ describe.skipIf(!available)('create-request statements on a table grown without 
         expect(used.length, where).toBeGreaterThan(0);
         for (const r of used) expect([`Index Scan ${table}_pkey`, 'LockRows'], where).toContain(r);
       }
+      // And a request's change, with its version and created_at (compared with \`=\`, the tenant walked its range of a
+      // page index).
+      const n = size - 1;
+      const change = reads(
+        await explain(client, REQUEST_UPDATE, [
+          'SENT',
+          2,
+          '{}',
+          `req_${String(n).padStart(26, '0')}`,
+          'org_big',
+          'test',
+          new Date(Date.parse('2026-01-01T00:00:00Z') + n * 1000).toISOString(),
+        ]),
+        'signature_requests',
+      );
+      expect(change, `a request's change at ${size} rows`).toEqual(['Index Scan signature_requests_pkey']);
     }
   });
 
