@@ -6,9 +6,9 @@
 -- twenty-ninth round).
 --
 -- Built under new names, then renamed. Building holds the table against writes (new requests, recipients, fields,
--- sends and signatures wait; reads go on), about 9 s per million requests; dropping the old indexes waits for every
--- transaction that has touched the table. So it waits at most 2 s for a lock: past that it fails, applies nothing,
--- and the operator runs `esig migrate` again.
+-- sends and signatures wait; reads go on), 6–9 s per million requests in memory; dropping the old indexes waits for
+-- every transaction that has touched the table. So it waits at most 2 s for a lock: past that it fails, applies
+-- nothing, and the operator runs `esig migrate` again (so too when it deadlocks with a change of a request).
 SET LOCAL lock_timeout = '2s';
 CREATE INDEX signature_requests_page_posix ON signature_requests (org_id, mode, created_at, id COLLATE "POSIX");
 CREATE INDEX signature_requests_page_by_status_posix ON signature_requests (org_id, mode, status, created_at, id COLLATE "POSIX");
