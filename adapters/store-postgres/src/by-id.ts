@@ -21,3 +21,12 @@ export const byIdSql = (table: string, columns: string, also?: string): string =
  * out, so such a lookup keeps a generic plan and needs no fence.
  */
 export const tenantIs = (org: string, mode: string): string => `(org_id, mode) IS NOT DISTINCT FROM (${org}::text, ${mode}::text)`;
+
+/**
+ * One row of a tenant by its id, without a fence, for a table whose primary key is the only index holding `id` in the
+ * column's collation (its page indexes hold it in "POSIX": documents since migration 0015, signature requests since
+ * 0017; plan-cache.test.ts checks it). `marker` is `plannedPerCall`'s; with `forUpdate` the row is locked, and only a
+ * row that passed the tenant's test is (another tenant's, its id guessed, never is). Parameters: id, org, mode.
+ */
+export const byPrimaryKeySql = (table: string, columns: string, marker: string, { forUpdate = false }: { readonly forUpdate?: boolean } = {}): string =>
+  `SELECT ${columns} FROM ${table} WHERE id = $1 AND ${tenantIs('$2', '$3')} AND ${marker}${forUpdate ? ' FOR UPDATE' : ''}`;

@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type pg from 'pg';
-import { tenantIs } from './by-id.js';
+import { byPrimaryKeySql, tenantIs } from './by-id.js';
 import type { Conn } from './connection.js';
 import { expectRows, insertOne, plannedPerCall, run, write, writeAny, writeOne } from './connection.js';
 import { Int, ModeC, Timestamp, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
@@ -106,7 +106,7 @@ export const ATTACH_ONE_RAISING = plannedPerCall('documents_attach_one_raising',
 export const FIND_BY_ID = plannedPerCall(
   'documents_find_by_id',
   3,
-  (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $1 AND ${tenantIs('$2', '$3')} AND ${m}`,
+  (m) => byPrimaryKeySql('documents', COLUMNS, m),
 );
 
 /** The DocumentStore over the pool or one transaction's client. */

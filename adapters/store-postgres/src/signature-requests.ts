@@ -5,7 +5,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import type { Conn } from './connection.js';
-import { tenantIs } from './by-id.js';
+import { byPrimaryKeySql, tenantIs } from './by-id.js';
 import { changeOne, insertOne, plannedPerCall, run, writeOne } from './connection.js';
 import { columnCodecs, decode, rowName } from './decode.js';
 import type { PgKeysetTable } from './keyset.js';
@@ -39,13 +39,11 @@ const UPDATE = changeOne(UPDATE_SQL);
 export const FIND_BY_ID = plannedPerCall(
   'signature_requests_find_by_id',
   3,
-  (m) => `SELECT ${COLUMNS} FROM signature_requests WHERE id = $1 AND ${tenantIs('$2', '$3')} AND ${m}`,
+  (m) => byPrimaryKeySql('signature_requests', COLUMNS, m),
 );
-/** The same, locked: the row is locked only if it passes the tenant's test (another tenant's, its id guessed, never is). */
-export const FIND_BY_ID_FOR_UPDATE = plannedPerCall(
-  'signature_requests_find_by_id_for_update',
-  3,
-  (m) => `SELECT ${COLUMNS} FROM signature_requests WHERE id = $1 AND ${tenantIs('$2', '$3')} AND ${m} FOR UPDATE`,
+/** The same, locked (see `byPrimaryKeySql`). */
+export const FIND_BY_ID_FOR_UPDATE = plannedPerCall('signature_requests_find_by_id_for_update', 3, (m) =>
+  byPrimaryKeySql('signature_requests', COLUMNS, m, { forUpdate: true }),
 );
 
 /** The aggregate checked with the codec that reads it back, and its JSON for the `data` column. */
