@@ -112,11 +112,9 @@ try {
     await inLanes(count, concurrent, post);
     return (performance.now() - t0) / 1000;
   };
-  // Warmed up first, untimed: its connections' TLS handshakes and this process's first compilations are not what
-  // a keep-alive client costs. (Timed cold, 2,000 POSTs ran at 2,100–3,600/s from one run to the next.) As many as
-  // esig's workers and the direct baseline make untimed (`--warmup`): after only 1,000, the client was still
-  // compiling through a short timed run, and 2,000 POSTs (the default `--events`) ran at 4,700–5,400/s against
-  // 6,400–8,300/s for 8,000, which put esig at 68–105 % of a baseline slower than itself warmed.
+  // Warmed up first, untimed, with as many POSTs as esig's workers and the direct baseline make untimed (`--warmup`):
+  // its TLS handshakes and first compilations are not what a keep-alive client costs, and a baseline warmed less than
+  // what it is compared with flatters esig (docs/performance.md, webhooks' thirteenth round).
   await posts(warmup);
   const bareRate = n / (await posts(n));
   agent.destroy();
