@@ -103,11 +103,6 @@ export interface Conn {
    * at a time, in order, and each waits for the one before it: there a lookup is one statement of its own.
    */
   readonly batchesReads?: boolean;
-  /**
-   * True for the pool: each statement is a transaction of its own, committed when it answers. A store may then
-   * tell a statement's commit apart from a transaction's (see the idempotency claim).
-   */
-  readonly eachStatementCommits?: boolean;
 }
 
 /**

@@ -29,28 +29,6 @@ const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 // generic plans that scan, the inserts keep one plan (see `plannedPerCall` in connection.ts).
 export const FIND = plannedPerCall('idempotency_find', 3, (m) => `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND ${m}`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
-/**
- * The same insert as a new key's claim, a statement committed on its own (on the pool): its transaction commits
- * without waiting for its WAL to reach the disk (`synchronous_commit` off for that transaction alone: `set_config`'s
- * third argument, like `SET LOCAL`, ends with the transaction, before the connection goes back to the pool).
- *
- * A claim need not be durable by itself. What it guards is durable only through the command's transaction, which
- * commits after it, synchronously, and completes the record: PostgreSQL writes its WAL in order, so that commit's
- * flush (and a synchronous standby's confirmation) covers the claim's commit record too. A crash that loses the
- * claim loses it before the command committed anything, and leaves the key free, as if it had never been claimed:
- * the caller, who got no answer, sends it again and it runs once. Concurrent callers see the claim as soon as it
- * commits, durable or not, and are answered 409 `idempotency_in_progress`, as before. An outcome error's record and
- * a release are written by transactions of their own, synchronously, as are the claims `decide` makes.
- *
- * Measured with pgbench on the test machine (8 clients, this insert alone): 18,700–19,800 claims a second against
- * 5,700–6,000, and 34–36 WAL flushes in 6 s against 8,700–9,500 (docs/performance.md, thirty-first round).
- */
-export const CLAIM_IF_ABSENT = prepared(
-  'idempotency_claim',
-  `INSERT INTO idempotency_keys (${COLUMNS}) SELECT ${VALUES}
-   FROM (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush
-   ON CONFLICT (org_id, mode, key) DO NOTHING`,
-);
 const REPLACE = prepared(
   'idempotency_replace',
   `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
@@ -121,12 +99,10 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       ),
     ),
 
-  // A record inserted on the pool is a claim (see CLAIM_IF_ABSENT); in a transaction it commits with the transaction's
-  // other writes, as that transaction commits: synchronously.
   insertIfAbsent: (record) =>
     pipe(
       TE.fromEither(toParams(record)),
-      TE.chain((params) => run(conn, 'write', conn.eachStatementCommits === true ? CLAIM_IF_ABSENT : INSERT_IF_ABSENT, params)),
+      TE.chain((params) => run(conn, 'write', INSERT_IF_ABSENT, params)),
       TE.map((r) => r.rowCount === 1),
     ),
 

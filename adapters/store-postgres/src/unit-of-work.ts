@@ -23,7 +23,6 @@ interface TxScope {
 export const poolConn = (pool: pg.Pool, nesting: NestingGuard): Conn => ({
   query: (stmt, values) => pool.query(queryConfig(stmt, values)),
   batchesReads: true,
-  eachStatementCommits: true,
   unusable: (access) =>
     access === 'write' && nesting.inside()
       ? new Error('A top-level store was written inside a running transaction; use the stores it passes to its work.')

@@ -44,16 +44,7 @@ export interface PurgedBatch {
  */
 export interface IdempotencyStore {
   find(tenant: Tenant, key: string): StoreResult<IdempotencyRecord | null>;
-  /**
-   * Inserts unless a record for (tenant, key) exists; `false` means another caller got there first.
-   *
-   * Outside a transaction (on the top-level stores) this is how `executeIdempotently` claims a new key, and a store
-   * may commit it without waiting for it to be durable (PostgreSQL does: see its adapter), provided that a later
-   * transaction's durable commit makes it durable too, as a log written in order does. The claim matters only
-   * until the command's transaction commits, synchronously, and completes the record; a crash before then may lose
-   * it, which frees the key as if it had never been claimed. So the top-level form is for claims: a record that
-   * must outlast a crash on its own is written in a transaction.
-   */
+  /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
   insertIfAbsent(record: IdempotencyRecord): StoreResult<boolean>;
   /**
    * Replaces the record for (tenant, key) wholesale (take-over of an expired lock or expired record), if it is

@@ -163,9 +163,7 @@ export const executeIdempotently =
     );
 
     // The usual case first: a key never seen. Inserting the claim when absent is the whole decision then
-    // (no record: Proceed); a key already there, live or expired, is left to `decide`. On the top-level stores the
-    // claim may commit without waiting for the disk (see `IdempotencyStore.insertIfAbsent`): the command's
-    // commit, made after it, makes it durable, and a crash before that frees the key.
+    // (no record: Proceed); a key already there, live or expired, is left to `decide`.
     const insertClaim: TE.TaskEither<DomainError, boolean> = () => {
       // The time is taken when the claim runs, not when it is built.
       const fresh = freshRecord(deps.clock.now());
