@@ -40,11 +40,14 @@ const REPLACE = prepared(
 );
 // Its WHERE names the primary key's columns, which no other index holds (the expiry index is on expires_at alone):
 // both forms keep a generic plan, which is the key's lookup. Planned at every call, the raising form, sent by
-// every command with an Idempotency-Key, cost a backend about 70 µs of planning.
+// every command with an Idempotency-Key, cost a backend about 70 µs of planning. The rest of the WHERE is the
+// caller's claim (`IdempotencyStore.complete`), checked on the row the key finds.
 export const COMPLETE = changeOnePlannedPerCall(
-  'idempotency_complete',
-  4,
-  (m) => `UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb WHERE org_id = $2 AND mode = $3 AND key = $4 AND ${m}`,
+  'idempotency_complete_claim',
+  6,
+  (m) =>
+    `UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb
+     WHERE org_id = $2 AND mode = $3 AND key = $4 AND state = 'in_progress' AND fingerprint = $5 AND locked_until = $6 AND ${m}`,
   { keyIndexOnly: true },
 );
 
@@ -119,21 +122,27 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map((r) => r.rowCount === 1),
     ),
 
-  complete: (tenant, key, response: StoredResponse) => {
+  complete: (tenant, key, response: StoredResponse, claim) => {
     const gone = () => concurrentModification('idempotency_key', key);
     return pipe(
       TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
       TE.chain(() =>
-        // No record means it was purged or released while the operation ran: committing the operation
-        // without a record to replay it would let a retry run it twice, so the transaction must fail.
-        writeOne(conn, COMPLETE, [JSON.stringify(response), tenant.orgId, tenant.mode, key], gone),
+        // No record of this claim means it was purged or released while the operation ran, or taken over by another
+        // caller once its lock ran out: committing the operation would let the command run twice (a retry, or that
+        // other caller), so the transaction must fail.
+        writeOne(conn, COMPLETE, [JSON.stringify(response), tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil], gone),
       ),
     );
   },
 
-  release: (tenant, key) =>
+  release: (tenant, key, claim) =>
     pipe(
-      run(conn, 'write', 'DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3', [tenant.orgId, tenant.mode, key]),
+      run(
+        conn,
+        'write',
+        "DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND state = 'in_progress' AND fingerprint = $4 AND locked_until = $5",
+        [tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil],
+      ),
       TE.map(() => undefined),
     ),
 

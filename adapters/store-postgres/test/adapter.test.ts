@@ -653,7 +653,7 @@ describe.skipIf(!available)('postgres adapter', () => {
           ['a document id taken', (tx) => tx.documents.insert(doc), 'document'],
           ['a document linked elsewhere', (tx) => tx.documents.attachToRequest(TENANT_A, [doc.id, taken.id], 'req_2'), 'document'],
           ['an event id taken', (tx) => tx.events.append(event), 'event'],
-          ['an idempotency record gone', (tx) => tx.idempotency.complete(TENANT_A, 'never-claimed', { status: 200, body: '{}', headers: {} }), 'idempotency_key'],
+          ['an idempotency record gone', (tx) => tx.idempotency.complete(TENANT_A, 'never-claimed', { status: 200, body: '{}', headers: {} }, makeIdempotencyRecord(TENANT_A)), 'idempotency_key'],
         ];
         // A delivery's record and its job's completion, as a worker settles them.
         const endpoint = makeWebhookEndpoint(TENANT_A);

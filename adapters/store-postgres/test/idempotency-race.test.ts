@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command, DomainError, IdempotencyRecord, Stores, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, executeIdempotently } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, executeIdempotently, storeFailure } from '@esig/core';
+import * as TE from '@esig/core/task-either';
 import { createAesGcmSecretBox } from '@esig/runtime-node';
 import { TENANT_A, makeDocument } from '@esig/testkit';
 import * as E from 'fp-ts/lib/Either.js';
@@ -114,5 +115,46 @@ describe.skipIf(!available)('idempotency on PostgreSQL: a record that no longer 
     // The record keeps the first claim's creation and expiry (a take-over is not a new use of the key).
     const record = await s.stores.idempotency.find(TENANT_A, 'k2')();
     expect(record).toMatchObject({ right: { state: 'completed', createdAt: stale.createdAt, expiresAt: stale.expiresAt } });
+  });
+  /**
+   * A caller whose command is still running when its lock runs out (a slow transaction, a database that stopped
+   * answering for a while): another caller takes the key over and runs. The first one's completion, or its release
+   * after a failure, must then leave the second one's record alone: applied by key alone, the completion committed a
+   * second run of the command under a record that replays another answer, and the release deleted the record, so
+   * that the next retry ran the command once more.
+   */
+  const outlivedLock = async (key: string, firstEnds: Command<string>) => {
+    let letFirstGoOn!: () => void;
+    const gate = new Promise<void>((r) => (letFirstGoOn = r));
+    let running!: () => void;
+    const firstRuns = new Promise<void>((r) => (running = r));
+    const exec = executeIdempotently({ uow: s.uow, clock, secrets, stores: s.stores });
+    const first = exec({ tenant: TENANT_A, key, fingerprint: 'fp' }, (tx) => async () => {
+      running();
+      await gate;
+      return firstEnds(tx)();
+    }, render)();
+    await firstRuns;
+    clockMs += IDEMPOTENCY_LOCK_MS + 1000;
+    const second = await exec({ tenant: TENANT_A, key, fingerprint: 'fp' }, insertDoc, render)();
+    expect(second).toMatchObject({ right: { replayed: false } });
+    letFirstGoOn();
+    const firstOutcome = await first;
+    const retry = await exec({ tenant: TENANT_A, key, fingerprint: 'fp' }, insertDoc, render)();
+    return { firstOutcome, second: (second as E.Right<{ response: unknown }>).right, retry };
+  };
+
+  it('a holder that outlived its lock: its completion fails, and the key replays what the caller that took it over ran', async () => {
+    const { firstOutcome, second, retry } = await outlivedLock('k3', insertDoc);
+    expect(E.isLeft(firstOutcome)).toBe(true);
+    expect(await docCount()).toBe(1);
+    expect(retry).toEqual(E.right({ response: second.response, replayed: true }));
+  });
+
+  it('a holder that outlived its lock and failed: its release leaves the record of the caller that took it over', async () => {
+    const { firstOutcome, second, retry } = await outlivedLock('k4', () => TE.left(storeFailure(new Error('the database went away'))));
+    expect(firstOutcome).toMatchObject({ left: { _tag: 'StoreFailure' } });
+    expect(await docCount()).toBe(1);
+    expect(retry).toEqual(E.right({ response: second.response, replayed: true }));
   });
 });

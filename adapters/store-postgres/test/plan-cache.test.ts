@@ -31,7 +31,7 @@ const grow = (from: number, to: number) => `
     SELECT 'req_' || lpad(i::text, 26, '0'), 'org_big', 'test', 'DRAFT', timestamptz '2026-01-01' + i * interval '1 second', 1, '{}'
     FROM generate_series(${from + 1}, ${to}) AS i;
   INSERT INTO idempotency_keys (org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at)
-    SELECT 'org_big', 'test', 'key_' || i, 'f', 'in_flight', NULL, timestamptz '2026-01-01', timestamptz '2026-01-01', timestamptz '2026-01-02'
+    SELECT 'org_big', 'test', 'key_' || i, 'f', 'in_progress', NULL, timestamptz '2026-01-01', timestamptz '2026-01-01', timestamptz '2026-01-02'
     FROM generate_series(${from + 1}, ${to}) AS i;
   INSERT INTO webhook_endpoints (id, org_id, mode, url, events, description, enabled, disabled_reason, disabled_at, secrets,
                                  consecutive_final_failures, failing_since, created_at, updated_at, version)
@@ -68,8 +68,8 @@ const statements = (ids: number, first = 7): ReadonlyArray<readonly [string, str
     ['a request by id', 'signature_requests', REQUEST_BY_ID, [id('req', first), 'org_big', 'test'], 1],
     ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [id('req', first), 'org_big', 'test'], 2],
     ['an idempotency record', 'idempotency_keys', IDEMPOTENCY_FIND, ['org_big', 'test', `key_${first}`], 1],
-    ['an idempotency record completed', 'idempotency_keys', IDEMPOTENCY_COMPLETE.text as Prepared, ['{}', 'org_big', 'test', `key_${first}`], 1],
-    ['an idempotency record completed, sent unanswered', 'idempotency_keys', IDEMPOTENCY_COMPLETE.raising as Prepared, ['{}', 'org_big', 'test', `key_${first}`], 1],
+    ['an idempotency record completed', 'idempotency_keys', IDEMPOTENCY_COMPLETE.text as Prepared, ['{}', 'org_big', 'test', `key_${first}`, 'f', '2026-01-01T00:00:00.000Z'], 1],
+    ['an idempotency record completed, sent unanswered', 'idempotency_keys', IDEMPOTENCY_COMPLETE.raising as Prepared, ['{}', 'org_big', 'test', `key_${first}`, 'f', '2026-01-01T00:00:00.000Z'], 1],
     ['a delivery with its endpoint', 'webhook_deliveries', FIND_WITH_ENDPOINT, [[id('dlv', first)], ['org_big'], ['test']], 1],
     ['a delivery updated', 'webhook_deliveries', UPDATE_DELIVERY.text as Prepared, ['succeeded', 1, null, '2026-01-01T00:00:00Z', 'ok', 2, id('dlv', first), 'org_big', 'test'], 1],
     ['a delivery updated, sent unanswered', 'webhook_deliveries', UPDATE_DELIVERY.raising as Prepared, ['succeeded', 1, null, '2026-01-01T00:00:00Z', 'ok', 2, id('dlv', first), 'org_big', 'test'], 1],

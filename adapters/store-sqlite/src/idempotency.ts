@@ -95,24 +95,31 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map((r) => changedRows(r) === 1),
     ),
 
-  complete: (tenant, key, response: StoredResponse) =>
+  complete: (tenant, key, response: StoredResponse, claim) =>
     pipe(
       TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
       TE.chain(() =>
         attempt(conn, (c) =>
           c
-            .prepare("UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ?")
-            .run(JSON.stringify(response), tenant.orgId, tenant.mode, key),
+            .prepare(
+              "UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ? AND state = 'in_progress' AND fingerprint = ? AND locked_until = ?",
+            )
+            .run(JSON.stringify(response), tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil),
         ),
       ),
-      // No record means it was purged or released while the operation ran: committing the operation
-      // without a record to replay it would let a retry run it twice, so the transaction must fail.
+      // No record of this claim means it was purged or released while the operation ran, or taken over by another
+      // caller once its lock ran out: committing the operation would let the command run twice, so the transaction
+      // must fail.
       TE.chain((r) => (r.changes === 1 ? TE.right(undefined) : TE.left(concurrentModification('idempotency_key', key)))),
     ),
 
-  release: (tenant, key) =>
+  release: (tenant, key, claim) =>
     pipe(
-      attempt(conn, (c) => c.prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ?').run(tenant.orgId, tenant.mode, key)),
+      attempt(conn, (c) =>
+        c
+          .prepare("DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ? AND state = 'in_progress' AND fingerprint = ? AND locked_until = ?")
+          .run(tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil),
+      ),
       TE.map(() => undefined),
     ),
 

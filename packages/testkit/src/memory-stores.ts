@@ -13,6 +13,7 @@ import type {
   DomainEvent,
   EmbedSession,
   EvidenceEntry,
+  IdempotencyClaim,
   IdempotencyRecord,
   Job,
   JobFilter,
@@ -149,6 +150,8 @@ const copy = <A>(a: A): A => structuredClone(a);
 const copyBytes = (b: Uint8Array): Uint8Array => new Uint8Array(b);
 
 const tenantKey = (t: Tenant, id: string) => JSON.stringify([t.orgId, t.mode, id]);
+/** Whether a record is still the claim a caller holds (see `IdempotencyStore.complete`). */
+const holds = (r: IdempotencyRecord, claim: IdempotencyClaim) => r.state === 'in_progress' && r.fingerprint === claim.fingerprint && r.lockedUntil === claim.lockedUntil;
 /** A content key as one text, the kind kept apart from the id. */
 const contentName = (k: ContentKey) => JSON.stringify(k.kind === 'upload' ? [k.kind, k.documentId] : [k.kind, k.requestId]);
 const inTenant = (row: { readonly orgId: string; readonly mode: string }, t: Tenant) =>
@@ -379,16 +382,19 @@ const makeStores = (v: View): Stores => ({
         v.put('idempotency', k, copy(record));
         return ok(true);
       }),
-    complete: (t, key, response) =>
+    complete: (t, key, response, claim) =>
       op(v, () => {
         const k = tenantKey(t, key);
         const r = v.get('idempotency', k);
-        if (r) v.put('idempotency', k, { ...r, state: 'completed', response: copy(response) });
+        if (!r || !holds(r, claim)) return E.left(concurrentModification('idempotency_key', key));
+        v.put('idempotency', k, { ...r, state: 'completed', response: copy(response) });
         return ok(undefined);
       }),
-    release: (t, key) =>
+    release: (t, key, claim) =>
       op(v, () => {
-        v.remove('idempotency', tenantKey(t, key));
+        const k = tenantKey(t, key);
+        const r = v.get('idempotency', k);
+        if (r && holds(r, claim)) v.remove('idempotency', k);
         return ok(undefined);
       }),
     purgeExpired: (now, limit, from = null) =>

@@ -29,6 +29,13 @@ export interface IdempotencyRecord {
   readonly expiresAt: string;
 }
 
+/**
+ * Which claim of a key a caller holds: its record's fingerprint and lock. A record taken over gets a lock of its own,
+ * later than the one it replaced (a take-over comes only once that lock has run out), so no two claims of a key share
+ * both while either counts.
+ */
+export type IdempotencyClaim = Pick<IdempotencyRecord, 'fingerprint' | 'lockedUntil'>;
+
 /** The most records one `purgeExpired` may delete: a batch holds the writer (on SQLite, the only one) while it runs. */
 export const MAX_PURGE_BATCH = 10_000;
 
@@ -53,10 +60,19 @@ export interface IdempotencyStore {
    * one record and both replace it get exactly one `true`, even in transactions running side by side.
    */
   replace(record: IdempotencyRecord, previous: IdempotencyRecord): StoreResult<boolean>;
-  /** Marks the record completed with the response to replay. */
-  complete(tenant: Tenant, key: string, response: StoredResponse): StoreResult<void>;
-  /** Deletes the record so the key can be used again (the operation failed for reasons worth retrying). */
-  release(tenant: Tenant, key: string): StoreResult<void>;
+  /**
+   * Marks the record completed with the response to replay, if it is still `claim`: `in_progress`, with the claim's
+   * fingerprint and lock. Otherwise it fails with ConcurrentModification and writes nothing: the record is gone
+   * (purged, released), or another caller took the key over once the claim's lock ran out (a holder slower than its
+   * lock, or cut off from the store for a while) and has run, or runs, the command itself. The caller's transaction
+   * must then not commit, or the command would have run twice.
+   */
+  complete(tenant: Tenant, key: string, response: StoredResponse, claim: IdempotencyClaim): StoreResult<void>;
+  /**
+   * Deletes the record so the key can be used again (the operation failed for reasons worth retrying), if it is still
+   * `claim` (as for `complete`); a record another caller holds or has completed is left as it is.
+   */
+  release(tenant: Tenant, key: string, claim: IdempotencyClaim): StoreResult<void>;
   /**
    * Deletes at most `limit` of the records whose `expiresAt` is at or before `now` (and at or after `from`,
    * when given), the earliest first, in every tenant. A record replaced meanwhile with a later `expiresAt` is

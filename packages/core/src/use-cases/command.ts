@@ -6,7 +6,7 @@ import { idempotencyInProgress, idempotencyKeyReused, storeFailure } from '../er
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, decideIdempotency } from '../idempotency.js';
 import type { Tenant } from '../model/tenant.js';
 import type { Clock } from '../ports/clock.js';
-import type { IdempotencyRecord, StoredResponse } from '../ports/idempotency-store.js';
+import type { IdempotencyClaim, IdempotencyRecord, StoredResponse } from '../ports/idempotency-store.js';
 import type { SecretBox } from '../ports/secret-box.js';
 import type { Stores } from '../ports/stores.js';
 import type { TransactionOptions, UnitOfWork } from '../ports/unit-of-work.js';
@@ -53,6 +53,9 @@ export interface IdempotencyContext {
    */
   readonly sealResponse?: boolean;
 }
+
+/** What deciding on a key came to: a stored answer to replay, or the claim this caller now holds, to run under. */
+type Decided = { readonly replay: StoredResponse } | { readonly claim: IdempotencyRecord };
 
 export interface IdempotentOutcome {
   readonly response: StoredResponse;
@@ -131,32 +134,39 @@ export const executeIdempotently =
 
     // A record replaced only if it was still the one decided on: otherwise another caller decided on it first,
     // and runs the command (or has run it) now.
-    const replaced = (ok: boolean): TE.TaskEither<DomainError, null> => (ok ? TE.right(null) : TE.left(idempotencyInProgress()));
+    const replaced =
+      (claim: IdempotencyRecord) =>
+      (ok: boolean): TE.TaskEither<DomainError, Decided> =>
+        ok ? TE.right({ claim }) : TE.left(idempotencyInProgress());
     // A record is there already (or was, a moment ago): read it and decide, in one transaction.
     const decide = deps.uow.transaction((tx) =>
       pipe(
         tx.idempotency.find(ctx.tenant, ctx.key),
-        TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
+        TE.chainW((existing): TE.TaskEither<DomainError, Decided> => {
           const now = deps.clock.now();
           const decision = decideIdempotency(existing, ctx.fingerprint, now);
           const fresh = freshRecord(now);
           switch (decision._tag) {
             case 'Replay':
-              return decision.record.response === null ? TE.left(storeFailure(new Error('a completed idempotency record has no response'))) : open(decision.record.response);
+              return decision.record.response === null
+                ? TE.left(storeFailure(new Error('a completed idempotency record has no response')))
+                : pipe(open(decision.record.response), TE.map((replay) => ({ replay })));
             case 'Conflict':
               return TE.left(idempotencyKeyReused());
             case 'InProgress':
               return TE.left(idempotencyInProgress());
-            case 'TakeOver':
-              return pipe(tx.idempotency.replace({ ...fresh, createdAt: existing!.createdAt, expiresAt: existing!.expiresAt }, existing!), TE.chainW(replaced));
+            case 'TakeOver': {
+              const claim = { ...fresh, createdAt: existing!.createdAt, expiresAt: existing!.expiresAt };
+              return pipe(tx.idempotency.replace(claim, existing!), TE.chainW(replaced(claim)));
+            }
             case 'Proceed':
               return existing === null
                 ? pipe(
                     tx.idempotency.insertIfAbsent(fresh),
                     // Lost the insert race to a concurrent caller with the same key: it is in flight.
-                    TE.chainW((inserted) => (inserted ? TE.right(null) : TE.left(idempotencyInProgress()))),
+                    TE.chainW((inserted): TE.TaskEither<DomainError, Decided> => (inserted ? TE.right({ claim: fresh }) : TE.left(idempotencyInProgress()))),
                   )
-                : pipe(tx.idempotency.replace(fresh, existing), TE.chainW(replaced));
+                : pipe(tx.idempotency.replace(fresh, existing), TE.chainW(replaced(fresh)));
           }
         }),
       ),
@@ -164,56 +174,63 @@ export const executeIdempotently =
 
     // The usual case first: a key never seen. Inserting the claim when absent is the whole decision then
     // (no record: Proceed); a key already there, live or expired, is left to `decide`.
-    const insertClaim: TE.TaskEither<DomainError, boolean> = () => {
+    const insertClaim: TE.TaskEither<DomainError, IdempotencyRecord | null> = async () => {
       // The time is taken when the claim runs, not when it is built.
       const fresh = freshRecord(deps.clock.now());
-      return (deps.stores !== undefined ? deps.stores.idempotency.insertIfAbsent(fresh) : deps.uow.transaction((tx) => tx.idempotency.insertIfAbsent(fresh)))();
+      const inserted = await (deps.stores !== undefined ? deps.stores.idempotency.insertIfAbsent(fresh) : deps.uow.transaction((tx) => tx.idempotency.insertIfAbsent(fresh)))();
+      return E.isLeft(inserted) ? inserted : E.right(inserted.right ? fresh : null);
     };
-    const claim = pipe(
+    const claimed = pipe(
       insertClaim,
-      TE.chainW((inserted): TE.TaskEither<DomainError, StoredResponse | null> => (inserted ? TE.right(null) : decide)),
+      TE.chainW((fresh): TE.TaskEither<DomainError, Decided> => (fresh !== null ? TE.right({ claim: fresh }) : decide)),
     );
 
-    const run = deps.uow.transaction(
-      (tx) =>
-        pipe(
-          command(tx),
-          TE.map((a) => render(E.right(a))),
-          TE.chainW((response) =>
-            response === null
-              ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
-              : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response)), TE.map(() => response)),
-          ),
-        ),
-      COMMAND,
-    );
-
-    const settleFailure = (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
-      const response = render(E.left(e));
-      return response === null
-        ? pipe(
-            deps.uow.transaction((tx) => tx.idempotency.release(ctx.tenant, ctx.key)),
-            TE.chainW(() => TE.left(e)),
-          )
-        : pipe(
-            deps.uow.transaction((tx) => tx.idempotency.complete(ctx.tenant, ctx.key, seal(response))),
-            TE.map(() => ({ response, replayed: false })),
-          );
-    };
-
-    const inTurnsFrom = (first: TE.TaskEither<DomainError, StoredResponse | null>): TE.TaskEither<DomainError, IdempotentOutcome> => pipe(
-      first,
-      TE.chainW((stored) =>
-        stored !== null
-          ? TE.right<DomainError, IdempotentOutcome>({ response: stored, replayed: true })
-          : pipe(
-              run,
-              TE.map((response) => ({ response, replayed: false })),
-              TE.orElse(settleFailure),
+    // The command and the record's completion, which holds only while the record is still this caller's claim (see
+    // `IdempotencyStore.complete`): a caller that outlived its lock, the key taken over meanwhile, commits nothing.
+    const run = (claim: IdempotencyClaim) =>
+      deps.uow.transaction(
+        (tx) =>
+          pipe(
+            command(tx),
+            TE.map((a) => render(E.right(a))),
+            TE.chainW((response) =>
+              response === null
+                ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
+                : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response), claim), TE.map(() => response)),
             ),
-      ),
-    );
-    if (deps.uow.serial !== true) return inTurnsFrom(claim);
+          ),
+        COMMAND,
+      );
+
+    const settleFailure =
+      (claim: IdempotencyClaim) =>
+      (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
+        const response = render(E.left(e));
+        return response === null
+          ? pipe(
+              deps.uow.transaction((tx) => tx.idempotency.release(ctx.tenant, ctx.key, claim)),
+              TE.chainW(() => TE.left(e)),
+            )
+          : pipe(
+              deps.uow.transaction((tx) => tx.idempotency.complete(ctx.tenant, ctx.key, seal(response), claim)),
+              TE.map(() => ({ response, replayed: false })),
+            );
+      };
+
+    const inTurnsFrom = (first: TE.TaskEither<DomainError, Decided>): TE.TaskEither<DomainError, IdempotentOutcome> =>
+      pipe(
+        first,
+        TE.chainW((decided) =>
+          'replay' in decided
+            ? TE.right<DomainError, IdempotentOutcome>({ response: decided.replay, replayed: true })
+            : pipe(
+                run(decided.claim),
+                TE.map((response) => ({ response, replayed: false })),
+                TE.orElse(settleFailure(decided.claim)),
+              ),
+        ),
+      );
+    if (deps.uow.serial !== true) return inTurnsFrom(claimed);
 
     // Transactions that run one at a time: nobody could see a claim before its command commits, so none is
     // written. The key is looked up, and a new one's command runs and its record is stored once, completed with

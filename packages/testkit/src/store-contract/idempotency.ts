@@ -27,8 +27,8 @@ export const idempotencyContract = (h: Harness) =>
       await ok(h().stores.idempotency.insertIfAbsent(rec));
       for (const t of STRANGERS) {
         expect(await ok(h().stores.idempotency.find(t, rec.key))).toBeNull();
-        await h().stores.idempotency.complete(t, rec.key, response)();
-        await ok(h().stores.idempotency.release(t, rec.key));
+        await h().stores.idempotency.complete(t, rec.key, response, rec)();
+        await ok(h().stores.idempotency.release(t, rec.key, rec));
         expect(await ok(h().stores.idempotency.insertIfAbsent({ ...rec, tenant: t }))).toBe(true);
       }
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
@@ -37,8 +37,31 @@ export const idempotencyContract = (h: Harness) =>
     it('complete stores the response to replay and keeps the rest', async () => {
       const rec = makeIdempotencyRecord(TENANT_A);
       await ok(h().stores.idempotency.insertIfAbsent(rec));
-      await ok(h().stores.idempotency.complete(TENANT_A, rec.key, response));
+      await ok(h().stores.idempotency.complete(TENANT_A, rec.key, response, rec));
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual({ ...rec, state: 'completed', response });
+    });
+
+    it('complete and release act only on the claim they name: not on a record taken over, completed or gone', async () => {
+      const claim = makeIdempotencyRecord(TENANT_A);
+      await ok(h().stores.idempotency.insertIfAbsent(claim));
+      // Another caller took the key over once the claim's lock ran out: a lock of its own, later.
+      const takenOver = { ...claim, lockedUntil: at(200) };
+      expect(await ok(h().stores.idempotency.replace(takenOver, claim))).toBe(true);
+      const others = [{ ...claim, fingerprint: 'other' }, claim];
+      for (const stale of others) {
+        expect(tagOf(await fails(h().stores.idempotency.complete(TENANT_A, claim.key, response, stale)))).toBe('ConcurrentModification');
+        await ok(h().stores.idempotency.release(TENANT_A, claim.key, stale));
+        expect(await ok(h().stores.idempotency.find(TENANT_A, claim.key))).toEqual(takenOver);
+      }
+      // Completed by its holder: neither a second completion nor a release of that claim changes it.
+      await ok(h().stores.idempotency.complete(TENANT_A, claim.key, response, takenOver));
+      const completed = { ...takenOver, state: 'completed' as const, response };
+      expect(tagOf(await fails(h().stores.idempotency.complete(TENANT_A, claim.key, { ...response, status: 500 }, takenOver)))).toBe('ConcurrentModification');
+      await ok(h().stores.idempotency.release(TENANT_A, claim.key, takenOver));
+      expect(await ok(h().stores.idempotency.find(TENANT_A, claim.key))).toEqual(completed);
+      // Gone: completing fails, releasing is nothing to do.
+      expect(tagOf(await fails(h().stores.idempotency.complete(TENANT_A, 'never-claimed', response, claim)))).toBe('ConcurrentModification');
+      await ok(h().stores.idempotency.release(TENANT_A, 'never-claimed', claim));
     });
 
     it('keeps the mark of a response stored as sent, through insert, complete and replace', async () => {
@@ -48,7 +71,7 @@ export const idempotencyContract = (h: Harness) =>
       expect(await ok(h().stores.idempotency.find(TENANT_A, 'inserted'))).toEqual(inserted);
       const completed = makeIdempotencyRecord(TENANT_A, { key: 'completed' });
       await ok(h().stores.idempotency.insertIfAbsent(completed));
-      await ok(h().stores.idempotency.complete(TENANT_A, 'completed', inClear));
+      await ok(h().stores.idempotency.complete(TENANT_A, 'completed', inClear, completed));
       expect((await ok(h().stores.idempotency.find(TENANT_A, 'completed')))?.response).toEqual(inClear);
       const replaced = { ...completed, fingerprint: 'new', state: 'completed' as const, response: inClear };
       expect(await ok(h().stores.idempotency.replace(replaced, { ...completed, state: 'completed', response: inClear }))).toBe(true);
@@ -93,7 +116,7 @@ export const idempotencyContract = (h: Harness) =>
     it('release frees the key', async () => {
       const rec = makeIdempotencyRecord(TENANT_A);
       await ok(h().stores.idempotency.insertIfAbsent(rec));
-      await ok(h().stores.idempotency.release(TENANT_A, rec.key));
+      await ok(h().stores.idempotency.release(TENANT_A, rec.key, rec));
       expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toBeNull();
       expect(await ok(h().stores.idempotency.insertIfAbsent(rec))).toBe(true);
     });
