@@ -31,8 +31,10 @@ export interface IdempotencyRecord {
 
 /**
  * Which claim of a key a caller holds: its record's fingerprint and lock. A record taken over gets a lock of its own,
- * later than the one it replaced (a take-over comes only once that lock has run out), so no two claims of a key share
- * both while either counts.
+ * later than the one it replaced (a take-over comes only once that lock has run out). Two claims can share both only
+ * if the first one's record went (purged by a clock a day ahead, say) and the key was claimed again within the same
+ * millisecond with the same request: either caller may then complete or release the other's claim, but one record
+ * completes only once, so the command still commits once.
  */
 export type IdempotencyClaim = Pick<IdempotencyRecord, 'fingerprint' | 'lockedUntil'>;
 

@@ -202,9 +202,18 @@ export const executeIdempotently =
         COMMAND,
       );
 
+    // The record was no longer this caller's claim when it came to complete it: taken over by a retry once the lock ran
+    // out (which runs, or ran, the command), or purged. Nothing of this caller's run committed. It is answered as a
+    // call still in flight, which a client retries with the same key, to get the other caller's answer, or to run the
+    // command if the key is free: not as the error it is inside (a conflict a client would not retry, for a call that
+    // was, or will be, carried out).
+    const lostClaim = (e: DomainError): boolean => e._tag === 'ConcurrentModification' && e.resource === 'idempotency_key' && e.id === ctx.key;
+    const asInFlight = (e: DomainError): DomainError => (lostClaim(e) ? idempotencyInProgress() : e);
+
     const settleFailure =
       (claim: IdempotencyClaim) =>
       (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
+        if (lostClaim(e)) return TE.left(asInFlight(e));
         const response = render(E.left(e));
         return response === null
           ? pipe(
@@ -213,7 +222,7 @@ export const executeIdempotently =
             )
           : pipe(
               deps.uow.transaction((tx) => tx.idempotency.complete(ctx.tenant, ctx.key, seal(response), claim)),
-              TE.map(() => ({ response, replayed: false })),
+              TE.bimap(asInFlight, () => ({ response, replayed: false })),
             );
       };
 
