@@ -38,6 +38,9 @@ const REPLACE = prepared(
    WHERE idempotency_keys.fingerprint = $10 AND idempotency_keys.state = $11 AND idempotency_keys.created_at = $12
      AND idempotency_keys.locked_until = $13 AND idempotency_keys.expires_at = $14`,
 );
+/** The record is still the caller's claim (`IdempotencyStore.complete`), its fingerprint and lock the given parameters. */
+const HOLDS_CLAIM = (fingerprint: string, lockedUntil: string) => `state = 'in_progress' AND fingerprint = ${fingerprint} AND locked_until = ${lockedUntil}`;
+
 // Its WHERE names the primary key's columns, which no other index holds (the expiry index is on expires_at alone):
 // both forms keep a generic plan, which is the key's lookup. Planned at every call, the raising form, sent by
 // every command with an Idempotency-Key, cost a backend about 70 µs of planning. The rest of the WHERE is the
@@ -47,7 +50,7 @@ export const COMPLETE = changeOnePlannedPerCall(
   6,
   (m) =>
     `UPDATE idempotency_keys SET state = 'completed', response = $1::jsonb
-     WHERE org_id = $2 AND mode = $3 AND key = $4 AND state = 'in_progress' AND fingerprint = $5 AND locked_until = $6 AND ${m}`,
+     WHERE org_id = $2 AND mode = $3 AND key = $4 AND ${HOLDS_CLAIM('$5', '$6')} AND ${m}`,
   { keyIndexOnly: true },
 );
 
@@ -140,7 +143,7 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       run(
         conn,
         'write',
-        "DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND state = 'in_progress' AND fingerprint = $4 AND locked_until = $5",
+        `DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND ${HOLDS_CLAIM('$4', '$5')}`,
         [tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil],
       ),
       TE.map(() => undefined),

@@ -43,6 +43,9 @@ export const PURGE_EXPIRED_SQL = `DELETE FROM idempotency_keys WHERE expires_at 
   (SELECT rowid FROM idempotency_keys WHERE expires_at >= @from AND expires_at <= @now ORDER BY expires_at ${limitParam('@limit')})
   RETURNING expires_at`;
 
+/** The record is still the caller's claim (`IdempotencyStore.complete`): its fingerprint and lock, the last two parameters. */
+const HOLDS_CLAIM = "state = 'in_progress' AND fingerprint = ? AND locked_until = ?";
+
 /**
  * The IdempotencyStore. `insertIfAbsent` is a single `INSERT … ON CONFLICT DO NOTHING`, so two callers
  * racing for the same key get exactly one `true` even without a surrounding transaction.
@@ -95,15 +98,14 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map((r) => changedRows(r) === 1),
     ),
 
+  // Both act on the record only while it is still the caller's claim (HOLDS_CLAIM: `IdempotencyStore.complete`).
   complete: (tenant, key, response: StoredResponse, claim) =>
     pipe(
       TE.fromEither(decode(StoredResponseC, `idempotency response for ${key}`)(response)),
       TE.chain(() =>
         attempt(conn, (c) =>
           c
-            .prepare(
-              "UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ? AND state = 'in_progress' AND fingerprint = ? AND locked_until = ?",
-            )
+            .prepare(`UPDATE idempotency_keys SET state = 'completed', response = ? WHERE org_id = ? AND mode = ? AND key = ? AND ${HOLDS_CLAIM}`)
             .run(JSON.stringify(response), tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil),
         ),
       ),
@@ -117,7 +119,7 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
     pipe(
       attempt(conn, (c) =>
         c
-          .prepare("DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ? AND state = 'in_progress' AND fingerprint = ? AND locked_until = ?")
+          .prepare(`DELETE FROM idempotency_keys WHERE org_id = ? AND mode = ? AND key = ? AND ${HOLDS_CLAIM}`)
           .run(tenant.orgId, tenant.mode, key, claim.fingerprint, claim.lockedUntil),
       ),
       TE.map(() => undefined),

@@ -213,7 +213,7 @@ export const executeIdempotently =
     const settleFailure =
       (claim: IdempotencyClaim) =>
       (e: DomainError): TE.TaskEither<DomainError, IdempotentOutcome> => {
-        if (lostClaim(e)) return TE.left(asInFlight(e));
+        if (lostClaim(e)) return TE.left(idempotencyInProgress());
         const response = render(E.left(e));
         return response === null
           ? pipe(
