@@ -3,15 +3,15 @@
  *
  * Sustained webhook deliveries per second from `esig worker` processes to a local HTTPS receiver, and the
  * time from an event's commit to its first delivery attempt (p50/p99), beside the rate of bare HTTPS POSTs
- * to the same receiver with a plain keep-alive client (`https.Agent`, connections reused) at the same
- * concurrency as the workers' webhook job loops (workers × ESIG_WEBHOOK_CONCURRENCY), measured in the same run.
+ * to the same receiver with a plain keep-alive client (`https.Agent`, connections reused; bench/bare-poster.ts, in a
+ * process of its own) at the same concurrency as the workers' webhook job loops (workers × ESIG_WEBHOOK_CONCURRENCY),
+ * measured in the same run.
  * A second baseline, `direct`, delivers as many events at the same concurrency with none of esig's code, recorded
  * straight on the database driver (bench/direct-deliverer.ts): how much of the bare rate a recorded delivery can
  * reach at all, and so how much of the gap is esig's.
  * `--concurrency` sets the webhook job loops per worker (default 16, the server's default); `--server-root <checkout>`
  * runs the workers of another (built) checkout, to compare two versions in the same conditions.
  */
-import { Agent, request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,11 +19,10 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { signatureHeader } from '@esig/core/internal';
-import { createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
+import { createUlidGenerator, systemClock } from '@esig/runtime-node';
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
-import { POSTGRES_URL_OPTION, inLanes, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, startProcess, throwawayPostgres } from './lib.js';
 import { commitEvents, createBenchEndpoint, workerEnv } from './webhook-setup.js';
 
 const { values } = parseArgs({
@@ -89,35 +88,21 @@ const cpuMs = (pid: number | undefined): number => {
 
 try {
   // ---- Baseline: bare POSTs to the same receiver, a plain keep-alive client, as many at once as job loops --
-  const body = JSON.stringify({ id: 'evt_bench', type: 'document.created', created: new Date().toISOString(), test_mode: true, data: {} });
+  // In a process of its own (bench/bare-poster.ts), as the workers and the direct baseline are: from this process it
+  // would share the receiver's one thread, and run slower than the client alone can.
   const n = Math.min(events, 10_000);
-  const agent = new Agent({ keepAlive: true, ca: readFileSync(rx.certFile) });
-  const target = new URL(`${rx.url}/bare`);
-  const post = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = httpsRequest(
-        { method: 'POST', host: target.hostname, port: target.port, path: target.pathname, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'esig-signature': signatureHeader(nodeCrypto, body, ['whsec_x'], 1) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`baseline: status ${res.statusCode}`))));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
   const concurrent = workers * loops;
-  /** `count` POSTs, `concurrent` at a time; the seconds they took. */
-  const posts = async (count: number): Promise<number> => {
-    const t0 = performance.now();
-    await inLanes(count, concurrent, post);
-    return (performance.now() - t0) / 1000;
-  };
   // Warmed up first, untimed, with as many POSTs as esig's workers and the direct baseline make untimed (`--warmup`):
   // its TLS handshakes and first compilations are not what a keep-alive client costs, and a baseline warmed less than
   // what it is compared with flatters esig (docs/performance.md, webhooks' thirteenth round).
-  await posts(warmup);
-  const bareRate = n / (await posts(n));
-  agent.destroy();
+  const bare = await startProcess(
+    ['--import', 'tsx', join(root, 'bench/bare-poster.ts')],
+    { ...process.env, ESIG_BARE_TARGET: `${rx.url}/bare`, ESIG_BARE_CA: rx.certFile, ESIG_BARE_WARMUP: String(warmup), ESIG_BARE_COUNT: String(n), ESIG_BARE_CONCURRENCY: String(concurrent) },
+    /bare: ([\d.]+) ([\d.]+)/,
+  );
+  await bare.stop();
+  const bareRate = Number(bare.match[1]);
+  const bareCpu = Number(bare.match[2]);
 
   // ---- Second baseline: deliveries recorded straight on the driver, no esig (bench/direct-deliverer.ts) -------
   // Its own database of the same kind, its own process; timed as esig's workers are below: from its `warmup`-th
@@ -216,7 +201,7 @@ try {
 
   process.stdout.write(`\nesig bench:webhooks — ${events} events, ${workers} worker process(es), ${values.db}, HTTPS receiver on loopback\n\n`);
   process.stdout.write(`${'scenario'.padEnd(56)} ${'per s'.padEnd(8)} detail\n`);
-  process.stdout.write(`${'bare keep-alive HTTPS POSTs, same receiver (baseline)'.padEnd(56)} ${bareRate.toFixed(0).padEnd(8)} ${n} requests, ${concurrent} at a time\n`);
+  process.stdout.write(`${'bare keep-alive HTTPS POSTs, same receiver (baseline)'.padEnd(56)} ${bareRate.toFixed(0).padEnd(8)} ${n} requests, ${concurrent} at a time, from a process of its own; ${bareCpu.toFixed(2)} ms CPU each\n`);
   process.stdout.write(`${'direct: the driver alone, no esig (second baseline)'.padEnd(56)} ${directRate.toFixed(0).padEnd(8)} ${events} deliveries, ${concurrent} at a time, recorded in batches; ${directCpu.toFixed(2)} ms CPU each\n`);
   process.stdout.write(`${`esig deliveries, ${workers} worker(s) × ${loops} job loops`.padEnd(56)} ${(events / seconds).toFixed(0).padEnd(8)} backlog of ${events} drained in ${seconds.toFixed(1)} s, after ${warmup} untimed; ${duplicates} repeated\n`);
   for (const [id, a] of repeats.slice(0, 5)) process.stdout.write(`  repeated: ${id}: ${a.join(', ')}\n`);
