@@ -13,6 +13,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { performance } from 'node:perf_hooks';
+import { inLanes } from './lib.js';
 
 const target = new URL(process.env.ESIG_BARE_TARGET ?? '');
 const agent = new Agent({ keepAlive: true, ca: readFileSync(process.env.ESIG_BARE_CA ?? '') });
@@ -21,8 +22,11 @@ const count = Number(process.env.ESIG_BARE_COUNT ?? '8000');
 const concurrency = Number(process.env.ESIG_BARE_CONCURRENCY ?? '16');
 
 const body = JSON.stringify({ id: 'evt_bench', type: 'document.created', created: new Date().toISOString(), test_mode: true, data: {} });
-const t = Math.floor(Date.now() / 1000);
-const signature = `t=${t},v1=${createHmac('sha256', 'whsec_bare').update(`${t}.${body}`).digest('hex')}`;
+/** Signed per POST, as esig and the direct baseline sign each delivery. */
+const sign = () => {
+  const t = Math.floor(Date.now() / 1000);
+  return `t=${t},v1=${createHmac('sha256', 'whsec_bare').update(`${t}.${body}`).digest('hex')}`;
+};
 
 const post = () =>
   new Promise<void>((resolve, reject) => {
@@ -33,7 +37,7 @@ const post = () =>
         port: target.port,
         path: target.pathname,
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'esig-signature': signature },
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'esig-signature': sign() },
       },
       (res) => {
         res.resume();
@@ -45,17 +49,7 @@ const post = () =>
   });
 
 /** `n` POSTs, `concurrency` at a time. */
-const posts = async (n: number): Promise<void> => {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        next += 1;
-        await post();
-      }
-    }),
-  );
-};
+const posts = (n: number): Promise<void> => inLanes(n, concurrency, post);
 
 await posts(warmup);
 const cpu0 = process.cpuUsage();
