@@ -95,6 +95,8 @@ try {
   // Warmed up first, untimed, with as many POSTs as esig's workers and the direct baseline make untimed (`--warmup`):
   // its TLS handshakes and first compilations are not what a keep-alive client costs, and a baseline warmed less than
   // what it is compared with flatters esig (docs/performance.md, webhooks' thirteenth round).
+  // The line startProcess waits for is the client's result, printed once its timed POSTs are done (within startProcess's
+  // 120 s); a POST that fails ends the client with an error, and the bench with its output.
   const bare = await startProcess(
     ['--import', 'tsx', join(root, 'bench/bare-poster.ts')],
     { ...process.env, ESIG_BARE_TARGET: `${rx.url}/bare`, ESIG_BARE_CA: rx.certFile, ESIG_BARE_WARMUP: String(warmup), ESIG_BARE_COUNT: String(n), ESIG_BARE_CONCURRENCY: String(concurrent) },
