@@ -12,7 +12,8 @@
  *
  * A second baseline, `direct`, runs on each store before esig's scenarios: a create-request written straight
  * against the database driver (bench/direct-server.ts), the key found and its call counted, the document taken
- * and the request inserted, in as few statements as the database allows and with none of esig's code. Bare
+ * and the request inserted, in as few statements as the database allows and with none of esig's code; for the
+ * idempotent scenario, the same with the Idempotency-Key's record written beside the request. Bare
  * Express is what the issue's ratios are against; the direct baseline shows how much of the gap the database
  * alone takes, so what is left is esig's own.
  */
@@ -158,7 +159,7 @@ const GOALS: Readonly<Record<'SQLite' | 'PostgreSQL', { readonly plain: number; 
 };
 /** Each esig scenario's goal and the name of its store's direct baseline, by the scenario's name, noted when it runs. */
 const goals = new Map<string, { readonly share: number; readonly direct: string }>();
-const directName = (label: string) => `direct: driver only, no esig (${label})`;
+const directName = (label: string, idempotent: boolean) => `direct: driver only, no esig${idempotent ? ' + Idempotency-Key' : ''} (${label})`;
 const CORES = availableParallelism();
 const budgetLine = (f: Figures, base: Figures): string | null => {
   const goal = goals.get(f.name);
@@ -198,18 +199,21 @@ const warmUp = (opts: autocannon.Options): autocannon.Options => ({ ...opts, amo
 
 interface Direct {
   readonly label: string;
+  readonly idempotent: boolean;
   readonly base: Figures;
   readonly direct: Figures;
 }
 const directs: Direct[] = [];
 
 /**
- * The direct baseline on one store, right after a bare Express run of its own: its own process and its own
- * database (a file beside esig's, or a throwaway PostgreSQL database), seeded with a document per request.
+ * The direct baseline on one store, each wanted scenario (plain, then with an Idempotency-Key) right after a bare
+ * Express run of its own: its own process and its own database (a file beside esig's, or a throwaway PostgreSQL
+ * database), seeded with a document per request.
  */
 const measureDirect = async (label: string, database: string, capacity: number): Promise<void> => {
-  // The warm-up takes documents too.
-  const documents = capacity + WARM_UP_REQUESTS;
+  const kinds = [false, true].filter((i) => wanted.includes(i ? 'idempotent' : 'plain'));
+  // The warm-up takes documents too; each scenario has its own.
+  const documents = WARM_UP_REQUESTS + capacity * kinds.length;
   const direct = await startProcess(
     ['--import', 'tsx', join(root, 'bench/direct-server.ts')],
     { ...process.env, ESIG_DIRECT_DATABASE: database, ESIG_DIRECT_DOCUMENTS: String(documents), ESIG_DIRECT_KEY: DIRECT_KEY },
@@ -218,12 +222,16 @@ const measureDirect = async (label: string, database: string, capacity: number):
   try {
     const url = `http://127.0.0.1:${direct.match[1]}`;
     const pgUrl = database.startsWith('postgres') ? database : null;
-    // One load for the warm-up and the run: its requests go on through the documents where the warm-up stopped.
-    const load = createRequests(url, DIRECT_KEY, Array.from({ length: documents }, (_, i) => `doc_${i + 1}`), false);
-    await measure('warm-up', warmUp(load));
-    const base = await measureBare(`  baseline, just before`);
-    const f = await costOf(direct.child.pid!, pgUrl, () => measure(directName(label), load));
-    directs.push({ label, base, direct: f });
+    const docs = Array.from({ length: documents }, (_, i) => `doc_${i + 1}`);
+    await measure('warm-up', warmUp(createRequests(url, DIRECT_KEY, docs.slice(0, WARM_UP_REQUESTS), kinds[0]!)));
+    for (const [n, idempotent] of kinds.entries()) {
+      const base = await measureBare(`  baseline, just before`);
+      const from = WARM_UP_REQUESTS + n * capacity;
+      const f = await costOf(direct.child.pid!, pgUrl, () =>
+        measure(directName(label, idempotent), createRequests(url, DIRECT_KEY, docs.slice(from, from + capacity), idempotent)),
+      );
+      directs.push({ label, idempotent, base, direct: f });
+    }
   } finally {
     await direct.stop();
   }
@@ -287,7 +295,7 @@ const scenarios = async (label: keyof typeof GOALS, databaseUrl: string, capacit
         measure(`esig POST /signature-requests${idempotent ? ' + Idempotency-Key' : ''} (${label})`, createRequests(url, issued.secret, docs, idempotent)),
       );
       paired.push(base, f);
-      goals.set(f.name, { share: GOALS[label][idempotent ? 'idempotent' : 'plain'], direct: directName(label) });
+      goals.set(f.name, { share: GOALS[label][idempotent ? 'idempotent' : 'plain'], direct: directName(label, idempotent) });
       // Latency at half of that peak, the load a service is sized for: a fixed arrival rate (not as fast as
       // the server answers), so queueing at saturation does not hide in the figures. The baseline is
       // measured at the same rate.
@@ -402,10 +410,11 @@ try {
   for (const d of directs) {
     const directRatio = successRate(d.direct) / d.base.rps;
     process.stdout.write(`${d.direct.name}: ${(directRatio * 100).toFixed(1)} % of the baseline's throughput (${successRate(d.direct).toFixed(0)} / ${d.base.rps.toFixed(0)} req/s)\n`);
-    const at = figures.findIndex((f) => f.name === `esig POST /signature-requests (${d.label})`);
+    const scenario = `esig POST /signature-requests${d.idempotent ? ' + Idempotency-Key' : ''} (${d.label})`;
+    const at = figures.findIndex((f) => f.name === scenario);
     if (at > 0) {
       const esigRatio = successRate(figures[at]!) / figures[at - 1]!.rps;
-      process.stdout.write(`  esig's create-request (${d.label}) does ${((esigRatio / directRatio) * 100).toFixed(1)} % of what the direct baseline does, each against its own bare run\n`);
+      process.stdout.write(`  ${scenario} does ${((esigRatio / directRatio) * 100).toFixed(1)} % of what the direct baseline does, each against its own bare run\n`);
     }
   }
   for (const line of cpu) process.stdout.write(`${line}\n`);
