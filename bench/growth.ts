@@ -1,11 +1,12 @@
 /**
- * `npm run bench:growth [-- --db sqlite|postgres|both --steps 1000,10000,25000,50000,100000 --requests 1000 --connections 16]`
+ * `npm run bench:growth [-- --db sqlite|postgres|both --steps 1000,10000,25000,50000,100000 --requests 1000 --warm-up 3000 --connections 16]`
  *
  * Whether a create-request's cost depends on how many documents the org holds. One org is grown step by
  * step (1 k to 100 k documents by default) straight into the database, the way uploads leave the table:
  * rows inserted over time and never analyzed (no ANALYZE; on a server with autovacuum off, or before it
  * comes round, the planner has no statistics). At each step `--requests` create-requests go through the
  * HTTP API of `esig serve` (its own process, ESIG_WORKERS=none) and the req/s and latencies are printed,
+ * after `--warm-up` create-requests (3,000) in another org, so that the first step is not also the server's warm-up,
  * beside a bare Express handler measured in the same run. Flat figures down the steps are the goal.
  *
  * Growing goes around the API on purpose: uploading 100 k PDFs through it would take the bench's whole time
@@ -23,19 +24,34 @@ import autocannon from 'autocannon';
 import { measure, POSTGRES_URL_OPTION, printTable, startProcess, throwawayPostgres } from './lib.js';
 import { benchServerEnv } from './create-requests.js';
 
-/** Like lib.ts `measure`, but req/s over the whole run: a fixed number of requests ends within a few seconds. */
-const measureAmount = async (name: string, opts: autocannon.Options): Promise<Figures> => {
-  const started = performance.now();
-  const r = await autocannon(opts);
-  const seconds = (performance.now() - started) / 1000;
-  return { name, rps: r.requests.total / seconds, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx + r.errors };
-};
+/**
+ * Like lib.ts `measure`, but for a fixed number of requests, with req/s over the time they took: from the start
+ * to the last answer. Not to the end of autocannon's run, which ends at its next one-second sample after the
+ * last answer: 1,000 requests answered in 1.2 s then count as 2 s, and every step's rate came out a whole number
+ * of seconds (488, 489, 489… req/s whatever the server did).
+ */
+const measureAmount = (name: string, opts: autocannon.Options): Promise<Figures> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now();
+    let last = started;
+    const instance = autocannon(opts, (err, r) => {
+      if (err) return reject(err);
+      const seconds = (last - started) / 1000;
+      resolve({ name, rps: r.requests.total / seconds, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx + r.errors });
+    });
+    instance.on('response', () => {
+      last = performance.now();
+    });
+  });
 
 const { values } = parseArgs({
   options: {
     db: { type: 'string', default: 'both' },
     steps: { type: 'string', default: '1000,10000,25000,50000,100000' },
     requests: { type: 'string', default: '1000' },
+    // Create-requests made before the first step, in an org of their own: without them the first step is also the
+    // server's warm-up (V8 still compiling the request path), slower for that alone.
+    'warm-up': { type: 'string', default: '3000' },
     connections: { type: 'string', default: '16' },
     check: { type: 'boolean', default: false },
     // Another checkout of esig (built) whose server to measure, to compare two versions (see bench:api).
@@ -45,21 +61,22 @@ const { values } = parseArgs({
 });
 const steps = values.steps!.split(',').map(Number);
 const requests = Number(values.requests);
+const warmUp = Number(values['warm-up']);
 const connections = Number(values.connections);
 const root = new URL('..', import.meta.url).pathname;
 const serverRoot = values['server-root'] ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'esig-growth-'));
 const masterKey = randomBytes(32).toString('hex');
 
-/** A document id the API accepts: `doc_` and 26 characters, distinct per i. */
-const docId = (i: number) => `doc_G${String(i).padStart(25, '0')}`;
+/** A document id the API accepts: `doc_` and 26 characters, distinct per i (and per prefix: `G` grown, `W` warm-up). */
+const docId = (i: number, prefix: 'G' | 'W' = 'G') => `doc_${prefix}${String(i).padStart(25, '0')}`;
 
 /** Inserts documents [from, to) of the org, as free uploaded documents, without touching statistics. */
-type Grow = (orgId: string, from: number, to: number) => Promise<void>;
+type Grow = (orgId: string, from: number, to: number, prefix?: 'G' | 'W') => Promise<void>;
 
 const sqliteGrow =
   (path: string): Grow =>
-  async (orgId, from, to) => {
+  async (orgId, from, to, prefix = 'G') => {
     const db = new Database(path, { timeout: 5_000 });
     try {
       const insert = db.prepare(
@@ -69,7 +86,7 @@ const sqliteGrow =
       const sha = 'a'.repeat(64);
       const t0 = Date.now() - (to - from);
       db.transaction(() => {
-        for (let i = from; i < to; i++) insert.run(docId(i), orgId, sha, new Date(t0 + i - from).toISOString());
+        for (let i = from; i < to; i++) insert.run(docId(i, prefix), orgId, sha, new Date(t0 + i - from).toISOString());
       })();
     } finally {
       db.close();
@@ -78,7 +95,7 @@ const sqliteGrow =
 
 const postgresGrow =
   (url: string): Grow =>
-  async (orgId, from, to) => {
+  async (orgId, from, to, prefix = 'G') => {
     const pg = (await import('pg')).default;
     const c = new pg.Client({ connectionString: url });
     await c.connect();
@@ -87,10 +104,10 @@ const postgresGrow =
       for (let a = from; a < to; a += 5_000)
         await c.query(
           `INSERT INTO documents (id, org_id, mode, name, status, page_count, page_sizes, size_bytes, sha256, signature_request_id, created_at)
-           SELECT 'doc_G' || lpad(i::text, 25, '0'), $1, 'test', 'grown.pdf', 'UPLOADED', 1, NULL, 1000, repeat('a', 64), NULL,
+           SELECT 'doc_' || $4::text || lpad(i::text, 25, '0'), $1, 'test', 'grown.pdf', 'UPLOADED', 1, NULL, 1000, repeat('a', 64), NULL,
                   date_trunc('milliseconds', now()) - (($3::int - i) * interval '1 millisecond')
            FROM generate_series($2::int, $3::int - 1) AS i`,
-          [orgId, a, Math.min(to, a + 5_000)],
+          [orgId, a, Math.min(to, a + 5_000), prefix],
         );
     } finally {
       await c.end();
@@ -113,6 +130,30 @@ const run = async (label: string, databaseUrl: string, grow: Grow): Promise<Figu
   const figures: Figures[] = [];
   try {
     const url = `http://127.0.0.1:${esig.match[1]}`;
+    if (warmUp > 0) {
+      // An org of its own, so the measured org holds only its steps' documents; its documents are in the same
+      // tables, as another org's would be.
+      const warm = await createKeyStandalone(loadConfig(env), { orgName: 'growth-warm-up', mode: 'test', scopes: ['*'], name: 'warm-up' });
+      await grow(warm.org.id, 0, warmUp, 'W');
+      let w = 0;
+      const r = await measureAmount('warm-up', {
+        url,
+        connections,
+        amount: warmUp,
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/signature-requests',
+            setupRequest: (req: any) => ({
+              ...req,
+              headers: { authorization: `Bearer ${warm.secret}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ title: `Warm-up ${w}`, documentIds: [docId(w++, 'W')] }),
+            }),
+          },
+        ],
+      });
+      process.stderr.write(`  ${label}: warmed up with ${r.requests} create-requests in another org (${r.non2xx} not 2xx)\n`);
+    }
     let size = 0;
     for (const step of steps) {
       const started = Date.now();
