@@ -1,12 +1,12 @@
 /**
- * `npm run bench:growth [-- --db sqlite|postgres|both --steps 1000,10000,25000,50000,100000 --requests 1000 --warm-up 3000 --connections 16]`
+ * `npm run bench:growth [-- --db sqlite|postgres|both --steps 1000,10000,25000,50000,100000 --requests 1000 --warm-up 10000 --connections 16]`
  *
  * Whether a create-request's cost depends on how many documents the org holds. One org is grown step by
  * step (1 k to 100 k documents by default) straight into the database, the way uploads leave the table:
  * rows inserted over time and never analyzed (no ANALYZE; on a server with autovacuum off, or before it
  * comes round, the planner has no statistics). At each step `--requests` create-requests go through the
  * HTTP API of `esig serve` (its own process, ESIG_WORKERS=none) and the req/s and latencies are printed,
- * after `--warm-up` create-requests (3,000) in another org, so that the first step is not also the server's warm-up,
+ * after `--warm-up` create-requests (10,000) in another org, so that the first step is not also the server's warm-up,
  * beside a bare Express handler measured in the same run. Flat figures down the steps are the goal.
  *
  * Growing goes around the API on purpose: uploading 100 k PDFs through it would take the bench's whole time
@@ -51,7 +51,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '1000' },
     // Create-requests made before the first step, in an org of their own: without them the first step is also the
     // server's warm-up (V8 still compiling the request path), slower for that alone.
-    'warm-up': { type: 'string', default: '3000' },
+    'warm-up': { type: 'string', default: '10000' },
     connections: { type: 'string', default: '16' },
     check: { type: 'boolean', default: false },
     // Another checkout of esig (built) whose server to measure, to compare two versions (see bench:api).
