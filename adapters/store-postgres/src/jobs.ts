@@ -1,12 +1,12 @@
 import type { Job, JobQueue } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, JobPayloadC, JobWorkC, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
+import { JobKindC, JobPayloadC, JobWorkC, dedupePrefixRange, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { changeOnePlannedPerCall, prepared, run, writeOne } from './connection.js';
+import { changeOnePlannedPerCall, prepared, run, writeAny, writeOne } from './connection.js';
 import { ModeC, Timestamp, TimestampColumn, columnCodecs, decode, decodeAll, nullable, rowDecoder, rowType } from './decode.js';
 
 /** The channel `enqueue` notifies (with the job's kind as payload) when its job commits: a worker wake-up. */
@@ -57,6 +57,8 @@ const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt 
 export const COMPLETE = changeOnePlannedPerCall('jobs_complete', 2, (m) => `DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND dead IS NOT TRUE AND ${m}`);
 // Function calls, prepared (see `Prepared`): the statements inside are planned by the functions.
 const CLAIM = prepared('jobs_claim', CLAIM_SQL);
+/** The waiting jobs of a dedupe-key prefix (see `JobQueue.cancelWaiting`), as the range `$1 <= key < $2`. */
+export const CANCEL_WAITING = 'DELETE FROM jobs WHERE dedupe_key >= $1 AND dedupe_key < $2 AND locked_by IS NULL AND NOT dead';
 const NEXT_RUN_AT = prepared('jobs_next_run_at', NEXT_RUN_AT_SQL);
 
 /**
@@ -193,6 +195,13 @@ export const pgJobs = (conn: Conn): JobQueue => ({
   },
 
   // Notifies like enqueue: to idle workers a revived job is new work.
+  // Planned for each call's bounds (plain text, no generic plan): a range of the dedupe key's unique index.
+  cancelWaiting: (prefix) =>
+    pipe(
+      TE.fromEither(dedupePrefixRange(prefix)),
+      TE.chain(({ from, to }) => writeAny(conn, CANCEL_WAITING, [from, to])),
+    ),
+
   revive: (id, now) =>
     pipe(
       TE.fromEither(checkTimes('revive time', now)),

@@ -4,7 +4,7 @@ import { byIdSql } from '../src/by-id.js';
 import type { Prepared } from '../src/connection.js';
 import { valuesOf } from '../src/connection.js';
 import { ATTACH, ATTACH_ONE, ATTACH_ONE_RAISING, ATTACH_RAISING, FIND_BY_ID, FIND_BY_IDS, FIND_ONE } from '../src/documents.js';
-import { CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
+import { CANCEL_WAITING, CLAIM_SQL, NEXT_RUN_AT_SQL } from '../src/jobs.js';
 import { FIND_BY_ID as REQUEST_BY_ID, FIND_BY_ID_FOR_UPDATE as REQUEST_BY_ID_FOR_UPDATE, UPDATE_SQL as REQUEST_UPDATE } from '../src/signature-requests.js';
 import { FIND_WITH_ENDPOINT } from '../src/webhook-deliveries.js';
 import { available, migratedTestClient, rowsRead } from './pg.js';
@@ -232,6 +232,26 @@ describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE",
       // The oldest three not leased (job 100, 200, … are), each claimed once across the sizes.
       expect(claimed.rows.map((r) => r.id).sort(), where('delivery claim')).toHaveLength(3);
       await client.query("DELETE FROM jobs WHERE locked_by = 'worker-1'");
+    }
+  });
+
+  it("cancels a request's waiting jobs through the dedupe key's index at 1 k, 10 k and 40 k scheduled jobs", async () => {
+    // Sent requests' automatic reminders, as `send` leaves them: one waiting job each, keyed by its request.
+    const key = (i: number | string) => `remind.auto:req_${String(i).padStart(26, '0')}:`;
+    const scheduled = (from: number, to: number) => `
+      INSERT INTO jobs (id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at)
+        SELECT 'job_r' || lpad(i::text, 25, '0'), 'remind.auto', 'org_1', 'test', '{}', timestamptz '2026-01-03', 0,
+               'remind.auto:req_' || lpad(i::text, 26, '0') || ':1', timestamptz '2026-01-01'
+        FROM generate_series(${from + 1}, ${to}) AS i`;
+    let rows = 0;
+    for (const size of [1_000, 10_000, 40_000]) {
+      for (; rows < size; rows += 1_000) await client.query(scheduled(rows, rows + 1_000));
+      const never = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_user_tables WHERE relname = 'jobs' AND last_analyze IS NULL AND last_autoanalyze IS NULL");
+      expect(never.rows[0]!.n, 'the table must never have been analyzed').toBe('1');
+      const range = (prefix: string) => [prefix, prefix.slice(0, -1) + ';'];
+      expect(await jobRowsRead(CANCEL_WAITING, range(key(size / 2))), `at ${size} jobs`).toBeLessThanOrEqual(2);
+      const deleted = await client.query(CANCEL_WAITING, range(key(size - 1)));
+      expect(deleted.rowCount, `at ${size} jobs`).toBe(1);
     }
   });
 });

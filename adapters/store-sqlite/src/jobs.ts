@@ -1,6 +1,6 @@
 import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
+import { JobKindC, dedupePrefixRange, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
 import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -226,6 +226,18 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
       TE.chainEitherK(A.traverse(E.Applicative)(decodeQueuedRow)),
     );
   },
+
+  // Through the dedupe key's unique index: a range of it, whatever the table holds.
+  cancelWaiting: (prefix) =>
+    pipe(
+      TE.fromEither(dedupePrefixRange(prefix)),
+      TE.chain(({ from, to }) =>
+        attempt(conn, (c) =>
+          c.prepare('DELETE FROM jobs WHERE dedupe_key >= ? AND dedupe_key < ? AND locked_by IS NULL AND dead = 0').run(from, to),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
 
   revive: (id, now) =>
     pipe(

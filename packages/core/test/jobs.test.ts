@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { JobKind, JobOf, JobPayloads, JobWorkOf, Tenant } from '@esig/core';
-import { cancelSignatureRequest, getCertificateData, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, signAsRecipient } from '@esig/core';
+import { cancelSignatureRequest, declineAsRecipient, getCertificateData, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, signAsRecipient } from '@esig/core';
 import { certificateKey, completedEventId, finishedKey } from '@esig/core/internal';
 import { TENANT, baseRequest, documentRow, iso, recipient, T0 } from './arbitraries.js';
 import { certificateIn, linkIn } from './fakes.js';
@@ -428,6 +428,56 @@ describe('handleExpire', () => {
       await runOk(w, handleExpire(w.deps), job);
       expect(await records(w, s)).toEqual(before);
     }
+  });
+});
+
+describe('a sent request that ends', () => {
+  /** The dedupe keys of the request's scheduled jobs still in the queue, soonest first. */
+  const scheduled = async (w: World, s: Sent) =>
+    (await right(w.h.stores.jobs.list({ requestId: s.req.id, kinds: ['expire', 'remind.auto'], limit: 10 }))).map((j) => j.dedupeKey);
+  const open = async (w: World) => {
+    const expiresAt = new Date(w.h.clock.now().getTime() + 10 * DAY).toISOString();
+    const s = await sentRequest(w, { signers: [{}, {}], expiresAt });
+    expect(await scheduled(w, s)).toEqual([`remind.auto:${s.req.id}:1`, `expire:${s.req.id}`]);
+    return { s, expiresAt };
+  };
+
+  it('takes its expiry and its next automatic reminder with it, however it ends, and not before', async () => {
+    const w = world({ reminderIntervalMs: DAY });
+    const signedOnce = await open(w);
+    await sign(w, signedOnce.s, 0);
+    expect(await scheduled(w, signedOnce.s)).toHaveLength(2);
+
+    const completed = await open(w);
+    await completeAndSeal(w, completed.s);
+    expect((await requestNow(w, completed.s.p.tenant, completed.s.req.id)).status).toBe('COMPLETED');
+
+    const declined = await open(w);
+    await right(declineAsRecipient(w.deps)(declined.s.signers[1]!.token, 'not mine to sign', CLIENT));
+
+    const cancelled = await open(w);
+    await cancel(w, cancelled.s);
+
+    // The expiry is the job that ends this one: it is held while it runs, so it stays until its own completion.
+    const expired = await open(w);
+    w.h.clock.set(expired.expiresAt);
+    const [expiry] = (await claim(w, ['expire'])).filter((j) => j.payload.requestId === expired.s.req.id);
+    await runOk(w, handleExpire(w.deps), expiry!);
+    expect((await requestNow(w, expired.s.p.tenant, expired.s.req.id)).status).toBe('EXPIRED');
+
+    for (const { s } of [completed, declined, cancelled, expired]) expect(await scheduled(w, s), s.req.id).toEqual([]);
+    expect(await scheduled(w, signedOnce.s)).toHaveLength(2);
+  });
+
+  it('leaves a reminder a worker holds to run, find nothing to do and complete', async () => {
+    const w = world({ reminderIntervalMs: DAY });
+    const { s } = await open(w);
+    const [round1] = await claim(w, ['remind.auto']);
+    await cancel(w, s);
+    expect(await scheduled(w, s)).toEqual([`remind.auto:${s.req.id}:1`]);
+    await runOk(w, handleAutoRemind({ ...w.deps, reminderIntervalMs: DAY }), round1!);
+    expect(await scheduled(w, s)).toEqual([]);
+    expect(await claim(w, ['mail.remind'])).toEqual([]);
   });
 });
 

@@ -113,3 +113,12 @@ export const jobState = (job: QueuedJob, now: string): JobState =>
         : job.runAt <= now
           ? 'due'
           : 'scheduled';
+
+/**
+ * The dedupe keys of a sent request's scheduled jobs: its expiry, and each round of its automatic reminders.
+ * One place for them, because a request that ends cancels them by these keys (`JobQueue.cancelWaiting`).
+ */
+export const expireJobKey = (requestId: string): string => `expire:${requestId}`;
+/** Every round's key starts with this (request ids are all of one length, so no other request's key does). */
+export const autoRemindJobPrefix = (requestId: string): string => `remind.auto:${requestId}:`;
+export const autoRemindJobKey = (requestId: string, round: number): string => `${autoRemindJobPrefix(requestId)}${round}`;

@@ -6,7 +6,9 @@ import { insufficientScope, invalidState, notFound, rateLimited, validationFaile
 import type { Principal } from '../model/principal.js';
 import type { ApiScope } from '../model/scopes.js';
 import { hasScope } from '../model/scopes.js';
+import { autoRemindJobPrefix, expireJobKey } from '../model/job.js';
 import type { SignatureRequest } from '../model/signature-request.js';
+import { isTerminal } from '../model/signature-request.js';
 import type { RequestCommand, TransitionError } from '../state-machine.js';
 import { transition } from '../state-machine.js';
 import type { Stores } from '../ports/stores.js';
@@ -43,9 +45,21 @@ export const loadRequest = (tx: Stores, p: Principal, id: string, forChange = tr
   );
 
 /**
+ * A sent request that has just ended (completed, declined, cancelled, expired) takes its scheduled jobs with it:
+ * its expiry and its next automatic reminder would only run later to find nothing to do. The ones a worker holds
+ * now are left to finish (see `JobQueue.cancelWaiting`), among them the expiry whose run ends the request.
+ */
+const cancelSchedule = (tx: Stores, requestId: string): TE.TaskEither<DomainError, void> =>
+  pipe(
+    tx.jobs.cancelWaiting(expireJobKey(requestId)),
+    TE.chainW(() => tx.jobs.cancelWaiting(autoRemindJobPrefix(requestId))),
+  );
+
+/**
  * Applies one state-machine command and stores the result. A command the state machine accepts without a
  * change (Notify, Open or View of a recipient already further along) keeps the version and writes nothing:
- * the store would refuse an unchanged version as a concurrent modification.
+ * the store would refuse an unchanged version as a concurrent modification. A command that ends a sent
+ * request also cancels its scheduled jobs (a draft has none).
  */
 export const applyCommand = (
   tx: Stores,
@@ -56,4 +70,5 @@ export const applyCommand = (
   pipe(
     TE.fromEither(E.mapLeft(fromTransitionError)(transition(r, cmd, now))),
     TE.chainFirstW((next) => (next.version === r.version ? TE.right(undefined) : tx.signatureRequests.update(next))),
+    TE.chainFirstW((next) => (r.sentAt !== null && !isTerminal(r.status) && isTerminal(next.status) ? cancelSchedule(tx, next.id) : TE.right(undefined))),
   );

@@ -1,6 +1,7 @@
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../task-either.js';
 import type { ClientInfo } from '../model/evidence.js';
+import { autoRemindJobKey, expireJobKey } from '../model/job.js';
 import type { Principal } from '../model/principal.js';
 import type { SignatureRequest } from '../model/signature-request.js';
 import type { Clock } from '../ports/clock.js';
@@ -50,13 +51,13 @@ export const sendSignatureRequest =
       TE.chainFirstW((req) => appendEvidence(tx, deps.ids, req, 'sent', at, null, client)),
       TE.chainFirstW((req) => inviteDueSigners(tx, deps.ids, req, signersDue(req), at)),
       TE.chainFirstW((req) =>
-        req.expiresAt === null ? TE.right(undefined) : enqueueJob(tx, deps.ids, req, { kind: 'expire', payload: { requestId: req.id }, runAt: req.expiresAt, createdAt: at, dedupeKey: `expire:${req.id}` }),
+        req.expiresAt === null ? TE.right(undefined) : enqueueJob(tx, deps.ids, req, { kind: 'expire', payload: { requestId: req.id }, runAt: req.expiresAt, createdAt: at, dedupeKey: expireJobKey(req.id) }),
       ),
       TE.chainFirstW((req) => {
         const every = deps.reminderIntervalMs ?? null;
         if (every === null || every <= 0) return TE.right(undefined);
         const runAt = new Date(now.getTime() + every).toISOString();
-        return enqueueJob(tx, deps.ids, req, { kind: 'remind.auto', payload: { requestId: req.id, round: 1 }, runAt, createdAt: at, dedupeKey: `remind.auto:${req.id}:1` });
+        return enqueueJob(tx, deps.ids, req, { kind: 'remind.auto', payload: { requestId: req.id, round: 1 }, runAt, createdAt: at, dedupeKey: autoRemindJobKey(req.id, 1) });
       }),
     );
   };

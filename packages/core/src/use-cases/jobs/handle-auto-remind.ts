@@ -2,6 +2,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import type { Clock } from '../../ports/clock.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
+import { autoRemindJobKey } from '../../model/job.js';
 import type { Stores } from '../../ports/stores.js';
 import { awaitingSeal, signersDue } from '../../state-machine.js';
 import { enqueueJob } from '../signing/records.js';
@@ -33,7 +34,7 @@ export const handleAutoRemind =
                   const next = new Date(now.getTime() + deps.reminderIntervalMs).toISOString();
                   return r.expiresAt !== null && next >= r.expiresAt
                     ? TE.right(undefined)
-                    : enqueueJob(tx, deps.ids, r, { kind: 'remind.auto', payload: { requestId: r.id, round: round + 1 }, runAt: next, createdAt: at, dedupeKey: `remind.auto:${r.id}:${round + 1}` });
+                    : enqueueJob(tx, deps.ids, r, { kind: 'remind.auto', payload: { requestId: r.id, round: round + 1 }, runAt: next, createdAt: at, dedupeKey: autoRemindJobKey(r.id, round + 1) });
                 }),
               ),
         ),
