@@ -58,7 +58,7 @@ export const COMPLETE = changeOnePlannedPerCall('jobs_complete', 2, (m) => `DELE
 // Function calls, prepared (see `Prepared`): the statements inside are planned by the functions.
 const CLAIM = prepared('jobs_claim', CLAIM_SQL);
 /** The waiting jobs of a dedupe-key prefix (see `JobQueue.cancelWaiting`), as the range `$1 <= key < $2`. */
-export const CANCEL_WAITING = 'DELETE FROM jobs WHERE dedupe_key >= $1 AND dedupe_key < $2 AND locked_by IS NULL AND NOT dead';
+export const CANCEL_WAITING = 'DELETE FROM jobs WHERE dedupe_key >= $1 AND dedupe_key < $2 AND org_id = $3 AND mode = $4 AND locked_by IS NULL AND NOT dead';
 const NEXT_RUN_AT = prepared('jobs_next_run_at', NEXT_RUN_AT_SQL);
 
 /**
@@ -196,10 +196,10 @@ export const pgJobs = (conn: Conn): JobQueue => ({
 
   // Notifies like enqueue: to idle workers a revived job is new work.
   // Planned for each call's bounds (plain text, no generic plan): a range of the dedupe key's unique index.
-  cancelWaiting: (prefix) =>
+  cancelWaiting: (tenant, prefix) =>
     pipe(
       TE.fromEither(dedupePrefixRange(prefix)),
-      TE.chain(({ from, to }) => writeAny(conn, CANCEL_WAITING, [from, to])),
+      TE.chain(({ from, to }) => writeAny(conn, CANCEL_WAITING, [from, to, tenant.orgId, tenant.mode])),
     ),
 
   revive: (id, now) =>

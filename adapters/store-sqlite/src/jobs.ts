@@ -228,12 +228,14 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
   },
 
   // Through the dedupe key's unique index: a range of it, whatever the table holds.
-  cancelWaiting: (prefix) =>
+  cancelWaiting: (tenant, prefix) =>
     pipe(
       TE.fromEither(dedupePrefixRange(prefix)),
       TE.chain(({ from, to }) =>
         attempt(conn, (c) =>
-          c.prepare('DELETE FROM jobs WHERE dedupe_key >= ? AND dedupe_key < ? AND locked_by IS NULL AND dead = 0').run(from, to),
+          c
+            .prepare('DELETE FROM jobs WHERE dedupe_key >= ? AND dedupe_key < ? AND org_id = ? AND mode = ? AND locked_by IS NULL AND dead = 0')
+            .run(from, to, tenant.orgId, tenant.mode),
         ),
       ),
       TE.map(() => undefined),

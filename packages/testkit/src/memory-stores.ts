@@ -515,11 +515,11 @@ const makeStores = (v: View): Stores => ({
         v.put('jobs', id, { ...j, dead: false, attempts: 0, runAt: now, lockedBy: null, lockedUntil: null });
         return ok(true);
       }),
-    cancelWaiting: (prefix) =>
+    cancelWaiting: (tenant, prefix) =>
       op(v, () => {
         if (!/^[\x20-\x7e]+$/.test(prefix)) return E.left(storeFailure(new RangeError(`invalid dedupe key prefix ${JSON.stringify(prefix)}`)));
         for (const j of v.rows('jobs'))
-          if (j.dedupeKey !== null && j.dedupeKey.startsWith(prefix) && j.lockedBy === null && !j.dead) v.remove('jobs', j.id);
+          if (j.dedupeKey !== null && j.dedupeKey.startsWith(prefix) && inTenant(j, tenant) && j.lockedBy === null && !j.dead) v.remove('jobs', j.id);
         return ok(undefined);
       }),
   },

@@ -1,4 +1,5 @@
 import type { Job, JobFilter, JobKind, JobNotes, JobWork, QueuedJob } from '../model/job.js';
+import type { Tenant } from '../model/tenant.js';
 import type { StoreResult } from './store-result.js';
 
 /** A job to enqueue: its kind with that kind's payload, and when it may run. */
@@ -85,7 +86,7 @@ export interface JobQueue {
    */
   revive(id: string, now: string): StoreResult<boolean>;
   /**
-   * Deletes the jobs whose dedupeKey starts with `dedupeKeyPrefix` that are waiting to run and no worker has
+   * Deletes the jobs of `tenant` whose dedupeKey starts with `dedupeKeyPrefix` that are waiting to run and no worker has
    * touched since: never claimed, or rescheduled by `retry`. For a change that makes scheduled work pointless: a request that
    * ends takes its expiry and its next automatic reminder with it. A job a worker holds is left alone (it runs,
    * finds nothing to do and completes; deleting it would fail its completion, and with it the transaction it
@@ -95,5 +96,5 @@ export interface JobQueue {
    * The prefix is printable ASCII, at least one character; any other fails with StoreFailure and deletes nothing.
    * A write like any other: in a transaction run with `deferWrites` it may go out unanswered.
    */
-  cancelWaiting(dedupeKeyPrefix: string): StoreResult<void>;
+  cancelWaiting(tenant: Tenant, dedupeKeyPrefix: string): StoreResult<void>;
 }

@@ -49,11 +49,13 @@ export const loadRequest = (tx: Stores, p: Principal, id: string, forChange = tr
  * its expiry and its next automatic reminder would only run later to find nothing to do. The ones a worker holds
  * now are left to finish (see `JobQueue.cancelWaiting`), among them the expiry whose run ends the request.
  */
-const cancelSchedule = (tx: Stores, requestId: string): TE.TaskEither<DomainError, void> =>
-  pipe(
-    tx.jobs.cancelWaiting(expireJobKey(requestId)),
-    TE.chainW(() => tx.jobs.cancelWaiting(autoRemindJobPrefix(requestId))),
+const cancelSchedule = (tx: Stores, r: SignatureRequest): TE.TaskEither<DomainError, void> => {
+  const tenant = { orgId: r.orgId, mode: r.mode };
+  return pipe(
+    tx.jobs.cancelWaiting(tenant, expireJobKey(r.id)),
+    TE.chainW(() => tx.jobs.cancelWaiting(tenant, autoRemindJobPrefix(r.id))),
   );
+};
 
 /**
  * Applies one state-machine command and stores the result. A command the state machine accepts without a
@@ -70,5 +72,5 @@ export const applyCommand = (
   pipe(
     TE.fromEither(E.mapLeft(fromTransitionError)(transition(r, cmd, now))),
     TE.chainFirstW((next) => (next.version === r.version ? TE.right(undefined) : tx.signatureRequests.update(next))),
-    TE.chainFirstW((next) => (r.sentAt !== null && !isTerminal(r.status) && isTerminal(next.status) ? cancelSchedule(tx, next.id) : TE.right(undefined))),
+    TE.chainFirstW((next) => (r.sentAt !== null && !isTerminal(r.status) && isTerminal(next.status) ? cancelSchedule(tx, next) : TE.right(undefined))),
   );

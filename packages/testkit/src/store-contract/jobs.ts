@@ -327,7 +327,7 @@ export const jobsContract = (h: Harness) =>
         makeJob(TENANT_A, { kind: 'remind.auto', payload: { requestId: 'req_1', round: 1 }, runAt: at(5000), dedupeKey, ...over });
       const remaining = async () => ids(await ok(h().stores.jobs.list({ limit: 100 }))).sort();
 
-      it('deletes the waiting jobs whose dedupe key has the prefix, and leaves held, buried and other jobs', async () => {
+      it("deletes the tenant's waiting jobs whose dedupe key has the prefix, and leaves held, buried and other jobs", async () => {
         const waiting = reminder('remind.auto:req_1:1');
         const waitingToo = reminder('remind.auto:req_1:12', { runAt: at(7000) });
         const retried = reminder('remind.auto:req_1:2', { runAt: at(-2) });
@@ -336,13 +336,17 @@ export const jobsContract = (h: Harness) =>
         // Keys next to the range: another request's whose id extends this one's, the range's end (';' follows ':'),
         // the prefix without its last character, and no key at all.
         const others = [reminder('remind.auto:req_10:1'), reminder('remind.auto:req_1;'), reminder('remind.auto:req_1'), reminder(null)];
-        for (const j of [waiting, waitingToo, retried, held, buried, ...others]) expect(await enqueue(j)).toBe(true);
+        // The same prefix in the other mode and in another org (keys are unique across tenants, but the store checks).
+        const elsewhere = [TENANT_A_LIVE, TENANT_B].map((t, i) =>
+          makeJob(t, { kind: 'remind.auto', payload: { requestId: 'req_1', round: 1 }, runAt: at(5000), dedupeKey: `remind.auto:req_1:${20 + i}` }),
+        );
+        for (const j of [waiting, waitingToo, retried, held, buried, ...others, ...elsewhere]) expect(await enqueue(j)).toBe(true);
         expect(ids(await claim(ALL_KINDS, W1, 0, 30))).toEqual([buried.id, held.id, retried.id]);
         await ok(h().stores.jobs.bury(buried.id, W1, 'gave up'));
         await ok(h().stores.jobs.retry(retried.id, W1, at(3600), 'SMTP 451'));
 
-        expect(await ok(h().stores.jobs.cancelWaiting('remind.auto:req_1:'))).toBeUndefined();
-        expect(await remaining()).toEqual([held.id, buried.id, ...ids(others)].sort());
+        expect(await ok(h().stores.jobs.cancelWaiting(TENANT_A, 'remind.auto:req_1:'))).toBeUndefined();
+        expect(await remaining()).toEqual([held.id, buried.id, ...ids(others), ...ids(elsewhere)].sort());
         // The worker that holds a job still completes it, and a deleted job's key is free again.
         expect(await ok(h().stores.jobs.complete(held.id, W1))).toBeUndefined();
         expect(await enqueue(reminder('remind.auto:req_1:1'))).toBe(true);
@@ -352,20 +356,20 @@ export const jobsContract = (h: Harness) =>
         const expiry = makeJob(TENANT_A, { kind: 'expire', payload: { requestId: 'req_1' }, runAt: at(5000), dedupeKey: 'expire:req_1' });
         const unicode = reminder('remind.auto:réq:1');
         for (const j of [expiry, unicode]) await enqueue(j);
-        await fails(h().stores.jobs.cancelWaiting(''));
-        await fails(h().stores.jobs.cancelWaiting('remind.auto:ré'));
-        await fails(h().stores.jobs.cancelWaiting('remind.auto:\u0000'));
+        await fails(h().stores.jobs.cancelWaiting(TENANT_A, ''));
+        await fails(h().stores.jobs.cancelWaiting(TENANT_A, 'remind.auto:ré'));
+        await fails(h().stores.jobs.cancelWaiting(TENANT_A, 'remind.auto:\u0000'));
         expect(await remaining()).toEqual([expiry.id, unicode.id].sort());
-        await ok(h().stores.jobs.cancelWaiting('expire:req_1'));
+        await ok(h().stores.jobs.cancelWaiting(TENANT_A, 'expire:req_1'));
         expect(await remaining()).toEqual([unicode.id]);
       });
 
       it('in a transaction, commits with it or not at all, its writes sent unanswered or not', async () => {
         const job = reminder('remind.auto:req_1:1');
         await enqueue(job);
-        expect(await fails(h().uow.transaction((tx) => pipe(tx.jobs.cancelWaiting('remind.auto:req_1:'), TE.chainW(() => TE.left('abort' as const)))))).toBe('abort');
+        expect(await fails(h().uow.transaction((tx) => pipe(tx.jobs.cancelWaiting(TENANT_A, 'remind.auto:req_1:'), TE.chainW(() => TE.left('abort' as const)))))).toBe('abort');
         expect(await remaining()).toEqual([job.id]);
-        await ok(h().uow.transaction((tx) => tx.jobs.cancelWaiting('remind.auto:req_1:'), { deferWrites: true }));
+        await ok(h().uow.transaction((tx) => tx.jobs.cancelWaiting(TENANT_A, 'remind.auto:req_1:'), { deferWrites: true }));
         expect(await remaining()).toEqual([]);
       });
     });
