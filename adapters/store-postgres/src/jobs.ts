@@ -1,6 +1,6 @@
 import type { Job, JobQueue } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, JobPayloadC, JobWorkC, dedupePrefixRange, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
+import { JobKindC, JobPayloadC, JobWorkC, dedupeKeyBounds, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
@@ -57,8 +57,10 @@ const byRunAt = (a: Job, b: Job) => (a.runAt < b.runAt ? -1 : a.runAt > b.runAt 
 export const COMPLETE = changeOnePlannedPerCall('jobs_complete', 2, (m) => `DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND dead IS NOT TRUE AND ${m}`);
 // Function calls, prepared (see `Prepared`): the statements inside are planned by the functions.
 const CLAIM = prepared('jobs_claim', CLAIM_SQL);
-/** The waiting jobs of a dedupe-key prefix (see `JobQueue.cancelWaiting`), as the range `$1 <= key < $2`. */
+/** A tenant's waiting jobs of a dedupe-key prefix (see `JobQueue.cancelWaiting`), as the range `$1 <= key < $2`. */
 export const CANCEL_WAITING = 'DELETE FROM jobs WHERE dedupe_key >= $1 AND dedupe_key < $2 AND org_id = $3 AND mode = $4 AND locked_by IS NULL AND NOT dead';
+/** The same for one dedupe key. */
+const CANCEL_WAITING_KEY = 'DELETE FROM jobs WHERE dedupe_key = $1 AND org_id = $2 AND mode = $3 AND locked_by IS NULL AND NOT dead';
 const NEXT_RUN_AT = prepared('jobs_next_run_at', NEXT_RUN_AT_SQL);
 
 /**
@@ -194,14 +196,18 @@ export const pgJobs = (conn: Conn): JobQueue => ({
     );
   },
 
-  // Notifies like enqueue: to idle workers a revived job is new work.
-  // Planned for each call's bounds (plain text, no generic plan): a range of the dedupe key's unique index.
-  cancelWaiting: (tenant, prefix) =>
+  // Planned for each call's values (plain text, no generic plan): the dedupe key's unique index, a key or a range of it.
+  cancelWaiting: (tenant, match) =>
     pipe(
-      TE.fromEither(dedupePrefixRange(prefix)),
-      TE.chain(({ from, to }) => writeAny(conn, CANCEL_WAITING, [from, to, tenant.orgId, tenant.mode])),
+      TE.fromEither(dedupeKeyBounds(match)),
+      TE.chain((keys) =>
+        'key' in keys
+          ? writeAny(conn, CANCEL_WAITING_KEY, [keys.key, tenant.orgId, tenant.mode])
+          : writeAny(conn, CANCEL_WAITING, [keys.from, keys.to, tenant.orgId, tenant.mode]),
+      ),
     ),
 
+  // Notifies like enqueue: to idle workers a revived job is new work.
   revive: (id, now) =>
     pipe(
       TE.fromEither(checkTimes('revive time', now)),

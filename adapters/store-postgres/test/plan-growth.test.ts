@@ -1,3 +1,5 @@
+import { dedupeKeyBounds } from '@esig/store-sql';
+import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byIdSql } from '../src/by-id.js';
@@ -248,7 +250,11 @@ describe.skipIf(!available)("a worker's claim on a queue grown without ANALYZE",
       for (; rows < size; rows += 1_000) await client.query(scheduled(rows, rows + 1_000));
       const never = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_user_tables WHERE relname = 'jobs' AND last_analyze IS NULL AND last_autoanalyze IS NULL");
       expect(never.rows[0]!.n, 'the table must never have been analyzed').toBe('1');
-      const range = (prefix: string) => [prefix, prefix.slice(0, -1) + ';', 'org_1', 'test'];
+      const range = (prefix: string) => {
+        const bounds = dedupeKeyBounds({ prefix });
+        if (E.isLeft(bounds) || 'key' in bounds.right) throw new Error(`no range for ${prefix}`);
+        return [bounds.right.from, bounds.right.to, 'org_1', 'test'];
+      };
       expect(await jobRowsRead(CANCEL_WAITING, range(key(size / 2))), `at ${size} jobs`).toBeLessThanOrEqual(2);
       const deleted = await client.query(CANCEL_WAITING, range(key(size - 1)));
       expect(deleted.rowCount, `at ${size} jobs`).toBe(1);

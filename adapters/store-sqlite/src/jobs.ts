@@ -1,6 +1,6 @@
 import type { Job, JobKind, JobQueue, NewJob } from '@esig/core';
 import { concurrentModification, storeFailure } from '@esig/core';
-import { JobKindC, dedupePrefixRange, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
+import { JobKindC, dedupeKeyBounds, jobRow, queuedJobRow, storedPayload, toJob, toQueuedJob } from '@esig/store-sql';
 import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -15,6 +15,9 @@ const JobRow = jobRow(columnCodecs);
 const QueuedJobRow = queuedJobRow(columnCodecs);
 
 const COLUMNS = 'id, kind, org_id, mode, payload, run_at, attempts, dedupe_key, created_at, last_error';
+
+/** A tenant's job (the next two parameters) that waits to run: no worker holds it, and it is not buried. */
+const WAITING = 'org_id = ? AND mode = ? AND locked_by IS NULL AND dead = 0';
 
 const toRow = (j: NewJob) => ({
   id: j.id,
@@ -228,14 +231,14 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
   },
 
   // Through the dedupe key's unique index: a range of it, whatever the table holds.
-  cancelWaiting: (tenant, prefix) =>
+  cancelWaiting: (tenant, match) =>
     pipe(
-      TE.fromEither(dedupePrefixRange(prefix)),
-      TE.chain(({ from, to }) =>
+      TE.fromEither(dedupeKeyBounds(match)),
+      TE.chain((keys) =>
         attempt(conn, (c) =>
-          c
-            .prepare('DELETE FROM jobs WHERE dedupe_key >= ? AND dedupe_key < ? AND org_id = ? AND mode = ? AND locked_by IS NULL AND dead = 0')
-            .run(from, to, tenant.orgId, tenant.mode),
+          'key' in keys
+            ? c.prepare(`DELETE FROM jobs WHERE dedupe_key = ? AND ${WAITING}`).run(keys.key, tenant.orgId, tenant.mode)
+            : c.prepare(`DELETE FROM jobs WHERE dedupe_key >= ? AND dedupe_key < ? AND ${WAITING}`).run(keys.from, keys.to, tenant.orgId, tenant.mode),
         ),
       ),
       TE.map(() => undefined),

@@ -469,6 +469,22 @@ describe('a sent request that ends', () => {
     expect(await scheduled(w, signedOnce.s)).toHaveLength(2);
   });
 
+  it("takes only its own expiry, whatever the other requests' ids (one that begins with its id too)", async () => {
+    const w = world();
+    // Request ids of different lengths: req_1, then req_10 (the built-in generators make them all one length).
+    const made = w.deps.ids;
+    let n = 0;
+    const ids = { next: (p: Parameters<typeof made.next>[0]) => (p === 'req' ? `req_${++n === 2 ? 10 : n}` : made.next(p)) };
+    Object.assign(w.deps, { ids });
+    Object.assign(w.h, { ids });
+    const expiresAt = new Date(w.h.clock.now().getTime() + 10 * DAY).toISOString();
+    const [one, ten] = [await sentRequest(w, { expiresAt }), await sentRequest(w, { expiresAt })];
+    expect([one.req.id, ten.req.id]).toEqual(['req_1', 'req_10']);
+    await cancel(w, one);
+    expect(await scheduled(w, one)).toEqual([]);
+    expect(await scheduled(w, ten)).toEqual(['expire:req_10']);
+  });
+
   it('leaves a reminder a worker holds to run, find nothing to do and complete', async () => {
     const w = world({ reminderIntervalMs: DAY });
     const { s } = await open(w);

@@ -515,11 +515,12 @@ const makeStores = (v: View): Stores => ({
         v.put('jobs', id, { ...j, dead: false, attempts: 0, runAt: now, lockedBy: null, lockedUntil: null });
         return ok(true);
       }),
-    cancelWaiting: (tenant, prefix) =>
+    cancelWaiting: (tenant, match) =>
       op(v, () => {
-        if (!/^[\x20-\x7e]+$/.test(prefix)) return E.left(storeFailure(new RangeError(`invalid dedupe key prefix ${JSON.stringify(prefix)}`)));
+        if ('prefix' in match && !/^[\x20-\x7e]+$/.test(match.prefix)) return E.left(storeFailure(new RangeError(`invalid dedupe key prefix ${JSON.stringify(match.prefix)}`)));
+        const matches = (k: string) => ('key' in match ? k === match.key : k.startsWith(match.prefix));
         for (const j of v.rows('jobs'))
-          if (j.dedupeKey !== null && j.dedupeKey.startsWith(prefix) && inTenant(j, tenant) && j.lockedBy === null && !j.dead) v.remove('jobs', j.id);
+          if (j.dedupeKey !== null && matches(j.dedupeKey) && inTenant(j, tenant) && j.lockedBy === null && !j.dead) v.remove('jobs', j.id);
         return ok(undefined);
       }),
   },

@@ -119,6 +119,6 @@ export const jobState = (job: QueuedJob, now: string): JobState =>
  * One place for them, because a request that ends cancels them by these keys (`JobQueue.cancelWaiting`).
  */
 export const expireJobKey = (requestId: string): string => `expire:${requestId}`;
-/** Every round's key starts with this (request ids are all of one length, so no other request's key does). */
+/** Every round's key starts with this, and no other request's key does: a request id holds no `:`. */
 export const autoRemindJobPrefix = (requestId: string): string => `remind.auto:${requestId}:`;
 export const autoRemindJobKey = (requestId: string, round: number): string => `${autoRemindJobPrefix(requestId)}${round}`;

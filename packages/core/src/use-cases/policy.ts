@@ -52,8 +52,8 @@ export const loadRequest = (tx: Stores, p: Principal, id: string, forChange = tr
 const cancelSchedule = (tx: Stores, r: SignatureRequest): TE.TaskEither<DomainError, void> => {
   const tenant = { orgId: r.orgId, mode: r.mode };
   return pipe(
-    tx.jobs.cancelWaiting(tenant, expireJobKey(r.id)),
-    TE.chainW(() => tx.jobs.cancelWaiting(tenant, autoRemindJobPrefix(r.id))),
+    tx.jobs.cancelWaiting(tenant, { key: expireJobKey(r.id) }),
+    TE.chainW(() => tx.jobs.cancelWaiting(tenant, { prefix: autoRemindJobPrefix(r.id) })),
   );
 };
 

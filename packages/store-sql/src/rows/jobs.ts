@@ -1,4 +1,4 @@
-import type { Job, JobKind, JobNotes, JobPayloads, JobWork, QueuedJob, StoreError } from '@esig/core';
+import type { DedupeKeyMatch, Job, JobKind, JobNotes, JobPayloads, JobWork, QueuedJob, StoreError } from '@esig/core';
 import { JOB_KINDS, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
@@ -129,7 +129,11 @@ export const toQueuedJob = (r: t.TypeOf<ReturnType<typeof queuedJobRow>>): Queue
  * in it, and only those. The prefix is printable ASCII (every dedupe key esig makes is), so the bound above
  * is the prefix with its last character moved on by one.
  */
-export const dedupePrefixRange = (prefix: string): E.Either<StoreError, { readonly from: string; readonly to: string }> =>
+const dedupePrefixRange = (prefix: string): E.Either<StoreError, { readonly from: string; readonly to: string }> =>
   /^[\x20-\x7e]+$/.test(prefix)
     ? E.right({ from: prefix, to: prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1) })
     : E.left(storeFailure(new RangeError(`a dedupe key prefix is 1 or more printable ASCII characters, got ${JSON.stringify(prefix)}`)));
+
+/** A `DedupeKeyMatch` as the stores query it: one key, or the range of a prefix (see `dedupePrefixRange`). */
+export const dedupeKeyBounds = (match: DedupeKeyMatch): E.Either<StoreError, { readonly key: string } | { readonly from: string; readonly to: string }> =>
+  'key' in match ? E.right({ key: match.key }) : dedupePrefixRange(match.prefix);

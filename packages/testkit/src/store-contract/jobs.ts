@@ -345,31 +345,43 @@ export const jobsContract = (h: Harness) =>
         await ok(h().stores.jobs.bury(buried.id, W1, 'gave up'));
         await ok(h().stores.jobs.retry(retried.id, W1, at(3600), 'SMTP 451'));
 
-        expect(await ok(h().stores.jobs.cancelWaiting(TENANT_A, 'remind.auto:req_1:'))).toBeUndefined();
+        expect(await ok(h().stores.jobs.cancelWaiting(TENANT_A, { prefix: 'remind.auto:req_1:' }))).toBeUndefined();
         expect(await remaining()).toEqual([held.id, buried.id, ...ids(others), ...ids(elsewhere)].sort());
         // The worker that holds a job still completes it, and a deleted job's key is free again.
         expect(await ok(h().stores.jobs.complete(held.id, W1))).toBeUndefined();
         expect(await enqueue(reminder('remind.auto:req_1:1'))).toBe(true);
       });
 
-      it('takes a whole key as its own prefix, and refuses an empty or non-ASCII prefix without deleting anything', async () => {
-        const expiry = makeJob(TENANT_A, { kind: 'expire', payload: { requestId: 'req_1' }, runAt: at(5000), dedupeKey: 'expire:req_1' });
+      it('deletes by a whole key that key only, and refuses an empty or non-ASCII prefix without deleting anything', async () => {
+        const expiry = (requestId: string) => makeJob(TENANT_A, { kind: 'expire', payload: { requestId }, runAt: at(5000), dedupeKey: `expire:${requestId}` });
+        const [one, ten] = [expiry('req_1'), expiry('req_10')];
         const unicode = reminder('remind.auto:réq:1');
-        for (const j of [expiry, unicode]) await enqueue(j);
-        await fails(h().stores.jobs.cancelWaiting(TENANT_A, ''));
-        await fails(h().stores.jobs.cancelWaiting(TENANT_A, 'remind.auto:ré'));
-        await fails(h().stores.jobs.cancelWaiting(TENANT_A, 'remind.auto:\u0000'));
-        expect(await remaining()).toEqual([expiry.id, unicode.id].sort());
-        await ok(h().stores.jobs.cancelWaiting(TENANT_A, 'expire:req_1'));
-        expect(await remaining()).toEqual([unicode.id]);
+        for (const j of [one, ten, unicode]) await enqueue(j);
+        await fails(h().stores.jobs.cancelWaiting(TENANT_A, { prefix: '' }));
+        await fails(h().stores.jobs.cancelWaiting(TENANT_A, { prefix: 'remind.auto:ré' }));
+        await fails(h().stores.jobs.cancelWaiting(TENANT_A, { prefix: 'remind.auto:\u0000' }));
+        expect(await remaining()).toEqual([one.id, ten.id, unicode.id].sort());
+        await ok(h().stores.jobs.cancelWaiting(TENANT_A, { key: 'expire:req_1' }));
+        expect(await remaining()).toEqual([ten.id, unicode.id].sort());
+      });
+
+      it('leaves a job whose lease ran out, and one a stopping worker handed back: they still name their worker', async () => {
+        const [ranOut, handedBack] = [reminder('remind.auto:req_1:1', { runAt: at(-2) }), reminder('remind.auto:req_1:2', { runAt: at(-1) })];
+        for (const j of [ranOut, handedBack]) await enqueue(j);
+        expect(ids(await claim(ALL_KINDS, W1, 0, 30))).toEqual([ranOut.id, handedBack.id]);
+        expect(await ok(h().stores.jobs.extendLease(handedBack.id, W1, at(0)))).toBe(true);
+        // Both leases have ended by now (30 s, and at once); no other worker has claimed either.
+        await ok(h().stores.jobs.cancelWaiting(TENANT_A, { prefix: 'remind.auto:req_1:' }));
+        expect(await remaining()).toEqual([ranOut.id, handedBack.id].sort());
+        expect(await ok(h().stores.jobs.complete(ranOut.id, W1))).toBeUndefined();
       });
 
       it('in a transaction, commits with it or not at all, its writes sent unanswered or not', async () => {
         const job = reminder('remind.auto:req_1:1');
         await enqueue(job);
-        expect(await fails(h().uow.transaction((tx) => pipe(tx.jobs.cancelWaiting(TENANT_A, 'remind.auto:req_1:'), TE.chainW(() => TE.left('abort' as const)))))).toBe('abort');
+        expect(await fails(h().uow.transaction((tx) => pipe(tx.jobs.cancelWaiting(TENANT_A, { prefix: 'remind.auto:req_1:' }), TE.chainW(() => TE.left('abort' as const)))))).toBe('abort');
         expect(await remaining()).toEqual([job.id]);
-        await ok(h().uow.transaction((tx) => tx.jobs.cancelWaiting(TENANT_A, 'remind.auto:req_1:'), { deferWrites: true }));
+        await ok(h().uow.transaction((tx) => tx.jobs.cancelWaiting(TENANT_A, { prefix: 'remind.auto:req_1:' }), { deferWrites: true }));
         expect(await remaining()).toEqual([]);
       });
     });
