@@ -230,7 +230,7 @@ export const sqliteJobs = (conn: Conn): JobQueue => ({
     );
   },
 
-  // Through the dedupe key's unique index: a range of it, whatever the table holds.
+  // Through the dedupe key's unique index (the key, or a range of it), whatever the table holds.
   cancelWaiting: (tenant, match) =>
     pipe(
       TE.fromEither(dedupeKeyBounds(match)),

@@ -86,15 +86,15 @@ export interface JobQueue {
    */
   revive(id: string, now: string): StoreResult<boolean>;
   /**
-   * Deletes the jobs of `tenant` whose dedupeKey is `match.key`, or starts with `match.prefix`, that are waiting to
-   * run and no worker has touched since: never claimed, or rescheduled by `retry`. For a change that makes scheduled work pointless: a request that
-   * ends takes its expiry and its next automatic reminder with it. A job a worker holds is left alone (it runs,
-   * finds nothing to do and completes; deleting it would fail its completion, and with it the transaction it
-   * records in, which may be the very change that called this), and so is a buried one, for an operator to see.
-   * (A job whose lease ran out, or that a stopping worker handed back, still names its worker: it is left too, and
-   * runs as the others do.)
-   * A prefix is printable ASCII, at least one character; any other fails with StoreFailure and deletes nothing.
-   * A write like any other: in a transaction run with `deferWrites` it may go out unanswered.
+   * Deletes the jobs of `tenant` whose dedupeKey is `match.key`, or starts with `match.prefix`, that wait to run
+   * and that no worker has touched since: never claimed, or rescheduled by `retry`. For a change that makes
+   * scheduled work pointless: a request that ends takes its expiry and its next automatic reminder with it.
+   * A job a worker holds is left alone: it runs, finds nothing to do and completes (deleting it would fail its
+   * completion, and with it the transaction it records in, which may be the very change that called this). So
+   * is a buried one, for an operator to see, and one whose lease ran out or that a stopping worker handed back
+   * (both still name their worker). A prefix is printable ASCII, at least one character; any other fails with
+   * StoreFailure and deletes nothing. A write like any other: in a transaction run with `deferWrites` it may go
+   * out unanswered.
    */
   cancelWaiting(tenant: Tenant, match: DedupeKeyMatch): StoreResult<void>;
 }
