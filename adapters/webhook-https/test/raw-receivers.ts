@@ -38,7 +38,8 @@ export interface RawRequest {
 
 /**
  * A TLS server that reads requests itself (Content-Length bodies only) and lets the test write any bytes back.
- * `connections` counts TLS connections accepted; `openSockets` those not yet closed.
+ * `connections` counts TLS connections accepted (handshake done); `tcpConnections` every connection accepted,
+ * handshake done or not; `openSockets` those not yet closed.
  */
 export const rawReceiver = async (cert: TestCert, onRequest: (sock: TLSSocket, req: RawRequest) => void) => {
   const requests: RawRequest[] = [];
@@ -63,8 +64,10 @@ export const rawReceiver = async (cert: TestCert, onRequest: (sock: TLSSocket, r
     sock.on('error', () => undefined);
   });
   server.on('tlsClientError', () => undefined);
+  let tcpConns = 0;
+  server.on('connection', () => void tcpConns++);
   const { port, openSockets, close } = await listening(server);
-  return { port, requests, connections: () => conns, openSockets, close };
+  return { port, requests, connections: () => conns, tcpConnections: () => tcpConns, openSockets, close };
 };
 
 /** A TCP server that accepts and never answers (no TLS handshake): a connect that never completes. */

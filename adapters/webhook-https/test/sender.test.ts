@@ -377,7 +377,12 @@ describe('a delivery that ends early lets its connection go', () => {
     expect(rs.map((r) => noAnswer(r).error)).toEqual(Array.from({ length: 50 }, () => 'timeout'));
     await until(() => srv.openSockets() === 0, 'the receiver still holds connections');
     await sleep(200);
-    expect(srv.connections()).toBe(50);
+    // One connection per delivery at most. Not exactly one: on a loaded machine some deliveries reach their
+    // deadline before the receiver has accepted their connection, or before its handshake is done (CI saw 37 of
+    // 50 handshakes done in time), and those end without a request sent. A sender that opened a fresh connection
+    // for each delivery it gave up would show up to twice as many.
+    expect(srv.tcpConnections()).toBeLessThanOrEqual(50);
+    expect(srv.connections()).toBeLessThanOrEqual(srv.tcpConnections());
   });
 
   it('a request whose connection opens only after its deadline is never written', async () => {
