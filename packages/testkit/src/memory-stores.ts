@@ -34,7 +34,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import { MAX_PURGE_BATCH, autoCommit, concurrentModification, requestIdOf, storeFailure } from '@esig/core';
+import { MAX_PURGE_BATCH, autoCommit, concurrentModification, isDedupeKeyPrefix, requestIdOf, storeFailure } from '@esig/core';
 
 /** Everything the memory database holds; rows are private copies, never handed out. */
 interface Tables {
@@ -517,7 +517,7 @@ const makeStores = (v: View): Stores => ({
       }),
     cancelWaiting: (tenant, match) =>
       op(v, () => {
-        if ('prefix' in match && !/^[\x20-\x7e]+$/.test(match.prefix)) return E.left(storeFailure(new RangeError(`invalid dedupe key prefix ${JSON.stringify(match.prefix)}`)));
+        if ('prefix' in match && !isDedupeKeyPrefix(match.prefix)) return E.left(storeFailure(new RangeError(`invalid dedupe key prefix ${JSON.stringify(match.prefix)}`)));
         const matches = (k: string) => ('key' in match ? k === match.key : k.startsWith(match.prefix));
         for (const j of v.rows('jobs'))
           if (j.dedupeKey !== null && matches(j.dedupeKey) && inTenant(j, tenant) && j.lockedBy === null && !j.dead) v.remove('jobs', j.id);

@@ -122,3 +122,9 @@ export const expireJobKey = (requestId: string): string => `expire:${requestId}`
 /** Every round's key starts with this, and no other request's key does: a request id holds no `:`. */
 export const autoRemindJobPrefix = (requestId: string): string => `remind.auto:${requestId}:`;
 export const autoRemindJobKey = (requestId: string, round: number): string => `${autoRemindJobPrefix(requestId)}${round}`;
+
+/**
+ * A prefix `JobQueue.cancelWaiting` takes: printable ASCII, at least one character (every dedupe key esig makes is
+ * such), so that a store that compares keys byte by byte can read it as a range of its index.
+ */
+export const isDedupeKeyPrefix = (prefix: string): boolean => /^[\x20-\x7e]+$/.test(prefix);

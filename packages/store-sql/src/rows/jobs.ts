@@ -1,5 +1,5 @@
 import type { DedupeKeyMatch, Job, JobKind, JobNotes, JobPayloads, JobWork, QueuedJob, StoreError } from '@esig/core';
-import { JOB_KINDS, storeFailure } from '@esig/core';
+import { JOB_KINDS, isDedupeKeyPrefix, storeFailure } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
@@ -126,11 +126,11 @@ export const toQueuedJob = (r: t.TypeOf<ReturnType<typeof queuedJobRow>>): Queue
 /**
  * The range of dedupe keys that start with `prefix`, for an index range scan: `from <= key < to`. Both stores
  * compare keys byte by byte (SQLite's BINARY, PostgreSQL's "C" collation), so every key with the prefix lies
- * in it, and only those. The prefix is printable ASCII (every dedupe key esig makes is), so the bound above
+ * in it, and only those. The prefix is printable ASCII (`isDedupeKeyPrefix`), so the bound above
  * is the prefix with its last character moved on by one.
  */
 const dedupePrefixRange = (prefix: string): E.Either<StoreError, { readonly from: string; readonly to: string }> =>
-  /^[\x20-\x7e]+$/.test(prefix)
+  isDedupeKeyPrefix(prefix)
     ? E.right({ from: prefix, to: prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1) })
     : E.left(storeFailure(new RangeError(`a dedupe key prefix is 1 or more printable ASCII characters, got ${JSON.stringify(prefix)}`)));
 
