@@ -114,6 +114,25 @@ const postgresGrow =
     }
   };
 
+/** Create-requests with `secret`, the i-th over the document `doc(i)`: each request takes one. */
+const creates = (secret: string, title: string, doc: (i: number) => string): autocannon.Request[] => {
+  let next = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/api/v1/signature-requests',
+      setupRequest: (req: any) => {
+        const i = next++;
+        return {
+          ...req,
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ title: `${title} ${i}`, documentIds: [doc(i)] }),
+        };
+      },
+    },
+  ];
+};
+
 const run = async (label: string, databaseUrl: string, grow: Grow): Promise<Figures[]> => {
   const env = benchServerEnv(databaseUrl, masterKey, { ESIG_LOG_LEVEL: 'warn' });
   const issued = await createKeyStandalone(loadConfig(env), { orgName: 'growth', mode: 'test', scopes: ['*'], name: 'growth' });
@@ -135,23 +154,7 @@ const run = async (label: string, databaseUrl: string, grow: Grow): Promise<Figu
       // tables, as another org's would be.
       const warm = await createKeyStandalone(loadConfig(env), { orgName: 'growth-warm-up', mode: 'test', scopes: ['*'], name: 'warm-up' });
       await grow(warm.org.id, 0, warmUp, 'W');
-      let w = 0;
-      const r = await measureAmount('warm-up', {
-        url,
-        connections,
-        amount: warmUp,
-        requests: [
-          {
-            method: 'POST',
-            path: '/api/v1/signature-requests',
-            setupRequest: (req: any) => ({
-              ...req,
-              headers: { authorization: `Bearer ${warm.secret}`, 'content-type': 'application/json' },
-              body: JSON.stringify({ title: `Warm-up ${w}`, documentIds: [docId(w++, 'W')] }),
-            }),
-          },
-        ],
-      });
+      const r = await measureAmount('warm-up', { url, connections, amount: warmUp, requests: creates(warm.secret, 'Warm-up', (i) => docId(i, 'W')) });
       process.stderr.write(`  ${label}: warmed up with ${r.requests} create-requests in another org (${r.non2xx} not 2xx)\n`);
     }
     let size = 0;
@@ -162,26 +165,12 @@ const run = async (label: string, databaseUrl: string, grow: Grow): Promise<Figu
       process.stderr.write(`  ${label}: ${size} documents (grown in ${((Date.now() - started) / 1000).toFixed(1)} s), measuring…\n`);
       // The newest documents are free; each request takes one.
       const n = Math.min(requests, Math.floor(step / 2));
-      let next = 0;
       figures.push(
         await measureAmount(`${label}, ${step.toLocaleString('en')} documents in the org`, {
           url,
           connections,
           amount: n,
-          requests: [
-            {
-              method: 'POST',
-              path: '/api/v1/signature-requests',
-              setupRequest: (req: any) => {
-                const i = next++;
-                return {
-                  ...req,
-                  headers: { authorization: `Bearer ${issued.secret}`, 'content-type': 'application/json' },
-                  body: JSON.stringify({ title: `Growth ${i}`, documentIds: [docId(step - 1 - (i % n))] }),
-                };
-              },
-            },
-          ],
+          requests: creates(issued.secret, 'Growth', (i) => docId(step - 1 - (i % n))),
         }),
       );
     }
