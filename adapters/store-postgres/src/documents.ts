@@ -59,27 +59,40 @@ export const FIND_BY_IDS = plannedPerCall('documents_find_by_ids', 3, (m) => `SE
 const ATTACHABLE = `id = ANY($3::text[]) AND ${TENANT} AND (signature_request_id IS NULL OR signature_request_id = $4)`;
 
 /**
+ * The attachable documents counted, or -1 when they have more pages together than the limit ($6): a count
+ * that can never be all of them, so the statements below link none.
+ */
+const COUNTED_WITHIN_PAGES = 'CASE WHEN SUM(page_count) <= $6 THEN COUNT(*) ELSE -1 END';
+
+/**
  * Links the listed documents of the tenant to a request in one statement, all or none. `attachable` locks
  * every one of them that is free (or already this request's) and counts them; the UPDATE writes only when
- * the count is all of them. Under READ COMMITTED a document another transaction is linking concurrently is
- * re-checked once that transaction ends, so it drops out if it went elsewhere.
- * Parameters: org, mode, ids, request id, number of distinct ids.
+ * the count is all of them and their pages are within the limit. Under READ COMMITTED a document another
+ * transaction is linking concurrently is re-checked once that transaction ends, so it drops out if it went
+ * elsewhere. Parameters: org, mode, ids, request id, number of distinct ids, the most pages.
  */
 export const ATTACH = plannedPerCall(
   'documents_attach',
-  5,
+  6,
   (m) => `
-  WITH attachable AS MATERIALIZED (SELECT id FROM documents WHERE ${ATTACHABLE} FOR UPDATE)
+  WITH attachable AS MATERIALIZED (SELECT id, page_count FROM documents WHERE ${ATTACHABLE} FOR UPDATE)
   UPDATE documents SET signature_request_id = $4
   WHERE id = ANY($3::text[]) AND id IN (SELECT id FROM attachable)
-    AND (SELECT COUNT(*) FROM attachable) = $5 AND ${m}`,
+    AND (SELECT ${COUNTED_WITHIN_PAGES} FROM attachable) = $5 AND ${m}`,
 );
 /**
- * ATTACH sent unanswered (see `write`): linking fewer than all the documents raises (EW001), and the
- * transaction commits none of them, so one UPDATE does. The UPDATE re-checks its condition on a row another
- * transaction changed meanwhile, as the lock above does.
+ * ATTACH sent unanswered (see `write`): linking fewer than all the documents, or documents with too many pages,
+ * raises (EW001), and the transaction commits none of them, so one UPDATE does. The UPDATE re-checks its
+ * condition on a row another transaction changed meanwhile, as the lock above does. (As `expectRows`, with
+ * the pages counted too.)
  */
-export const ATTACH_RAISING = plannedPerCall('documents_attach_raising', 5, (m) => expectRows(`UPDATE documents SET signature_request_id = $4 WHERE ${ATTACHABLE}`, '$5', m));
+export const ATTACH_RAISING = plannedPerCall(
+  'documents_attach_raising',
+  6,
+  (m) =>
+    `WITH changed AS (UPDATE documents SET signature_request_id = $4 WHERE ${ATTACHABLE} RETURNING page_count) ` +
+    `SELECT esig_expect_rows((SELECT ${COUNTED_WITHIN_PAGES} FROM changed), $5) WHERE ${m}`,
+);
 
 /*
  * One listed document, as most create-requests list: statements of their own that keep a generic plan, where the
@@ -93,11 +106,15 @@ export const ATTACH_RAISING = plannedPerCall('documents_attach_raising', 5, (m) 
  * one row whatever the table held when it was analyzed. Parameters: org, mode, id[, request id].
  */
 export const FIND_ONE = plannedPerCall('documents_find_one', 3, (m) => `SELECT ${COLUMNS} FROM documents WHERE id = $3 AND ${TENANT} AND ${m}`);
-/** One UPDATE: under READ COMMITTED it tests its condition again on a row another transaction changed meanwhile. */
-const ATTACH_ONE_SQL = (m: string) => `UPDATE documents SET signature_request_id = $4 WHERE id = $3 AND ${TENANT} AND COALESCE(signature_request_id, $4) = $4 AND ${m}`;
-export const ATTACH_ONE = plannedPerCall('documents_attach_one', 4, ATTACH_ONE_SQL);
+/**
+ * One UPDATE: under READ COMMITTED it tests its condition again on a row another transaction changed meanwhile.
+ * Parameters: org, mode, id, request id, the most pages.
+ */
+const ATTACH_ONE_SQL = (m: string) =>
+  `UPDATE documents SET signature_request_id = $4 WHERE id = $3 AND ${TENANT} AND COALESCE(signature_request_id, $4) = $4 AND page_count <= $5 AND ${m}`;
+export const ATTACH_ONE = plannedPerCall('documents_attach_one', 5, ATTACH_ONE_SQL);
 /** ATTACH_ONE sent unanswered: the marker only in the UPDATE's WHERE (see `changeOnePlannedPerCall`'s `keyIndexOnly`). */
-export const ATTACH_ONE_RAISING = plannedPerCall('documents_attach_one_raising', 4, (m) => expectRows(ATTACH_ONE_SQL(m), 1));
+export const ATTACH_ONE_RAISING = plannedPerCall('documents_attach_one_raising', 5, (m) => expectRows(ATTACH_ONE_SQL(m), 1));
 
 /**
  * A document by id (its page, its content, the signing flow's reads). Only the primary key can serve `id = $1` (see
@@ -108,6 +125,9 @@ export const FIND_BY_ID = plannedPerCall(
   3,
   (m) => byPrimaryKeySql('documents', COLUMNS, m),
 );
+
+/** No limit on the pages: as many as a document's page count (an integer column) can hold. */
+const ANY_PAGES = 2_147_483_647;
 
 /** The DocumentStore over the pool or one transaction's client. */
 
@@ -159,15 +179,16 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
 
   list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.status, decodeRow),
 
-  attachToRequest: (tenant, ids, requestId) => {
+  attachToRequest: (tenant, ids, requestId, limits) => {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return TE.right(undefined);
-    // Some document is linked to another request, or is not in this tenant at all.
+    // Some document is linked to another request, or is not in this tenant at all, or they have too many pages.
     const conflict = () => concurrentModification('document', unique.join(','));
     const linked = (r: pg.QueryResult) => (r.rowCount === unique.length ? null : conflict());
+    const maxPages = limits?.maxPages ?? ANY_PAGES;
     return unique.length === 1
-      ? write(conn, ATTACH_ONE, [tenant.orgId, tenant.mode, unique[0], requestId], linked, conflict, ATTACH_ONE_RAISING)
-      : write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length], linked, conflict, ATTACH_RAISING);
+      ? write(conn, ATTACH_ONE, [tenant.orgId, tenant.mode, unique[0], requestId, maxPages], linked, conflict, ATTACH_ONE_RAISING)
+      : write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length, maxPages], linked, conflict, ATTACH_RAISING);
   },
 
   setStatusForRequest: (tenant, request, status) =>

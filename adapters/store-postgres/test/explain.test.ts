@@ -414,7 +414,7 @@ describe.skipIf(!available)('a filtered page of a tenant that grew after the las
       const copied = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'documents' AND schemaname LIKE 'pg_temp%'");
       const original = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = 'documents' AND schemaname = 'public'");
       expect(copied.rows[0]!.n).toBe(original.rows[0]!.n);
-      const config = queryConfig(ATTACH_ONE, ['org_new', 'live', 'doc_hot', 'req_hot']);
+      const config = queryConfig(ATTACH_ONE, ['org_new', 'live', 'doc_hot', 'req_hot', 500]);
       const r = await client.query({ text: config.text, values: config.values });
       expect(r.rowCount).toBe(1);
       const hot = await client.query<{ n: string }>("SELECT n_tup_hot_upd::text AS n FROM pg_stat_xact_user_tables WHERE relid = 'pg_temp.documents'::regclass");

@@ -58,12 +58,12 @@ const statements = (ids: number, first = 7): ReadonlyArray<readonly [string, str
   return [
     [`a create-request's ${ids} documents`, 'documents', FIND_BY_IDS, ['org_big', 'test', docs], ids],
     // Answered, it locks and counts, then writes: two reads of each.
-    [`a create-request's ${ids} documents attached`, 'documents', ATTACH, ['org_big', 'test', docs, 'req_new', ids], 2 * ids],
-    [`a create-request's ${ids} documents attached, sent unanswered`, 'documents', ATTACH_RAISING, ['org_big', 'test', docs, 'req_new', ids], ids],
+    [`a create-request's ${ids} documents attached`, 'documents', ATTACH, ['org_big', 'test', docs, 'req_new', ids, 500], 2 * ids],
+    [`a create-request's ${ids} documents attached, sent unanswered`, 'documents', ATTACH_RAISING, ['org_big', 'test', docs, 'req_new', ids, 500], ids],
     // A create-request of one document (the store's statements for one).
     ["a create-request's one document", 'documents', FIND_ONE, ['org_big', 'test', docs[0]], 1],
-    ["a create-request's one document attached", 'documents', ATTACH_ONE, ['org_big', 'test', docs[0], 'req_new'], 1],
-    ["a create-request's one document attached, sent unanswered", 'documents', ATTACH_ONE_RAISING, ['org_big', 'test', docs[0], 'req_new'], 1],
+    ["a create-request's one document attached", 'documents', ATTACH_ONE, ['org_big', 'test', docs[0], 'req_new', 500], 1],
+    ["a create-request's one document attached, sent unanswered", 'documents', ATTACH_ONE_RAISING, ['org_big', 'test', docs[0], 'req_new', 500], 1],
     ['a document by id', 'documents', DOCUMENT_BY_ID, [id('doc', first), 'org_big', 'test'], 1],
     ['a request by id', 'signature_requests', REQUEST_BY_ID, [id('req', first), 'org_big', 'test'], 1],
     ['a request by id, locked', 'signature_requests', REQUEST_BY_ID_FOR_UPDATE, [id('req', first), 'org_big', 'test'], 2],

@@ -90,13 +90,13 @@ describe.skipIf(!available)('create-request statements on a table grown without 
       for (const [name, sql, params] of [
         ['findByIds', FIND_BY_IDS, ['org_big', 'test', [id]]],
         ['findByIds, several', FIND_BY_IDS, ['org_big', 'test', [id, `doc_${String(size - 2).padStart(26, '0')}`]]],
-        ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1]],
+        ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1, 500]],
         // The form a command sends without waiting for its answer, which raises when it links too few.
-        ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1]],
+        ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1, 500]],
         // One document, as the store sends it (statements that keep a generic plan).
         ['findByIds, one', FIND_ONE, ['org_big', 'test', id]],
-        ['attachToRequest, one', ATTACH_ONE, ['org_big', 'test', id, 'req_new']],
-        ['attachToRequest, one, sent unanswered', ATTACH_ONE_RAISING, ['org_big', 'test', id, 'req_new']],
+        ['attachToRequest, one', ATTACH_ONE, ['org_big', 'test', id, 'req_new', 500]],
+        ['attachToRequest, one, sent unanswered', ATTACH_ONE_RAISING, ['org_big', 'test', id, 'req_new', 500]],
       ] as const) {
         const used = reads(await explain(client, sql, params));
         const where = `${name} at ${size} rows: ${JSON.stringify(used)}`;
@@ -147,12 +147,12 @@ describe.skipIf(!available)('create-request statements on a table grown without 
     const id = `doc_${String(40_000 - 1).padStart(26, '0')}`;
     for (const [name, sql, params, scans] of [
       ['findByIds', FIND_BY_IDS, ['org_big', 'test', [id]], 1],
-      ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1], 1],
+      ['attachToRequest, sent unanswered', ATTACH_RAISING, ['org_big', 'test', [id], 'req_new', 1, 500], 1],
       // Answered, it must change nothing when it cannot change all: it locks and counts first, then writes.
-      ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1], 2],
+      ['attachToRequest', ATTACH, ['org_big', 'test', [id], 'req_new', 1, 500], 2],
       ['findByIds, one', FIND_ONE, ['org_big', 'test', id], 1],
-      ['attachToRequest, one', ATTACH_ONE, ['org_big', 'test', id, 'req_new'], 1],
-      ['attachToRequest, one, sent unanswered', ATTACH_ONE_RAISING, ['org_big', 'test', id, 'req_new'], 1],
+      ['attachToRequest, one', ATTACH_ONE, ['org_big', 'test', id, 'req_new', 500], 1],
+      ['attachToRequest, one, sent unanswered', ATTACH_ONE_RAISING, ['org_big', 'test', id, 'req_new', 500], 1],
     ] as const) {
       const plan = await explain(client, sql, params);
       const scansOfTable = nodes(plan).filter((n) => n['Relation Name'] === 'documents' && n['Node Type'] !== 'ModifyTable');

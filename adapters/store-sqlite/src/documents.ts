@@ -47,17 +47,22 @@ export const findByIdsSql = bySize((n: number): string => `SELECT ${COLUMNS} FRO
 
 /**
  * Links `n` listed documents of the tenant to a request, every one or none: the subquery counts the
- * attachable ones first. Without it a conflict would leave some documents attached if the caller went on
- * to commit. By primary key, as above. Parameters: request id, org, mode, the ids, request id, org, mode, the ids, request id, n.
+ * attachable ones first, and counts none (-1) when they have more pages together than the limit. Without it
+ * a conflict would leave some documents attached if the caller went on to commit. By primary key, as above.
+ * Parameters: request id, org, mode, the ids, request id, the most pages, org, mode, the ids, request id, n.
  */
 export const attachSql = bySize((n: number): string => {
   const inList = placeholders(n);
   const free = '(signature_request_id IS NULL OR signature_request_id = ?)';
   return (
     `UPDATE documents SET signature_request_id = ? WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free} ` +
-    `AND (SELECT COUNT(*) FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free}) = ?`
+    `AND (SELECT CASE WHEN SUM(page_count) <= ? THEN COUNT(*) ELSE -1 END ` +
+    `FROM documents WHERE +org_id = ? AND +mode = ? AND id IN (${inList}) AND ${free}) = ?`
   );
 });
+
+/** No limit on the pages: more than a document's page count can hold. */
+const ANY_PAGES = Number.MAX_SAFE_INTEGER;
 
 export const sqliteDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
@@ -103,19 +108,20 @@ export const sqliteDocuments = (conn: Conn): DocumentStore => ({
 
   list: (tenant, query) => listKeyset(conn, TABLE, tenant, query, query.filter.status, decodeRow),
 
-  attachToRequest: (tenant, ids, requestId) => {
+  attachToRequest: (tenant, ids, requestId, limits) => {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return TE.right(undefined);
     const sql = attachSql(unique.length);
     const scope = (t: Tenant) => [t.orgId, t.mode];
+    const maxPages = limits?.maxPages ?? ANY_PAGES;
     return pipe(
       attempt(conn, (c) =>
-        c.prepare(sql).run(requestId, ...scope(tenant), ...unique, requestId, ...scope(tenant), ...unique, requestId, unique.length),
+        c.prepare(sql).run(requestId, ...scope(tenant), ...unique, requestId, maxPages, ...scope(tenant), ...unique, requestId, unique.length),
       ),
       TE.chain((r) =>
         r.changes === unique.length
           ? TE.right(undefined)
-          : // Some document is linked to another request, or is not in this tenant at all.
+          : // Some document is linked to another request, or is not in this tenant at all, or they have too many pages.
             TE.left(concurrentModification('document', unique.join(','))),
       ),
     );

@@ -672,7 +672,7 @@ describe('sqlite adapter', () => {
         const ids = Array.from({ length: n }, (_, i) => `doc_${i * 7}`);
         for (const [sql, params] of [
           [findByIdsSql(n), ['org', 'test', ...ids]],
-          [attachSql(n), ['req', 'org', 'test', ...ids, 'req', 'org', 'test', ...ids, 'req', n]],
+          [attachSql(n), ['req', 'org', 'test', ...ids, 'req', 500, 'org', 'test', ...ids, 'req', n]],
         ] as const) {
           const detail = plan(db, sql, [...params]);
           const searches = detail.split(' | ').filter((d) => d.startsWith('SEARCH') || d.startsWith('SCAN'));

@@ -243,15 +243,18 @@ const makeStores = (v: View): Stores => ({
           q,
         ),
       ),
-    attachToRequest: (t, ids, requestId) =>
+    attachToRequest: (t, ids, requestId, limits) =>
       op(v, () => {
         const unique = [...new Set(ids)];
         // All or nothing: check every document before linking any, as one conditional UPDATE would.
+        let pages = 0;
         for (const id of unique) {
           const d = v.get('documents', id);
           if (!d || !inTenant(d, t) || (d.signatureRequestId !== null && d.signatureRequestId !== requestId))
             return E.left(concurrentModification('document', id));
+          pages += d.pageCount;
         }
+        if (limits !== undefined && pages > limits.maxPages) return E.left(concurrentModification('document', unique.join(',')));
         for (const id of unique) v.put('documents', id, { ...v.get('documents', id)!, signatureRequestId: requestId });
         return ok(undefined);
       }),

@@ -8,6 +8,12 @@ export interface RequestDocuments {
   readonly documentIds: readonly string[];
 }
 
+/** What `attachToRequest` checks beyond the documents being the tenant's and free. */
+export interface AttachLimits {
+  /** The most pages the documents may have together. */
+  readonly maxPages: number;
+}
+
 export interface DocumentFilter {
   readonly status?: DocumentStatus;
 }
@@ -25,9 +31,11 @@ export interface DocumentStore {
   list(tenant: Tenant, query: KeysetQuery<DocumentFilter>): StoreResult<KeysetPage<Document>>;
   /**
    * Links documents to a request, all or none. Fails with ConcurrentModification, linking none, if any is
-   * already linked elsewhere or is not in this tenant. Linking again to the same request is harmless.
+   * already linked elsewhere or is not in this tenant, or, given `limits.maxPages`, if together they have more
+   * pages than that. Linking again to the same request is harmless. The store tests all of it in the write
+   * itself, so a caller that has not read the documents may rely on it: create-request's unread form does.
    */
-  attachToRequest(tenant: Tenant, ids: readonly string[], requestId: string): StoreResult<void>;
+  attachToRequest(tenant: Tenant, ids: readonly string[], requestId: string, limits?: AttachLimits): StoreResult<void>;
   /**
    * Sets the status of a request's documents: those among `request.documentIds` that are linked to `request.id`
    * in this tenant. (Named by their ids, a store can find them by its primary key, without an index of the link.)

@@ -90,6 +90,28 @@ export const documentsContract = (h: Harness) =>
       expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, [doc.id], 'req_3')))).toBe('ConcurrentModification');
     });
 
+    // create-request's unread form relies on the store alone to refuse documents with too many pages.
+    it('attachToRequest with a page limit links documents within it, one or several, and refuses more, linking none', async () => {
+      const [a, b, c] = [makeDocument(TENANT_A, { pageCount: 3 }), makeDocument(TENANT_A, { pageCount: 4 }), makeDocument(TENANT_A, { pageCount: 8 })];
+      for (const d of [a, b, c]) await ok(h().stores.documents.insert(d));
+      const linkedTo = async (d: { readonly id: string }) => (await ok(h().stores.documents.findById(TENANT_A, d.id)))?.signatureRequestId;
+      // Several, one page over: answered, and sent unanswered in a transaction that commits.
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, [a.id, b.id], 'req_1', { maxPages: 6 })))).toBe('ConcurrentModification');
+      expect(
+        tagOf(await fails(h().uow.transaction((tx) => tx.documents.attachToRequest(TENANT_A, [a.id, b.id], 'req_1', { maxPages: 6 }), { deferWrites: true }))),
+      ).toBe('ConcurrentModification');
+      // One, one page over, both ways.
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, [c.id], 'req_2', { maxPages: 7 })))).toBe('ConcurrentModification');
+      expect(tagOf(await fails(h().uow.transaction((tx) => tx.documents.attachToRequest(TENANT_A, [c.id], 'req_2', { maxPages: 7 }), { deferWrites: true })))).toBe(
+        'ConcurrentModification',
+      );
+      for (const d of [a, b, c]) expect(await linkedTo(d)).toBeNull();
+      // Exactly at the limit: linked.
+      await ok(h().uow.transaction((tx) => tx.documents.attachToRequest(TENANT_A, [a.id, b.id], 'req_1', { maxPages: 7 }), { deferWrites: true }));
+      await ok(h().stores.documents.attachToRequest(TENANT_A, [c.id], 'req_2', { maxPages: 8 }));
+      expect([await linkedTo(a), await linkedTo(b), await linkedTo(c)]).toEqual(['req_1', 'req_1', 'req_2']);
+    });
+
     it("attachToRequest cannot reach another org's or mode's document", async () => {
       const mine = makeDocument(TENANT_A);
       await ok(h().stores.documents.insert(mine));
