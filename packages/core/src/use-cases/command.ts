@@ -18,7 +18,48 @@ import type { TransactionOptions, UnitOfWork } from '../ports/unit-of-work.js';
  * again before it commits (see `TransactionOptions.rerunnable`), so a command sends, stores or keeps
  * nothing elsewhere; what must happen outside goes through the outbox or a job.
  */
-export type Command<A> = (tx: Stores) => TE.TaskEither<DomainError, A>;
+export type Command<A> = ((tx: Stores) => TE.TaskEither<DomainError, A>) & {
+  /** The same command without its reads, for a store where each costs a round trip (see `Unread`). */
+  readonly unread?: Unread<A>;
+};
+
+/**
+ * A command's unread form: its writes without the reads that decide whether they may be made. It takes the
+ * command's conditions for granted and writes through guarded writes, which fail when the conditions do not
+ * hold (`refused`), so that nothing of it commits then. Where transactions run side by side (PostgreSQL),
+ * each read costs a round trip to the database before the writes can go, and the writes with their commit
+ * another; unread, the writes and the commit go in one. The runners (`execute`, `executeIdempotently`) try
+ * it first there, and when it is refused run the command itself, which reads and says what was wrong (or
+ * succeeds, if what was wrong has changed meanwhile). Where transactions run one at a time (SQLite), a read
+ * costs no round trip, and the command runs as it is.
+ *
+ * The unread form must do what the command does whenever the command would succeed: the same writes, the
+ * same result; and it must commit nothing the command would refuse. The command, read, is what says why.
+ */
+export interface Unread<A> {
+  readonly run: (tx: Stores) => TE.TaskEither<DomainError, A>;
+  /** Whether a failure of `run`'s transaction is its guard's refusal, for the command itself to explain. */
+  readonly refused: (e: DomainError) => boolean;
+}
+
+/** `command`, with an unread form for the runners to try first where reads cost round trips (see `Unread`). */
+export const withUnread = <A>(command: (tx: Stores) => TE.TaskEither<DomainError, A>, unread: Unread<A>): Command<A> =>
+  Object.assign(command, { unread });
+
+/**
+ * Runs `command` in a transaction made by `inTransaction`: its unread form first where `serial` is not set and it
+ * has one, and the command itself, in a transaction of its own, when that was refused (nothing of it committed).
+ */
+const tryingUnread =
+  <A, B>(serial: boolean | undefined, command: Command<A>, inTransaction: (work: (tx: Stores) => TE.TaskEither<DomainError, A>) => TE.TaskEither<DomainError, B>) =>
+  (): TE.TaskEither<DomainError, B> => {
+    const unread = command.unread;
+    if (serial === true || unread === undefined) return inTransaction(command);
+    return pipe(
+      inTransaction(unread.run),
+      TE.orElse((e) => (unread.refused(e) ? inTransaction(command) : TE.left(e))),
+    );
+  };
 
 /**
  * How commands run: they stop at the first failed write (a Left ends the chain), so the store may report a
@@ -39,7 +80,7 @@ const COMMAND: TransactionOptions = { deferWrites: true, rerunnable: true };
 export const execute =
   (deps: { readonly uow: UnitOfWork }) =>
   <A>(command: Command<A>): TE.TaskEither<DomainError, A> =>
-    deps.uow.transaction(command, COMMAND);
+    tryingUnread(deps.uow.serial, command, (work) => deps.uow.transaction(work, COMMAND))();
 
 export interface IdempotencyContext {
   readonly tenant: Tenant;
@@ -187,20 +228,24 @@ export const executeIdempotently =
 
     // The command and the record's completion, which holds only while the record is still this caller's claim (see
     // `IdempotencyStore.complete`): a caller that outlived its lock, the key taken over meanwhile, commits nothing.
+    // Its unread form first, if it has one (see `Unread`): the claim is still this caller's when that is refused, and
+    // completed by the command's own run.
     const run = (claim: IdempotencyClaim) =>
-      deps.uow.transaction(
-        (tx) =>
-          pipe(
-            command(tx),
-            TE.map((a) => render(E.right(a))),
-            TE.chainW((response) =>
-              response === null
-                ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
-                : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response), claim), TE.map(() => response)),
+      tryingUnread(deps.uow.serial, command, (work) =>
+        deps.uow.transaction(
+          (tx) =>
+            pipe(
+              work(tx),
+              TE.map((a) => render(E.right(a))),
+              TE.chainW((response) =>
+                response === null
+                  ? TE.left<DomainError, StoredResponse>({ _tag: 'StoreFailure', cause: new Error('render returned no response for a success') })
+                  : pipe(tx.idempotency.complete(ctx.tenant, ctx.key, seal(response), claim), TE.map(() => response)),
+              ),
             ),
-          ),
-        COMMAND,
-      );
+          COMMAND,
+        ),
+      )();
 
     // The record was no longer this caller's claim when it came to complete it: taken over by a retry once the lock ran
     // out (which runs, or ran, the command), or purged. Nothing of this caller's run committed. It is answered as a
