@@ -1,4 +1,4 @@
-import type { DocumentStore } from '@esig/core';
+import type { AttachLimits, DocumentStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
 import { DocumentStatusC, PageSizesC, documentRow, toDocument } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
@@ -128,6 +128,12 @@ export const FIND_BY_ID = plannedPerCall(
 
 /** No limit on the pages: as many as a document's page count (an integer column) can hold. */
 const ANY_PAGES = 2_147_483_647;
+/**
+ * The limit as the statements take it (an integer, compared with `page_count`): a fraction counts as the whole
+ * pages under it, and a limit above what the column holds (or none, or Infinity) as no limit.
+ */
+const pageLimit = (limits: AttachLimits | undefined): number =>
+  limits === undefined || !(limits.maxPages < ANY_PAGES) ? ANY_PAGES : Math.max(0, Math.floor(limits.maxPages));
 
 /** The DocumentStore over the pool or one transaction's client. */
 
@@ -182,10 +188,13 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
   attachToRequest: (tenant, ids, requestId, limits) => {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return TE.right(undefined);
-    // Some document is linked to another request, or is not in this tenant at all, or they have too many pages.
-    const conflict = () => concurrentModification('document', unique.join(','));
-    const linked = (r: pg.QueryResult) => (r.rowCount === unique.length ? null : conflict());
-    const maxPages = limits?.maxPages ?? ANY_PAGES;
+    // Some document is linked to another request, or is not in this tenant at all, or they have too many pages:
+    // a refusal (the unread create-request then reads to say which). A lock not had (55P03, 40P01, 40001) is a
+    // lost race of another kind, which reading again would only wait for once more.
+    const refused = () => concurrentModification('document', unique.join(','));
+    const conflict = (code: string) => (code === 'EW001' ? refused() : concurrentModification('row', code));
+    const linked = (r: pg.QueryResult) => (r.rowCount === unique.length ? null : refused());
+    const maxPages = pageLimit(limits);
     return unique.length === 1
       ? write(conn, ATTACH_ONE, [tenant.orgId, tenant.mode, unique[0], requestId, maxPages], linked, conflict, ATTACH_ONE_RAISING)
       : write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length, maxPages], linked, conflict, ATTACH_RAISING);

@@ -1,7 +1,10 @@
-import type { SignatureRequest, StoreError, Stores } from '@esig/core';
+import type { Principal, SignatureRequest, StoreError, Stores } from '@esig/core';
+import { createSignatureRequest, execute } from '@esig/core';
 import {
   TENANT_A,
   at,
+  createManualClock,
+  createSequentialIds,
   fails,
   makeDocument,
   makeEvent,
@@ -20,7 +23,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
@@ -845,6 +848,87 @@ describe.skipIf(!available)('postgres adapter', () => {
       release();
       expect(E.isRight(await holder)).toBe(true);
       expect((await ok(s.stores.signatureRequests.findById(TENANT_A, req.id)))?.title).toBe('first');
+    });
+
+    describe("create-request's unread form (as the HTTP adapter runs it: execute, transactions side by side)", () => {
+      const me: Principal = { tenant: TENANT_A, scopes: ['*'], credential: { kind: 'api_key', keyId: 'key_a' } };
+      // One id generator for all the creates of a test: each request an id of its own.
+      let ids = createSequentialIds();
+      beforeEach(() => {
+        ids = createSequentialIds();
+      });
+      const deps = () => ({ uow: s.uow, clock: createManualClock(new Date(at(0))), ids, pageLimits: { maxPagesPerDocument: 30, maxPagesPerRequest: 40 } });
+      const create = (documentIds: string[]) => {
+        const d = deps();
+        return execute(d)(createSignatureRequest(d)(me, { title: 'Lease', documentIds }))();
+      };
+
+      it('free documents: the link, the insert and the COMMIT go with BEGIN in one write to the socket, answered once', async () => {
+        await fresh();
+        const docs = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+        for (const d of docs) await ok(s.stores.documents.insert(d));
+        // Warm: the pool's connection open, its statements parsed.
+        expect(E.isRight(await create([docs[0]!.id]))).toBe(true);
+        const flushes = countSocketWrites();
+        const syncs = countSyncs();
+        let r;
+        try {
+          r = await create([docs[1]!.id]);
+        } finally {
+          flushes.stop();
+          syncs.stop();
+        }
+        expect(E.isRight(r) && (await ok(s.stores.documents.findById(TENANT_A, docs[1]!.id)))?.signatureRequestId).toBe(E.isRight(r) && r.right.id);
+        expect(flushes.count()).toBe(1);
+        expect(syncs.count()).toBe(1);
+      });
+
+      it('ten creates racing for three documents: each document in one request at most, and every loser told which is taken', async () => {
+        await fresh();
+        const [a, b, c] = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];
+        for (const d of [a, b, c]) await ok(s.stores.documents.insert(d));
+        const lists = [[a], [a, b], [b, a], [c, a], [a, c], [b], [a], [b, c], [c], [a, b, c]].map((l) => l.map((d) => d.id));
+        const outcomes = await Promise.all(lists.map(create));
+        const created = outcomes.filter(E.isRight).map((r) => r.right);
+        expect(created.length).toBeGreaterThan(0);
+        for (const r of outcomes) if (E.isLeft(r)) expect(r.left).toMatchObject({ _tag: 'InvalidState', detail: expect.stringMatching(/^Document doc_\w+ already belongs to signature request req_\w+\.$/) });
+        const requests = await ok(s.stores.signatureRequests.list(TENANT_A, { limit: 100, order: 'asc', after: null, filter: {} }));
+        expect(requests.items.map((r) => r.id).sort()).toEqual(created.map((r) => r.id).sort());
+        for (const r of created) for (const id of r.documentIds) expect((await ok(s.stores.documents.findById(TENANT_A, id)))?.signatureRequestId).toBe(r.id);
+      });
+
+      it('a document locked elsewhere past lockTimeoutMs: a lost race, not a refusal, so the command does not wait again', async () => {
+        await fresh({ lockTimeoutMs: 200 });
+        const doc = makeDocument(TENANT_A);
+        await ok(s.stores.documents.insert(doc));
+        let transactions = 0;
+        const counting = { ...s.uow, transaction: ((work, options) => (transactions++, s.uow.transaction(work, options))) as typeof s.uow.transaction };
+        await db.raw(async (c) => {
+          await c.query('BEGIN');
+          await c.query('SELECT 1 FROM documents WHERE id = $1 FOR UPDATE', [doc.id]);
+          try {
+            const d = { ...deps(), uow: counting };
+            const r = await execute(d)(createSignatureRequest(d)(me, { title: 'Lease', documentIds: [doc.id] }))();
+            expect(r).toEqual(E.left({ _tag: 'ConcurrentModification', resource: 'row', id: '55P03' }));
+            expect(transactions).toBe(1);
+          } finally {
+            await c.query('ROLLBACK');
+          }
+        });
+        expect((await ok(s.stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBeNull();
+      });
+
+      it('a page limit larger than the column holds, or infinite, is no limit (configuration never fails a create)', async () => {
+        await fresh();
+        for (const maxPagesPerRequest of [2 ** 31, Infinity]) {
+          const docs = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];
+          for (const doc of docs) await ok(s.stores.documents.insert(doc));
+          for (const ids of [[docs[0]!.id], [docs[1]!.id, docs[2]!.id]]) {
+            const d = { ...deps(), pageLimits: { maxPagesPerDocument: 30, maxPagesPerRequest } };
+            expect(E.isRight(await execute(d)(createSignatureRequest(d)(me, { title: 'Lease', documentIds: ids }))())).toBe(true);
+          }
+        }
+      });
     });
 
     it('a statement that runs longer than statementTimeoutMs is cancelled, and its connection serves again', async () => {

@@ -34,7 +34,9 @@ export type Command<A> = ((tx: Stores) => TE.TaskEither<DomainError, A>) & {
  * costs no round trip, and the command runs as it is.
  *
  * The unread form must do what the command does whenever the command would succeed: the same writes, the
- * same result; and it must commit nothing the command would refuse. The command, read, is what says why.
+ * same result; and it must commit nothing the command would refuse. The command, read, is what says why. Its
+ * guarded writes come first: refused, it has then written nothing, not even to a port that `overridePorts` moved
+ * out of the database, whose writes no rollback undoes.
  */
 export interface Unread<A> {
   readonly run: (tx: Stores) => TE.TaskEither<DomainError, A>;

@@ -58,7 +58,8 @@ export const createSignatureRequest =
           ]),
         ),
       );
-    // The request written and its documents linked, all or none (the link refused unless they may be).
+    // The documents linked and the request written, all or none: the link first, so that when it is refused nothing
+    // else was written anywhere (a port moved out of the database by `overridePorts` included).
     const written = (tx: Stores, now: Date): TE.TaskEither<DomainError, SignatureRequest> => {
       const req: SignatureRequest = {
         id: deps.ids.next('req'),
@@ -84,8 +85,8 @@ export const createSignatureRequest =
         version: 1,
       };
       return pipe(
-        tx.signatureRequests.insert(req),
-        TE.chainW(() => tx.documents.attachToRequest(p.tenant, ids, req.id, limits)),
+        tx.documents.attachToRequest(p.tenant, ids, req.id, limits),
+        TE.chainW(() => tx.signatureRequests.insert(req)),
         TE.map(() => req),
       );
     };

@@ -112,6 +112,24 @@ export const documentsContract = (h: Harness) =>
       expect([await linkedTo(a), await linkedTo(b), await linkedTo(c)]).toEqual(['req_1', 'req_1', 'req_2']);
     });
 
+    // A limit is configuration (ESIG_MAX_PAGES_PER_REQUEST, an embedder's PageLimits): whatever number it is, the
+    // store answers as the core's own check of it would, never with a failure of its own.
+    it('attachToRequest with a page limit of any size: a fraction counts its whole pages, a huge or infinite one none', async () => {
+      const docs = [makeDocument(TENANT_A, { pageCount: 3 }), makeDocument(TENANT_A, { pageCount: 4 })];
+      for (const d of docs) await ok(h().stores.documents.insert(d));
+      const ids = docs.map((d) => d.id);
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, ids, 'req_1', { maxPages: 6.9 })))).toBe('ConcurrentModification');
+      expect(tagOf(await fails(h().stores.documents.attachToRequest(TENANT_A, [ids[1]!], 'req_1', { maxPages: 3.5 })))).toBe('ConcurrentModification');
+      for (const maxPages of [7.5, 2 ** 31, 2 ** 53, Infinity]) {
+        const [one, two, three] = [makeDocument(TENANT_A, { pageCount: 3 }), makeDocument(TENANT_A, { pageCount: 4 }), makeDocument(TENANT_A, { pageCount: 5 })];
+        for (const d of [one, two, three]) await ok(h().stores.documents.insert(d));
+        const req = `req_${maxPages}`;
+        await ok(h().uow.transaction((tx) => tx.documents.attachToRequest(TENANT_A, [one.id, two.id], req, { maxPages }), { deferWrites: true }));
+        await ok(h().stores.documents.attachToRequest(TENANT_A, [three.id], req, { maxPages }));
+        for (const d of [one, two, three]) expect((await ok(h().stores.documents.findById(TENANT_A, d.id)))?.signatureRequestId).toBe(req);
+      }
+    });
+
     it("attachToRequest cannot reach another org's or mode's document", async () => {
       const mine = makeDocument(TENANT_A);
       await ok(h().stores.documents.insert(mine));
