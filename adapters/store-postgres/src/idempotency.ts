@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import * as t from 'io-ts';
 import type { Conn } from './connection.js';
-import { changeOnePlannedPerCall, plannedPerCall, prepared, run, writeOne } from './connection.js';
+import { changeOnePlannedPerCall, insertOne, plannedPerCall, prepared, run, writeOne } from './connection.js';
 import { BatchLimit, ModeC, Timestamp, TimestampColumn, columnCodecs, decode, nullable, rowType } from './decode.js';
 
 const IdempotencyRow = idempotencyRow(columnCodecs);
@@ -29,6 +29,8 @@ const VALUES = '$1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9';
 // generic plans that scan, the inserts keep one plan (see `plannedPerCall` in connection.ts).
 export const FIND = plannedPerCall('idempotency_find', 3, (m) => `SELECT ${COLUMNS} FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3 AND ${m}`);
 const INSERT_IF_ABSENT = prepared('idempotency_insert', `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES}) ON CONFLICT (org_id, mode, key) DO NOTHING`);
+/** A record for a key that has none: waited for, it inserts nothing on a taken key; sent unanswered, it raises (23505). */
+const INSERT_NEW = insertOne(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})`, 'idempotency_insert_new');
 const REPLACE = prepared(
   'idempotency_replace',
   `INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})
@@ -110,6 +112,12 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.fromEither(toParams(record)),
       TE.chain((params) => run(conn, 'write', INSERT_IF_ABSENT, params)),
       TE.map((r) => r.rowCount === 1),
+    ),
+
+  insertNew: (record) =>
+    pipe(
+      TE.fromEither(toParams(record)),
+      TE.chain((params) => writeOne(conn, INSERT_NEW, params, () => concurrentModification('idempotency_key', record.key))),
     ),
 
   // An upsert, but only over the record the caller read (`previous`): an absent one (purged meanwhile) must not

@@ -68,6 +68,19 @@ export const sqliteIdempotency = (conn: Conn): IdempotencyStore => ({
       TE.map((r) => changedRows(r) === 1),
     ),
 
+  insertNew: (record) =>
+    pipe(
+      TE.fromEither(toRow(record)),
+      TE.chain((row) =>
+        attempt(
+          conn,
+          (c) => c.prepare(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (${VALUES})`).run(row),
+          () => concurrentModification('idempotency_key', record.key),
+        ),
+      ),
+      TE.map(() => undefined),
+    ),
+
   // An upsert, but only over the record the caller read (`previous`): an absent one (purged meanwhile) must not
   // make the take-over fail, and a changed one means another caller decided on it first.
   replace: (record, previous) =>

@@ -370,6 +370,13 @@ const makeStores = (v: View): Stores => ({
         v.put('idempotency', k, copy(record));
         return ok(true);
       }),
+    insertNew: (record) =>
+      op(v, () => {
+        const k = tenantKey(record.tenant, record.key);
+        if (v.get('idempotency', k)) return E.left(concurrentModification('idempotency_key', record.key));
+        v.put('idempotency', k, copy(record));
+        return ok(undefined);
+      }),
     replace: (record, previous) =>
       op(v, () => {
         const k = tenantKey(record.tenant, record.key);

@@ -56,6 +56,13 @@ export interface IdempotencyStore {
   /** Inserts unless a record for (tenant, key) exists; `false` means another caller got there first. */
   insertIfAbsent(record: IdempotencyRecord): StoreResult<boolean>;
   /**
+   * Inserts a record for a key that has none. Fails with ConcurrentModification (`idempotency_key`), inserting
+   * nothing, when one exists; a record another transaction has inserted and not yet committed is waited for
+   * first. Unlike `insertIfAbsent`, its answer is success or failure only, so a transaction that defers its writes
+   * may send it unanswered, and its failure then fails the transaction (see `TransactionOptions.deferWrites`).
+   */
+  insertNew(record: IdempotencyRecord): StoreResult<void>;
+  /**
    * Replaces the record for (tenant, key) wholesale (take-over of an expired lock or expired record), if it is
    * still `previous`: the same fingerprint, state, creation, lock and expiry. `false` means it changed or went
    * meanwhile, and nothing was written: another caller decided on the same record first. Two callers that read

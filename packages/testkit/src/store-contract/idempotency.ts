@@ -22,6 +22,32 @@ export const idempotencyContract = (h: Harness) =>
       expect(results.filter((x) => x)).toHaveLength(1);
     });
 
+    it('insertNew inserts a record for a new key; on a taken key it fails with ConcurrentModification and changes nothing, answered or deferred', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      await ok(h().stores.idempotency.insertNew(rec));
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
+      const other = { ...rec, fingerprint: 'other', state: 'completed' as const, response };
+      expect(await fails(h().stores.idempotency.insertNew(other))).toEqual({ _tag: 'ConcurrentModification', resource: 'idempotency_key', id: rec.key });
+      expect(await fails(h().uow.transaction((tx) => tx.idempotency.insertNew(other), { deferWrites: true }))).toEqual({
+        _tag: 'ConcurrentModification',
+        resource: 'idempotency_key',
+        id: rec.key,
+      });
+      expect(await ok(h().stores.idempotency.find(TENANT_A, rec.key))).toEqual(rec);
+      // The same key in another org or mode is another key.
+      for (const t of STRANGERS) await ok(h().uow.transaction((tx) => tx.idempotency.insertNew({ ...other, tenant: t }), { deferWrites: true }));
+      expect(await ok(h().stores.idempotency.find(TENANT_B, rec.key))).toEqual({ ...other, tenant: TENANT_B });
+    });
+
+    it('of concurrent insertNew calls for one key in transactions that commit, exactly one succeeds', async () => {
+      const rec = makeIdempotencyRecord(TENANT_A);
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => h().uow.transaction((tx) => tx.idempotency.insertNew({ ...rec, fingerprint: `fp${i}` }), { deferWrites: true })()),
+      );
+      expect(results.filter((r) => r._tag === 'Right')).toHaveLength(1);
+      for (const r of results) if (r._tag === 'Left') expect(tagOf(r.left)).toBe('ConcurrentModification');
+    });
+
     it('keys are scoped to org and mode', async () => {
       const rec = makeIdempotencyRecord(TENANT_A);
       await ok(h().stores.idempotency.insertIfAbsent(rec));
