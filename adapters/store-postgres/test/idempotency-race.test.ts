@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Command, DomainError, IdempotencyRecord, Stores, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, executeIdempotently, storeFailure } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, createSignatureRequest, executeIdempotently, storeFailure } from '@esig/core';
 import * as TE from '@esig/core/task-either';
 import { createAesGcmSecretBox } from '@esig/runtime-node';
-import { TENANT_A, makeDocument } from '@esig/testkit';
+import { TENANT_A, createSequentialIds, makeDocument } from '@esig/testkit';
 import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
@@ -158,4 +158,37 @@ describe.skipIf(!available)('idempotency on PostgreSQL: a record that no longer 
     expect(await docCount()).toBe(1);
     expect(retry).toEqual(E.right({ response: second.response, replayed: true }));
   });
+
+  /*
+   * A command with an unread form (create-request) stores a new key's record in its own one transaction, with no claim
+   * committed first: concurrent calls with one key meet at the record's unique index, or at the documents' rows.
+   */
+  describe("a new key with create-request's unread form", () => {
+    const me = { tenant: TENANT_A, scopes: ['*' as const], credential: { kind: 'api_key' as const, keyId: 'key_a' } };
+    const renderReq = (r: E.Either<DomainError, { id: string }>) =>
+      E.isRight(r) ? { status: 201, body: r.right.id, headers: {} } : r.left._tag === 'StoreFailure' ? null : { status: 409, body: r.left._tag, headers: {} };
+
+    it('eight calls at once with one key: one request, and every answer its own (or in progress), for the same or other documents', async () => {
+      const docs = [makeDocument(TENANT_A), makeDocument(TENANT_A)];
+      for (const d of docs) expect(E.isRight(await s.stores.documents.insert(d)())).toBe(true);
+      const ids = createSequentialIds();
+      const deps = { uow: s.uow, clock, ids, pageLimits: { maxPagesPerDocument: 30, maxPagesPerRequest: 40 } };
+      const exec = executeIdempotently({ uow: s.uow, clock, secrets, stores: s.stores });
+      // Half list the first document, half the second: those meet only at the key's record.
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          exec({ tenant: TENANT_A, key: 'k-new', fingerprint: 'fp' }, createSignatureRequest(deps)(me, { title: 't', documentIds: [docs[i % 2]!.id] }), renderReq)(),
+        ),
+      );
+      const requests = (await s.pool.query<{ id: string }>('SELECT id FROM signature_requests')).rows.map((r) => r.id);
+      expect(requests).toHaveLength(1);
+      const answered = outcomes.filter(E.isRight).map((r) => r.right);
+      expect(answered.filter((o) => !o.replayed)).toHaveLength(1);
+      for (const o of answered) expect(o.response).toEqual({ status: 201, body: requests[0], headers: {} });
+      for (const r of outcomes) if (E.isLeft(r)) expect(r.left).toEqual({ _tag: 'IdempotencyInProgress' });
+      const record = await s.stores.idempotency.find(TENANT_A, 'k-new')();
+      expect(E.isRight(record) && record.right).toMatchObject({ state: 'completed' });
+    });
+  });
 });
+

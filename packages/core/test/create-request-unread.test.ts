@@ -23,6 +23,7 @@ const LIMITS = { maxPagesPerDocument: 30, maxPagesPerRequest: 40 };
 const setup = (mode: 'serial' | 'side by side') => {
   const h = harness();
   let reads = 0;
+  let transactions = 0;
   const counting = (tx: Stores): Stores => ({
     ...tx,
     documents: {
@@ -33,9 +34,16 @@ const setup = (mode: 'serial' | 'side by side') => {
       },
     },
   });
-  const uow: UnitOfWork = { transaction: (work, options) => h.uow.transaction((tx) => work(counting(tx)), options), serial: mode === 'serial' };
+  const uow: UnitOfWork = {
+    // Counted when run, not when made (a caller may make one it never runs).
+    transaction: (work, options) => () => {
+      transactions++;
+      return h.uow.transaction((tx) => work(counting(tx)), options)();
+    },
+    serial: mode === 'serial',
+  };
   const deps = { ...h, uow, pageLimits: LIMITS };
-  return { h, deps, reads: () => reads };
+  return { h, deps, reads: () => reads, transactions: () => transactions };
 };
 
 interface Doc {
@@ -123,6 +131,62 @@ describe('create-request, its unread form where transactions run side by side', 
     expect((await right(s.h.stores.documents.findById(TENANT, 'doc_1')))?.signatureRequestId).toBe(JSON.parse(created.response.body));
     // One read: the refused call's; the created one read nothing.
     expect(s.reads()).toBe(1);
+  });
+
+  describe('under an Idempotency-Key, a new key: its record stored completed in the unread transaction, no claim first', () => {
+    const secrets = createAesGcmSecretBox(Buffer.alloc(32, 9));
+    const render = (r: E.Either<DomainError, { id: string }>) => ({ status: E.isRight(r) ? 201 : 409, body: JSON.stringify(E.isRight(r) ? r.right.id : r.left._tag), headers: {} });
+    const ctx = (key: string, fingerprint = `fp-${key}`): IdempotencyContext => ({ tenant: TENANT, key, fingerprint, sealResponse: false });
+    const harnessed = async () => {
+      const s = setup('side by side');
+      await seed(s.h, [{ pages: 1, theirs: false, taken: false }, { pages: 1, theirs: false, taken: true }]);
+      const run = (c: IdempotencyContext, documentIds: string[]) =>
+        executeIdempotently({ uow: s.deps.uow, clock: s.h.clock, secrets, stores: s.h.stores })(c, createSignatureRequest(s.deps)(principal(), { title: 't', documentIds }), render)();
+      const requests = async () => (await right(s.h.stores.signatureRequests.list(TENANT, { limit: 10, order: 'asc', after: null, filter: {} }))).items.length;
+      return { s, run, requests };
+    };
+
+    it('one transaction, no read, and the record completed with the response at once; a retry replays it', async () => {
+      const { s, run, requests } = await harnessed();
+      const first = await run(ctx('a'), ['doc_0']);
+      expect(E.isRight(first) && first.right.response.status).toBe(201);
+      expect([s.transactions(), s.reads()]).toEqual([1, 0]);
+      expect(await right(s.h.stores.idempotency.find(TENANT, 'a'))).toMatchObject({ state: 'completed', fingerprint: 'fp-a', response: { status: 201, inClear: true } });
+      expect(await run(ctx('a'), ['doc_0'])).toEqual(E.right({ response: E.isRight(first) && first.right.response, replayed: true }));
+      expect(await requests()).toBe(1);
+    });
+
+    it('refused: the key claimed and the command run once, read, without trying the unread form again', async () => {
+      const { s, run, requests } = await harnessed();
+      expect(await run(ctx('a'), ['doc_1'])).toEqual(E.right({ response: { status: 409, body: '"InvalidState"', headers: {} }, replayed: false }));
+      // The unread transaction, the command's, and the one that stores its error on the claim (the claim itself is one
+      // statement on the stores, outside any). The unread form once: a second try would be a fourth.
+      expect([s.transactions(), s.reads()]).toEqual([3, 1]);
+      expect(await requests()).toBe(0);
+    });
+
+    it("a key another call holds, or used for another request: nothing commits, and the answer is the claim's way's", async () => {
+      const { s, run, requests } = await harnessed();
+      // Another caller's claim, in flight.
+      const now = s.h.clock.now().getTime();
+      await right(
+        s.h.stores.idempotency.insertIfAbsent({
+          tenant: TENANT,
+          key: 'held',
+          fingerprint: 'fp-held',
+          state: 'in_progress',
+          response: null,
+          createdAt: new Date(now).toISOString(),
+          lockedUntil: new Date(now + 60_000).toISOString(),
+          expiresAt: new Date(now + 86_400_000).toISOString(),
+        }),
+      );
+      expect(await run(ctx('held'), ['doc_0'])).toEqual(E.left({ _tag: 'IdempotencyInProgress' }));
+      // A key answered for another body.
+      expect(E.isRight(await run(ctx('used'), ['doc_0']))).toBe(true);
+      expect(await run(ctx('used', 'another body'), ['doc_0'])).toEqual(E.left({ _tag: 'IdempotencyKeyReused' }));
+      expect(await requests()).toBe(1);
+    });
   });
 
   it('property: whatever the documents listed, the answer and the rows are those of the command run as it is', async () => {

@@ -49,14 +49,15 @@ export const withUnread = <A>(command: (tx: Stores) => TE.TaskEither<DomainError
   Object.assign(command, { unread });
 
 /**
- * Runs `command` in a transaction made by `inTransaction`: its unread form first where `serial` is not set and it
- * has one, and the command itself, in a transaction of its own, when that was refused (nothing of it committed).
+ * Runs `command` in a transaction made by `inTransaction`: its unread form first, unless `readFirst` (transactions
+ * that run one at a time, or an unread form refused already) or it has none; and the command itself, in a
+ * transaction of its own, when that was refused (nothing of it committed).
  */
 const tryingUnread =
-  <A, B>(serial: boolean | undefined, command: Command<A>, inTransaction: (work: (tx: Stores) => TE.TaskEither<DomainError, A>) => TE.TaskEither<DomainError, B>) =>
+  <A, B>(readFirst: boolean, command: Command<A>, inTransaction: (work: (tx: Stores) => TE.TaskEither<DomainError, A>) => TE.TaskEither<DomainError, B>) =>
   (): TE.TaskEither<DomainError, B> => {
     const unread = command.unread;
-    if (serial === true || unread === undefined) return inTransaction(command);
+    if (readFirst || unread === undefined) return inTransaction(command);
     return pipe(
       inTransaction(unread.run),
       TE.orElse((e) => (unread.refused(e) ? inTransaction(command) : TE.left(e))),
@@ -82,7 +83,7 @@ const COMMAND: TransactionOptions = { deferWrites: true, rerunnable: true };
 export const execute =
   (deps: { readonly uow: UnitOfWork }) =>
   <A>(command: Command<A>): TE.TaskEither<DomainError, A> =>
-    tryingUnread(deps.uow.serial, command, (work) => deps.uow.transaction(work, COMMAND))();
+    tryingUnread(deps.uow.serial === true, command, (work) => deps.uow.transaction(work, COMMAND))();
 
 export interface IdempotencyContext {
   readonly tenant: Tenant;
@@ -116,6 +117,10 @@ export interface IdempotentOutcome {
  *    and the response that replays them commit together or not at all.
  * 3. A domain error after the operation started is answered and stored like a success (a replay repeats
  *    it); an error `render` declines to store (a store failure) frees the key so the client can retry.
+ *
+ * A command with an unread form, where transactions run side by side (PostgreSQL), first runs unread with its key's
+ * record inserted completed in the same transaction: one round trip, no claim; a key that has a record, or an unread
+ * form refused, then goes the way above (see `Unread`, and the comment where it is run).
  *
  * Where transactions run one at a time (`uow.serial`, SQLite), a new key is looked up, and its command and
  * its record, stored once with the response, share one transaction instead: no one could have seen a claim
@@ -230,10 +235,10 @@ export const executeIdempotently =
 
     // The command and the record's completion, which holds only while the record is still this caller's claim (see
     // `IdempotencyStore.complete`): a caller that outlived its lock, the key taken over meanwhile, commits nothing.
-    // Its unread form first, if it has one (see `Unread`): the claim is still this caller's when that is refused, and
-    // completed by the command's own run.
-    const run = (claim: IdempotencyClaim) =>
-      tryingUnread(deps.uow.serial, command, (work) =>
+    // Its unread form first, if it has one (see `Unread`) and was not refused already: the claim is still this caller's
+    // when that is refused, and completed by the command's own run.
+    const run = (claim: IdempotencyClaim, unreadRefused: boolean) =>
+      tryingUnread(deps.uow.serial === true || unreadRefused, command, (work) =>
         deps.uow.transaction(
           (tx) =>
             pipe(
@@ -273,19 +278,49 @@ export const executeIdempotently =
             );
       };
 
-    const inTurnsFrom = (first: TE.TaskEither<DomainError, Decided>): TE.TaskEither<DomainError, IdempotentOutcome> =>
+    const inTurnsFrom = (first: TE.TaskEither<DomainError, Decided>, unreadRefused = false): TE.TaskEither<DomainError, IdempotentOutcome> =>
       pipe(
         first,
         TE.chainW((decided) =>
           'replay' in decided
             ? TE.right<DomainError, IdempotentOutcome>({ response: decided.replay, replayed: true })
             : pipe(
-                run(decided.claim),
+                run(decided.claim, unreadRefused),
                 TE.map((response) => ({ response, replayed: false })),
                 TE.orElse(settleFailure(decided.claim)),
               ),
         ),
       );
+    // A command with an unread form, where transactions run side by side (see `Unread`): a new key's record is stored,
+    // completed with the response, in the unread form's own transaction, its one round trip, with no claim committed
+    // first. The record's insert fails on a key that has a record (having waited for a transaction that is inserting
+    // one), and then, as when the unread form is refused, nothing of it commits, and the key is claimed or decided on
+    // and the command run as below. So a second call with a key whose first call's transaction is running waits for
+    // that transaction, a round trip, and replays its answer, where a claim committed first would answer it 409.
+    const unread = command.unread;
+    if (deps.uow.serial !== true && unread !== undefined) {
+      const keyTaken = (e: DomainError): boolean => e._tag === 'ConcurrentModification' && e.resource === 'idempotency_key' && e.id === ctx.key;
+      const atOnce = deps.uow.transaction(
+        (tx) =>
+          pipe(
+            unread.run(tx),
+            TE.map((a) => render(E.right(a))),
+            TE.chainW((response) =>
+              response === null
+                ? TE.left<DomainError, StoredResponse>(storeFailure(new Error('render returned no response for a success')))
+                : pipe(tx.idempotency.insertNew(completedRecord(response)), TE.map(() => response)),
+            ),
+          ),
+        COMMAND,
+      );
+      return pipe(
+        atOnce,
+        TE.matchEW(
+          (e) => (unread.refused(e) ? inTurnsFrom(claimed, true) : keyTaken(e) ? inTurnsFrom(claimed) : TE.left(e)),
+          (response) => TE.right<DomainError, IdempotentOutcome>({ response, replayed: false }),
+        ),
+      );
+    }
     if (deps.uow.serial !== true) return inTurnsFrom(claimed);
 
     // Transactions that run one at a time: nobody could see a claim before its command commits, so none is
