@@ -117,7 +117,12 @@ export const pgIdempotency = (conn: Conn): IdempotencyStore => ({
   insertNew: (record) =>
     pipe(
       TE.fromEither(toParams(record)),
-      TE.chain((params) => writeOne(conn, INSERT_NEW, params, () => concurrentModification('idempotency_key', record.key))),
+      TE.chain((params) => {
+        const taken = () => concurrentModification('idempotency_key', record.key);
+        // Only a unique violation says the key is taken; a lock on it not had in time is a lost race of another kind,
+        // which the caller's way for a taken key would only wait for again.
+        return writeOne(conn, INSERT_NEW, params, taken, (code) => (code === '23505' ? taken() : concurrentModification('row', code)));
+      }),
     ),
 
   // An upsert, but only over the record the caller read (`previous`): an absent one (purged meanwhile) must not

@@ -918,6 +918,26 @@ describe.skipIf(!available)('postgres adapter', () => {
         expect((await ok(s.stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBeNull();
       });
 
+      it("a key's record being inserted elsewhere past lockTimeoutMs: insertNew fails as a lost race, not as a taken key", async () => {
+        await fresh({ lockTimeoutMs: 200 });
+        const rec = makeIdempotencyRecord(TENANT_A);
+        await db.raw(async (c) => {
+          await c.query('BEGIN');
+          await c.query("INSERT INTO idempotency_keys (org_id, mode, key, fingerprint, state, response, created_at, locked_until, expires_at) VALUES ($1, $2, $3, 'elsewhere', 'in_progress', NULL, now(), now() + interval '1 minute', now() + interval '1 day')", [
+            rec.tenant.orgId,
+            rec.tenant.mode,
+            rec.key,
+          ]);
+          try {
+            expect(await fails(s.uow.transaction((tx) => tx.idempotency.insertNew(rec), { deferWrites: true }))).toEqual({ _tag: 'ConcurrentModification', resource: 'row', id: '55P03' });
+            expect(await fails(s.stores.idempotency.insertNew(rec))).toEqual({ _tag: 'ConcurrentModification', resource: 'row', id: '55P03' });
+          } finally {
+            await c.query('ROLLBACK');
+          }
+        });
+        await ok(s.stores.idempotency.insertNew(rec));
+      });
+
       it('a page limit larger than the column holds, or infinite, is no limit (configuration never fails a create)', async () => {
         await fresh();
         for (const maxPagesPerRequest of [2 ** 31, Infinity]) {

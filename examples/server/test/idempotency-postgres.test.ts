@@ -82,4 +82,21 @@ describe.skipIf(!available)('idempotency on PostgreSQL, transactions side by sid
     expect(again.text).toBe(refused.text);
     expect(await records()).toEqual(expect.arrayContaining([{ key, state: 'completed' }, { key: taken, state: 'completed' }]));
   });
+
+  // Refused by the command's own check of its input (a blank title passes the body's codec), before any write: the
+  // outcome is kept as any other, also when the command's unread form ran first (an attacker's review found it was not).
+  it('stores and replays an input the command refuses, and the key then refuses another body', async () => {
+    const doc = await s.uploadPdf();
+    const key = freshKey();
+    const call = (title: string) => s.call('POST', '/api/v1/signature-requests', { body: { title, documentIds: [doc.id] }, headers: { 'idempotency-key': key } });
+    const blank = await call('   ');
+    expect(blank.status).toBe(400);
+    const again = await call('   ');
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(again.text).toBe(blank.text);
+    const other = await call('Fixed');
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('idempotency_key_reused');
+  });
 });
+

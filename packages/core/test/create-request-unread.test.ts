@@ -165,6 +165,22 @@ describe('create-request, its unread form where transactions run side by side', 
       expect(await requests()).toBe(0);
     });
 
+    it('an input the command refuses before writing (a blank title) is stored as on the claim\'s way: replayed, and the key not reused', async () => {
+      const { s, run, requests } = await harnessed();
+      const blank = await right(
+        executeIdempotently({ uow: s.deps.uow, clock: s.h.clock, secrets, stores: s.h.stores })(
+          ctx('blank'),
+          createSignatureRequest(s.deps)(principal(), { title: '   ', documentIds: ['doc_0'] }),
+          (r) => ({ status: E.isRight(r) ? 201 : 400, body: JSON.stringify(E.isRight(r) ? r.right.id : r.left._tag), headers: {} }),
+        ),
+      );
+      expect(blank).toEqual({ response: { status: 400, body: '"ValidationFailed"', headers: {} }, replayed: false });
+      expect(await right(s.h.stores.idempotency.find(TENANT, 'blank'))).toMatchObject({ state: 'completed', response: { status: 400 } });
+      // Another request with the key: refused as reused, nothing created.
+      expect(await run(ctx('blank', 'another body'), ['doc_0'])).toEqual(E.left({ _tag: 'IdempotencyKeyReused' }));
+      expect(await requests()).toBe(0);
+    });
+
     it("a key another call holds, or used for another request: nothing commits, and the answer is the claim's way's", async () => {
       const { s, run, requests } = await harnessed();
       // Another caller's claim, in flight.

@@ -36,7 +36,8 @@ export type Command<A> = ((tx: Stores) => TE.TaskEither<DomainError, A>) & {
  * The unread form must do what the command does whenever the command would succeed: the same writes, the
  * same result; and it must commit nothing the command would refuse. The command, read, is what says why. Its
  * guarded writes come first: refused, it has then written nothing, not even to a port that `overridePorts` moved
- * out of the database, whose writes no rollback undoes.
+ * out of the database, whose writes no rollback undoes. (Under an Idempotency-Key, the key's record is written
+ * after them, and a key found taken undoes them: a port a command writes to belongs in the database.)
  */
 export interface Unread<A> {
   readonly run: (tx: Stores) => TE.TaskEither<DomainError, A>;
@@ -316,7 +317,12 @@ export const executeIdempotently =
       return pipe(
         atOnce,
         TE.matchEW(
-          (e) => (unread.refused(e) ? inTurnsFrom(claimed, true) : keyTaken(e) ? inTurnsFrom(claimed) : TE.left(e)),
+          // Refused, or failed before any write by an outcome to store (an input the command refuses): the key is
+          // claimed and the command run the claim's way, which stores that outcome, so that a retry replays it and
+          // another request with the key is told it is reused. A taken key: decided on (replayed, reused, in flight,
+          // or an expired record replaced). Anything else (a store's failure) stores nothing, as on that way.
+          (e) =>
+            unread.refused(e) || render(E.left(e)) !== null ? inTurnsFrom(claimed, true) : keyTaken(e) ? inTurnsFrom(claimed) : TE.left(e),
           (response) => TE.right<DomainError, IdempotentOutcome>({ response, replayed: false }),
         ),
       );
