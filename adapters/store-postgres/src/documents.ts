@@ -1,6 +1,6 @@
-import type { AttachLimits, DocumentStore } from '@esig/core';
+import type { DocumentStore } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { DocumentStatusC, PageSizesC, documentRow, toDocument } from '@esig/store-sql';
+import { DocumentStatusC, PageSizesC, attachPageLimit, documentRow, toDocument } from '@esig/store-sql';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
@@ -128,12 +128,6 @@ export const FIND_BY_ID = plannedPerCall(
 
 /** No limit on the pages: as many as a document's page count (an integer column) can hold. */
 const ANY_PAGES = 2_147_483_647;
-/**
- * The limit as the statements take it (an integer, compared with `page_count`): a fraction counts as the whole
- * pages under it, and a limit above what the column holds (or none, or Infinity) as no limit.
- */
-const pageLimit = (limits: AttachLimits | undefined): number =>
-  limits === undefined || !(limits.maxPages < ANY_PAGES) ? ANY_PAGES : Math.max(0, Math.floor(limits.maxPages));
 
 /** The DocumentStore over the pool or one transaction's client. */
 
@@ -194,7 +188,7 @@ export const pgDocuments = (conn: Conn): DocumentStore => ({
     const refused = () => concurrentModification('document', unique.join(','));
     const conflict = (code: string) => (code === 'EW001' ? refused() : concurrentModification('row', code));
     const linked = (r: pg.QueryResult) => (r.rowCount === unique.length ? null : refused());
-    const maxPages = pageLimit(limits);
+    const maxPages = attachPageLimit(limits, ANY_PAGES);
     return unique.length === 1
       ? write(conn, ATTACH_ONE, [tenant.orgId, tenant.mode, unique[0], requestId, maxPages], linked, conflict, ATTACH_ONE_RAISING)
       : write(conn, ATTACH, [tenant.orgId, tenant.mode, unique, requestId, unique.length, maxPages], linked, conflict, ATTACH_RAISING);

@@ -1,6 +1,6 @@
-import type { AttachLimits, Document, DocumentStore, Tenant } from '@esig/core';
+import type { Document, DocumentStore, Tenant } from '@esig/core';
 import { concurrentModification } from '@esig/core';
-import { DocumentStatusC, documentRow, toDocument } from '@esig/store-sql';
+import { DocumentStatusC, attachPageLimit, documentRow, toDocument } from '@esig/store-sql';
 import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -63,9 +63,6 @@ export const attachSql = bySize((n: number): string => {
 
 /** No limit on the pages: more than a document's page count can hold. */
 const ANY_PAGES = Number.MAX_SAFE_INTEGER;
-/** The limit as the statement takes it: a fraction counts as the whole pages under it; none, Infinity or NaN as no limit (as the memory store). */
-const pageLimit = (limits: AttachLimits | undefined): number =>
-  limits === undefined || !(limits.maxPages < ANY_PAGES) ? ANY_PAGES : Math.max(0, Math.floor(limits.maxPages));
 
 export const sqliteDocuments = (conn: Conn): DocumentStore => ({
   insert: (doc) => {
@@ -116,7 +113,7 @@ export const sqliteDocuments = (conn: Conn): DocumentStore => ({
     if (unique.length === 0) return TE.right(undefined);
     const sql = attachSql(unique.length);
     const scope = (t: Tenant) => [t.orgId, t.mode];
-    const maxPages = pageLimit(limits);
+    const maxPages = attachPageLimit(limits, ANY_PAGES);
     return pipe(
       attempt(conn, (c) =>
         c.prepare(sql).run(requestId, ...scope(tenant), ...unique, requestId, maxPages, ...scope(tenant), ...unique, requestId, unique.length),

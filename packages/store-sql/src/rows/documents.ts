@@ -1,4 +1,4 @@
-import type { Document } from '@esig/core';
+import type { AttachLimits, Document } from '@esig/core';
 import { DOCUMENT_STATUSES } from '@esig/core';
 import * as t from 'io-ts';
 import type { ColumnCodecs } from '../columns.js';
@@ -41,3 +41,13 @@ export const toDocument = (r: DocumentRow): Document => ({
   signatureRequestId: r.signature_request_id,
   createdAt: r.created_at,
 });
+
+/**
+ * A page limit as both SQL stores' attach statements take it (an integer, compared with `page_count` and its sum):
+ * a fraction counts as the whole pages under it, and no limit, Infinity, NaN or one above `noLimit` (the most the
+ * statement's parameter holds) as `noLimit`, as the memory store treats them. So whatever number a configuration
+ * gives, the statement never fails on it.
+ */
+export const attachPageLimit = (limits: AttachLimits | undefined, noLimit: number): number =>
+  limits === undefined || !(limits.maxPages < noLimit) ? noLimit : Math.max(0, Math.floor(limits.maxPages));
+
