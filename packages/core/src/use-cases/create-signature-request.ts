@@ -42,7 +42,7 @@ export const createSignatureRequest =
     const ids = input.documentIds;
     const limits = { maxPages: deps.pageLimits.maxPagesPerRequest };
     // What needs no store: the caller's scope, and the input's own shape.
-    const checked = (now: Date) =>
+    const inputValid = (now: Date) =>
       pipe(
         requireScope(p, 'signature_requests:write'),
         TE.chainW(() =>
@@ -93,7 +93,7 @@ export const createSignatureRequest =
     const command = (tx: Stores): TE.TaskEither<DomainError, SignatureRequest> => {
       const now = deps.clock.now();
       return pipe(
-        checked(now),
+        inputValid(now),
         TE.chainW(() => tx.documents.findByIds(p.tenant, ids)),
         TE.chainW((docs): TE.TaskEither<DomainError, readonly Document[]> => {
           const missing = ids.findIndex((id) => !docs.some((d) => d.id === id));
@@ -118,7 +118,7 @@ export const createSignatureRequest =
       run: (tx) => {
         const now = deps.clock.now();
         return pipe(
-          checked(now),
+          inputValid(now),
           TE.chainW(() => written(tx, now)),
         );
       },
