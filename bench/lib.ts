@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -260,4 +261,80 @@ export const backendsOf = async (url: string | null): Promise<number[]> => {
   } finally {
     await c.end();
   }
+};
+
+/**
+ * A fingerprint of what a checkout runs: the SHA-256 of every compiled file (`dist/`) of its packages, adapters
+ * and examples, by path and content, cut to 12 hex digits. The pair benches print it for both sides, so that
+ * a comparison says what it compared. Why: `tsc -b` re-emits only what its build info calls stale, so a `dist/`
+ * file edited by hand for an experiment (an upper bound, say) outlives `npm run build`; one session then
+ * measured its own edited build against a clean one for four runs while it believed them the same.
+ */
+export const buildFingerprint = (root: string): string => {
+  const files: string[] = [];
+  const walk = (dir: string, inDist: boolean) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+      const path = join(dir, e.name);
+      if (e.isDirectory()) walk(path, inDist || e.name === 'dist');
+      else if (inDist && /\.(m?js|json)$/.test(e.name)) files.push(path);
+    }
+  };
+  for (const top of ['packages', 'adapters', 'examples']) walk(join(root, top), false);
+  const hash = createHash('sha256');
+  for (const f of files.sort()) hash.update(relative(root, f)).update('\0').update(readFileSync(f)).update('\0');
+  return `${hash.digest('hex').slice(0, 12)} (${files.length} files)`;
+};
+
+/** The lines a pair bench prints about its two builds: each fingerprint, and whether they are the same build. */
+export const describeBuilds = (roots: Readonly<Record<'this' | 'other', string>>): string => {
+  const mine = buildFingerprint(roots.this);
+  const theirs = buildFingerprint(roots.other);
+  return (
+    `builds: this ${mine}, other ${theirs}\n` +
+    (mine === theirs ? 'the two builds are the same: an A/A run, whose differences are the noise of this machine\n' : '')
+  );
+};
+
+/**
+ * Two builds' rounds compared pair by pair (each pair ran back to back): in how many pairs `mine` was lower, the
+ * two-sided exact sign test's p-value for that count (the chance of a count at least that uneven if neither build
+ * were cheaper; a tie counts for neither, and is left out), and the median of the pairs' ratios mine/theirs.
+ *
+ * Why: an A/A run of bench:webhooks-pair on one machine (the same build on both sides) put one side 7 % ahead in
+ * mean rate and ahead in 5 of 8 pairs; a count like "less in 6 of 8" alone reads as a finding, where its p-value
+ * (0.29) says it is not one.
+ */
+export const pairedComparison = (pairs: ReadonlyArray<readonly [mine: number, theirs: number]>): { lower: number; n: number; p: number; medianRatio: number } => {
+  const n = pairs.length;
+  let lower = 0;
+  let ties = 0;
+  for (const [a, b] of pairs) {
+    if (a < b) lower += 1;
+    else if (a === b) ties += 1;
+  }
+  // Ties split evenly: the count that decides is the one without them.
+  const m = n - ties;
+  const k = Math.min(lower, m - lower);
+  let tail = 0;
+  let c = 1; // C(m, 0)
+  for (let i = 0; i <= k; i++) {
+    tail += c;
+    c = (c * (m - i)) / (i + 1);
+  }
+  const p = m === 0 ? 1 : Math.min(1, (2 * tail) / 2 ** m);
+  const ratios = pairs.filter(([, b]) => b > 0).map(([a, b]) => a / b);
+  return { lower, n, p, medianRatio: ratios.length === 0 ? Number.NaN : percentile(ratios, 50) };
+};
+
+/** `this build used less CPU in 6 of 8 adjacent pairs (sign test p = 0.29), median ratio 0.962`. */
+export const describePairs = (what: string, pairs: ReadonlyArray<readonly [number, number]>): string => {
+  const c = pairedComparison(pairs);
+  return `this build used less ${what} in ${c.lower} of ${c.n} adjacent pairs of rounds (sign test p = ${c.p.toFixed(c.p < 0.01 ? 4 : 2)}), median ratio this/other ${c.medianRatio.toFixed(3)}\n`;
 };

@@ -23,7 +23,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
-import { POSTGRES_URL_OPTION, backendsOf, cpuMsOf, measure, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, backendsOf, cpuMsOf, describeBuilds, describePairs, measure, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -55,6 +55,9 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const here = resolve(import.meta.dirname, '..');
 const roots = { this: here, other: resolve(values['server-root']) };
+// Said first, so that a run comparing what it should not (an edited dist/, a build not rebuilt) can be stopped.
+const builds = describeBuilds(roots);
+process.stdout.write(builds);
 
 interface Side {
   readonly label: keyof typeof roots;
@@ -204,7 +207,19 @@ try {
     const rps = mine.reduce((n, r) => n + r.f.rps, 0) / mine.length;
     return `${side.padEnd(5)} (${roots[side]}): mean ${rps.toFixed(0)} req/s, CPU per request ${(server + backends).toFixed(2)} ms (server ${server.toFixed(2)}, backends ${backends.toFixed(2)})`;
   };
-  process.stdout.write(`\n${values.scenario} create-request on ${onSqlite ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${seconds} s each, ${connections} connections:\n${summary('this')}\n${summary('other')}\n`);
+  // Adjacent rounds compared, CPU per request (server and backends): how often this build used less, and whether
+  // that count says more than the noise.
+  const perRequest = (r: Round) => (r.serverMs + r.backendsMs) / Math.max(1, r.f.requests);
+  const pairs: Array<readonly [number, number]> = [];
+  for (let i = 0; i + 1 < results.length; i += 2) {
+    const [a, b] = [results[i]!, results[i + 1]!];
+    pairs.push(a.side === 'this' ? [perRequest(a), perRequest(b)] : [perRequest(b), perRequest(a)]);
+  }
+  process.stdout.write(
+    `\n${values.scenario} create-request on ${onSqlite ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${seconds} s each, ${connections} connections:\n${summary('this')}\n${summary('other')}\n` +
+      describePairs('CPU per request', pairs) +
+      builds,
+  );
   // What the idempotency records left behind: a record inserted and then updated leaves a dead row version
   // (until vacuum) and grows the table; one inserted once, completed, does not.
   for (const s of onSqlite ? [] : Object.values(sides)) {

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { createUlidGenerator, systemClock } from '@esig/runtime-node';
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
-import { POSTGRES_URL_OPTION, cpuMsOf, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, cpuMsOf, describeBuilds, describePairs, startProcess, throwawayPostgres } from './lib.js';
 import { commitEvents, createBenchEndpoint, workerEnv } from './webhook-setup.js';
 
 const { values } = parseArgs({
@@ -50,6 +50,9 @@ const rounds = Number(values.rounds);
 const events = Number(values.events);
 const loops = Number(values.concurrency);
 const roots = { this: resolve(import.meta.dirname, '..'), other: resolve(values['server-root']) };
+// Said first, so that a run comparing what it should not (an edited dist/, a build not rebuilt) can be stopped.
+const builds = describeBuilds(roots);
+process.stdout.write(builds);
 type Label = keyof typeof roots;
 const dir = mkdtempSync(join(tmpdir(), 'esig-bench-whpair-'));
 const ids = createUlidGenerator(systemClock);
@@ -110,17 +113,19 @@ try {
     const rate = mine.reduce((n, r) => n + events / r.seconds, 0) / mine.length;
     return `${label.padEnd(5)} (${roots[label]}): mean ${rate.toFixed(0)} deliveries/s, CPU per delivery ${cpu.toFixed(3)} ms`;
   };
-  // Adjacent rounds (this, other) or (other, this) compared: how often this build used less CPU.
-  let lower = 0;
+  // Adjacent rounds (this, other) or (other, this) compared: how often this build used less CPU, and whether that
+  // count says more than the noise.
+  const pairs: Array<readonly [number, number]> = [];
   for (let i = 0; i + 1 < results.length; i += 2) {
     const [a, b] = [results[i]!, results[i + 1]!];
     const mine = a.label === 'this' ? a : b;
     const theirs = a.label === 'this' ? b : a;
-    if (mine.cpuMs < theirs.cpuMs) lower += 1;
+    pairs.push([mine.cpuMs, theirs.cpuMs]);
   }
   process.stdout.write(
     `\nwebhook deliveries on ${values.db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${events} events each, ${loops} job loops:\n${summary('this')}\n${summary('other')}\n` +
-      `this build used less CPU in ${lower} of ${results.length / 2} adjacent pairs of rounds\n`,
+      describePairs('CPU', pairs) +
+      builds,
   );
 } finally {
   for (const s of Object.values(sides)) await s.stop();
