@@ -59,7 +59,16 @@ export interface ConcurrentModification {
   readonly id: string;
 }
 
-export const validationFailed = (errors: readonly FieldProblem[], detail = 'The request is not valid.'): ValidationFailed => ({ _tag: 'ValidationFailed', detail, errors });
+/**
+ * What a client reads first when no detail is given: the first problem, worded as the HTTP adapter's decoder words
+ * its own (`origin must be an https origin.`), so that `detail` names what to fix on every route, not only on those
+ * whose body a codec refused.
+ */
+const firstProblem = (errors: readonly FieldProblem[]): string => {
+  const first = errors[0];
+  return first === undefined ? 'The request is not valid.' : `${first.path === '(body)' ? 'The body' : first.path} ${first.message}.`;
+};
+export const validationFailed = (errors: readonly FieldProblem[], detail = firstProblem(errors)): ValidationFailed => ({ _tag: 'ValidationFailed', detail, errors });
 export const unauthenticated = (detail = 'A valid API key is required.'): Unauthenticated => ({ _tag: 'Unauthenticated', detail });
 export const insufficientScope = (scope: string): InsufficientScope => ({ _tag: 'InsufficientScope', scope });
 export const notFound = (resource: string, id: string): NotFound => ({ _tag: 'NotFound', resource, id });

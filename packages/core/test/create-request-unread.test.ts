@@ -107,7 +107,7 @@ describe('create-request, its unread form where transactions run side by side', 
       { pages: 1, theirs: true, taken: false },
     ]);
     const create = (documentIds: string[]) => execute(s.deps)(createSignatureRequest(s.deps)(principal(), { title: 'Lease', documentIds }))();
-    expect(await create(['doc_0', 'doc_3'])).toEqual(E.left({ _tag: 'ValidationFailed', detail: 'The request is not valid.', errors: [{ path: 'documentIds.1', message: 'no document doc_3' }] }));
+    expect(await create(['doc_0', 'doc_3'])).toEqual(E.left({ _tag: 'ValidationFailed', detail: 'documentIds.1 no document doc_3.', errors: [{ path: 'documentIds.1', message: 'no document doc_3' }] }));
     expect(await create(['doc_1', 'doc_2'])).toEqual(E.left({ _tag: 'InvalidState', detail: 'Document doc_2 already belongs to signature request req_earlier.' }));
     expect(await create(['doc_0', 'doc_1'])).toMatchObject(E.left({ _tag: 'ValidationFailed', detail: 'The documents have 50 pages together; a request may have at most 40.' }));
     // Each was refused unread, then read once.

@@ -56,3 +56,12 @@ describe('credentials', () => {
     expect([key, token, mine].map(keyIdOf)).toEqual(['key_1', 'key_1', null]);
   });
 });
+
+describe('validationFailed', () => {
+  it('names the first problem when no detail is given', () => {
+    expect(validationFailed([{ path: 'origin', message: 'must be an https origin' }, { path: 'x', message: 'y' }]).detail).toBe('origin must be an https origin.');
+    expect(validationFailed([{ path: '(body)', message: 'could not be read' }]).detail).toBe('The body could not be read.');
+    expect(validationFailed([]).detail).toBe('The request is not valid.');
+    expect(validationFailed([{ path: 'title', message: 'must not be empty' }], 'Give the request a title.').detail).toBe('Give the request a title.');
+  });
+});
