@@ -117,7 +117,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
       out('');
       out(`    ${bootstrap.secret}`);
       out('');
-      out('  Keep it: it is stored only as a hash. Create more with `npx esig keys create`.');
+      out("  Keep it: it is stored only as a hash. Create more with `npx esig keys create --org default --mode test|live --scopes '*'`.");
       out('');
     }
   }
