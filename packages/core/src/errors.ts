@@ -68,7 +68,7 @@ const firstProblem = (errors: readonly FieldProblem[]): string => {
   const first = errors[0];
   return first === undefined ? 'The request is not valid.' : `${first.path === '(body)' ? 'The body' : first.path} ${first.message}.`;
 };
-export const validationFailed = (errors: readonly FieldProblem[], detail = firstProblem(errors)): ValidationFailed => ({ _tag: 'ValidationFailed', detail, errors });
+export const validationFailed = (errors: readonly FieldProblem[], detail: string = firstProblem(errors)): ValidationFailed => ({ _tag: 'ValidationFailed', detail, errors });
 export const unauthenticated = (detail = 'A valid API key is required.'): Unauthenticated => ({ _tag: 'Unauthenticated', detail });
 export const insufficientScope = (scope: string): InsufficientScope => ({ _tag: 'InsufficientScope', scope });
 export const notFound = (resource: string, id: string): NotFound => ({ _tag: 'NotFound', resource, id });
