@@ -319,7 +319,7 @@ export const pairedComparison = (pairs: ReadonlyArray<readonly [mine: number, th
     if (a < b) lower += 1;
     else if (a === b) ties += 1;
   }
-  // Ties split evenly: the count that decides is the one without them.
+  // Ties are left out: the test counts among the pairs that differ.
   const m = n - ties;
   const k = Math.min(lower, m - lower);
   let tail = 0;

@@ -27,7 +27,7 @@ const unsafeText = (input: unknown, path: string, depth = 0): FieldProblem | nul
  */
 export const decode = <A>(codec: t.Type<A, unknown, unknown>, input: unknown, root = ''): E.Either<ValidationFailed, A> => {
   const unsafe = unsafeText(input, root);
-  if (unsafe) return E.left(validationFailed([unsafe], `${unsafe.path} ${unsafe.message}.`));
+  if (unsafe) return E.left(validationFailed([unsafe]));
   const result = codec.decode(input);
   if (E.isRight(result)) return E.right(result.right);
   const seen = new Set<string>();
@@ -44,8 +44,8 @@ export const decode = <A>(codec: t.Type<A, unknown, unknown>, input: unknown, ro
   // A nullable field given a wrong value fails both branches: what is wrong with the value is the useful half.
   const answered = new Set(problems.filter((p) => p.message !== 'must be null').map((p) => p.path));
   const kept = problems.filter((p) => p.message !== 'must be null' || !answered.has(p.path));
-  const first = kept[0]!;
-  return E.left(validationFailed(kept.slice(0, 20), `${first.path === '(body)' ? 'The body' : first.path} ${first.message}.`));
+  // The detail names the first problem (validationFailed's default wording).
+  return E.left(validationFailed(kept.slice(0, 20)));
 };
 
 /** What a value must be, for a client: an enumeration's values rather than the codec's name. */
