@@ -333,7 +333,20 @@ export const pairedComparison = (pairs: ReadonlyArray<readonly [mine: number, th
   return { lower, n, p, medianRatio: ratios.length === 0 ? Number.NaN : percentile(ratios, 50) };
 };
 
-/** `this build used less CPU in 6 of 8 adjacent pairs (sign test p = 0.29), median ratio 0.962`. */
+/**
+ * The rounds of a pair bench taken two by two as they ran (ABBA: this/other, then other/this, …), each pair as
+ * [this build's value, the other's]. A trailing round without its partner is left out.
+ */
+export const adjacentPairs = <R>(rounds: readonly R[], isThis: (r: R) => boolean, value: (r: R) => number): Array<readonly [number, number]> => {
+  const out: Array<readonly [number, number]> = [];
+  for (let i = 0; i + 1 < rounds.length; i += 2) {
+    const [a, b] = [rounds[i]!, rounds[i + 1]!];
+    out.push(isThis(a) ? [value(a), value(b)] : [value(b), value(a)]);
+  }
+  return out;
+};
+
+/** `this build used less CPU in 6 of 8 adjacent pairs of rounds (sign test p = 0.29), median ratio this/other 0.962`. */
 export const describePairs = (what: string, pairs: ReadonlyArray<readonly [number, number]>): string => {
   const c = pairedComparison(pairs);
   return `this build used less ${what} in ${c.lower} of ${c.n} adjacent pairs of rounds (sign test p = ${c.p.toFixed(c.p < 0.01 ? 4 : 2)}), median ratio this/other ${c.medianRatio.toFixed(3)}\n`;

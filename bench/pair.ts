@@ -23,7 +23,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { makePdf } from '@esig/testkit/pdf';
 import type { Figures } from './lib.js';
-import { POSTGRES_URL_OPTION, backendsOf, cpuMsOf, describeBuilds, describePairs, measure, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, adjacentPairs, backendsOf, cpuMsOf, describeBuilds, describePairs, measure, startProcess, throwawayPostgres } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -210,11 +210,7 @@ try {
   // Adjacent rounds compared, CPU per request (server and backends): how often this build used less, and whether
   // that count says more than the noise.
   const perRequest = (r: Round) => (r.serverMs + r.backendsMs) / Math.max(1, r.f.requests);
-  const pairs: Array<readonly [number, number]> = [];
-  for (let i = 0; i + 1 < results.length; i += 2) {
-    const [a, b] = [results[i]!, results[i + 1]!];
-    pairs.push(a.side === 'this' ? [perRequest(a), perRequest(b)] : [perRequest(b), perRequest(a)]);
-  }
+  const pairs = adjacentPairs(results, (r) => r.side === 'this', perRequest);
   process.stdout.write(
     `\n${values.scenario} create-request on ${onSqlite ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${seconds} s each, ${connections} connections:\n${summary('this')}\n${summary('other')}\n` +
       describePairs('CPU per request', pairs) +

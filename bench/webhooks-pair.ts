@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { createUlidGenerator, systemClock } from '@esig/runtime-node';
 import { loadConfig, openDatabase } from '@esig/server';
 import { startHttpsReceiver } from '@esig/testkit/https-receiver';
-import { POSTGRES_URL_OPTION, cpuMsOf, describeBuilds, describePairs, startProcess, throwawayPostgres } from './lib.js';
+import { POSTGRES_URL_OPTION, adjacentPairs, cpuMsOf, describeBuilds, describePairs, startProcess, throwawayPostgres } from './lib.js';
 import { commitEvents, createBenchEndpoint, workerEnv } from './webhook-setup.js';
 
 const { values } = parseArgs({
@@ -115,13 +115,7 @@ try {
   };
   // Adjacent rounds (this, other) or (other, this) compared: how often this build used less CPU, and whether that
   // count says more than the noise.
-  const pairs: Array<readonly [number, number]> = [];
-  for (let i = 0; i + 1 < results.length; i += 2) {
-    const [a, b] = [results[i]!, results[i + 1]!];
-    const mine = a.label === 'this' ? a : b;
-    const theirs = a.label === 'this' ? b : a;
-    pairs.push([mine.cpuMs, theirs.cpuMs]);
-  }
+  const pairs = adjacentPairs(results, (r) => r.label === 'this', (r) => r.cpuMs);
   process.stdout.write(
     `\nwebhook deliveries on ${values.db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${rounds} rounds of ${events} events each, ${loops} job loops:\n${summary('this')}\n${summary('other')}\n` +
       describePairs('CPU', pairs) +

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildFingerprint, describeBuilds, pairedComparison } from '../../../bench/lib.js';
+import { adjacentPairs, buildFingerprint, describeBuilds, pairedComparison } from '../../../bench/lib.js';
 
 // The pair benches' verdicts: a sign test over adjacent rounds, and a fingerprint of what each side ran.
 
@@ -11,6 +11,22 @@ const pairs = (lower: number, higher: number): Array<readonly [number, number]> 
   ...Array.from({ length: lower }, () => [1, 2] as const),
   ...Array.from({ length: higher }, () => [2, 1] as const),
 ];
+
+describe('adjacentPairs', () => {
+  it("pairs the rounds as they ran, this build's value first whichever ran first", () => {
+    const rounds = [
+      { side: 'this', v: 1 },
+      { side: 'other', v: 2 },
+      { side: 'other', v: 3 },
+      { side: 'this', v: 4 },
+      { side: 'this', v: 5 },
+    ];
+    expect(adjacentPairs(rounds, (r) => r.side === 'this', (r) => r.v)).toEqual([
+      [1, 2],
+      [4, 3],
+    ]);
+  });
+});
 
 describe('pairedComparison', () => {
   it('gives the two-sided exact sign test of the count', () => {
