@@ -1,24 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import type { FieldProblem, ValidationFailed } from '@esig/core';
-import { validationFailed } from '@esig/core';
-
-// NUL and unpaired UTF-16 surrogates: text no store can keep (PostgreSQL refuses both) and no font can draw.
-const UNSAFE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** The first string (value or object key) in `input` that holds NUL or a lone surrogate, with its path. */
-const unsafeText = (input: unknown, path: string, depth = 0): FieldProblem | null => {
-  if (typeof input === 'string') return UNSAFE_TEXT.test(input) ? { path: path || '(body)', message: 'must not contain NUL or unpaired surrogate characters' } : null;
-  // Bodies are bounded in size; the depth bound only keeps a pathological nesting from costing a deep walk.
-  if (typeof input !== 'object' || input === null || depth > 32) return null;
-  for (const [k, v] of Object.entries(input)) {
-    const at = path ? `${path}.${k}` : k;
-    if (UNSAFE_TEXT.test(k)) return { path: at, message: 'must not contain NUL or unpaired surrogate characters' };
-    const found = unsafeText(v, at, depth + 1);
-    if (found) return found;
-  }
-  return null;
-};
+import { unstorableText, validationFailed } from '@esig/core';
 
 /**
  * Decodes input with a codec and turns io-ts's errors into addressed problems (`documentIds.2: must be a
@@ -26,7 +9,7 @@ const unsafeText = (input: unknown, path: string, depth = 0): FieldProblem | nul
  * field of any route, is first checked for text that cannot be stored (NUL, lone surrogates).
  */
 export const decode = <A>(codec: t.Type<A, unknown, unknown>, input: unknown, root = ''): E.Either<ValidationFailed, A> => {
-  const unsafe = unsafeText(input, root);
+  const unsafe = unstorableText(input, root);
   if (unsafe) return E.left(validationFailed([unsafe]));
   const result = codec.decode(input);
   if (E.isRight(result)) return E.right(result.right);

@@ -883,6 +883,24 @@ describe.skipIf(!available)('postgres adapter', () => {
         expect(syncs.count()).toBe(1);
       });
 
+      it("an embedder's title with NUL is a validation failure naming the field, not a store failure, and nothing is written", async () => {
+        await fresh();
+        const doc = makeDocument(TENANT_A);
+        await ok(s.stores.documents.insert(doc));
+        const d = deps();
+        const r = await execute(d)(createSignatureRequest(d)(me, { title: 'Lease\u0000', documentIds: [doc.id], message: 'half \uD800 a pair' }))();
+        expect(r).toEqual(
+          E.left({
+            _tag: 'ValidationFailed',
+            detail: 'title must not contain NUL or unpaired surrogate characters.',
+            errors: [{ path: 'title', message: 'must not contain NUL or unpaired surrogate characters' }],
+          }),
+        );
+        expect((await ok(s.stores.documents.findById(TENANT_A, doc.id)))?.signatureRequestId).toBeNull();
+        // The same create with text PostgreSQL can keep goes through: the refusal was the text's alone.
+        expect(E.isRight(await execute(d)(createSignatureRequest(d)(me, { title: 'Lease \u{1F58B}', documentIds: [doc.id] }))())).toBe(true);
+      });
+
       it('ten creates racing for three documents: each document in one request at most, and every loser told which is taken', async () => {
         await fresh();
         const [a, b, c] = [makeDocument(TENANT_A), makeDocument(TENANT_A), makeDocument(TENANT_A)];

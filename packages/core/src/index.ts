@@ -10,6 +10,7 @@
 // ---- Errors ------------------------------------------------------------------------------------------
 export * from './errors.js';
 export * from './describe-error.js';
+export { unstorableText } from './storable-text.js';
 
 // ---- The model -----------------------------------------------------------------------------------------
 export * from './model/tenant.js';

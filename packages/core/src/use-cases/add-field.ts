@@ -10,6 +10,7 @@ import type { Clock } from '../ports/clock.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { Command } from './command.js';
 import { applyCommand, check, loadRequest, requireScope } from './policy.js';
+import { unstorableText } from '../storable-text.js';
 
 export interface AddFieldInput {
   readonly documentId: string;
@@ -59,6 +60,7 @@ export const addField =
       requireScope(p, 'signature_requests:write'),
       TE.chainW(() =>
         check([
+          unstorableText(input),
           Number.isInteger(input.page) && input.page >= 1 ? null : { path: 'page', message: 'must be an integer ≥ 1' },
           input.x >= 0 ? null : { path: 'x', message: 'must be ≥ 0' },
           input.y >= 0 ? null : { path: 'y', message: 'must be ≥ 0' },

@@ -7,6 +7,7 @@ import type { Crypto } from '../ports/crypto.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { Command } from './command.js';
 import { applyCommand, check, loadRequest, requireScope } from './policy.js';
+import { unstorableText } from '../storable-text.js';
 
 export interface AddRecipientInput {
   readonly email: string;
@@ -42,6 +43,7 @@ export const addRecipient =
       requireScope(p, 'signature_requests:write'),
       TE.chainW(() =>
         check([
+          unstorableText(input),
           looksLikeEmail(input.email) ? null : { path: 'email', message: 'must be an e-mail address' },
           input.firstName.trim().length === 0 ? { path: 'firstName', message: 'must not be empty' } : null,
           input.lastName.trim().length === 0 ? { path: 'lastName', message: 'must not be empty' } : null,

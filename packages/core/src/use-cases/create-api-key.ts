@@ -11,6 +11,7 @@ import type { Command } from './command.js';
 import type { IssuedKey } from './issue-api-key.js';
 import { issueApiKey } from './issue-api-key.js';
 import { check, requireScope } from './policy.js';
+import { unstorableText } from '../storable-text.js';
 
 export interface CreateApiKeyInput {
   readonly name: string;
@@ -29,6 +30,7 @@ export const createApiKey =
       requireScope(p, 'api_keys:write'),
       TE.chainW(() =>
         check([
+          unstorableText(input),
           input.name.trim().length === 0 ? { path: 'name', message: 'must not be empty' } : null,
           input.scopes.length === 0 ? { path: 'scopes', message: 'must name at least one scope' } : null,
         ]),

@@ -11,6 +11,7 @@ import type { Stores } from '../ports/stores.js';
 import type { Command } from './command.js';
 import { withUnread } from './command.js';
 import { check, requireScope } from './policy.js';
+import { unstorableText } from '../storable-text.js';
 
 export interface CreateSignatureRequestInput {
   readonly title: string;
@@ -47,6 +48,7 @@ export const createSignatureRequest =
         requireScope(p, 'signature_requests:write'),
         TE.chainW(() =>
           check([
+            unstorableText(input),
             title.length === 0 || title.length > 255 ? { path: 'title', message: 'must have 1 to 255 characters' } : null,
             ids.length === 0 || ids.length > MAX_DOCUMENTS_PER_REQUEST
               ? { path: 'documentIds', message: `must list 1 to ${MAX_DOCUMENTS_PER_REQUEST} documents` }

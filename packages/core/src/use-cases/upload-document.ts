@@ -10,6 +10,7 @@ import type { IdGenerator } from '../ports/id-generator.js';
 import type { PdfInspector } from '../ports/pdf-inspector.js';
 import type { Command } from './command.js';
 import { check, requireScope } from './policy.js';
+import { unstorableText } from '../storable-text.js';
 import { recordEvent } from './signing/records.js';
 import { uploadKey } from './jobs/artifacts.js';
 
@@ -87,7 +88,10 @@ export const uploadDocument =
     return pipe(
       requireScope(p, 'documents:write'),
       TE.chainW(() =>
-        check([name.length === 0 || name.length > 255 ? { path: 'name', message: 'must have 1 to 255 characters' } : null]),
+        check([
+          unstorableText(input.name, 'name'),
+          name.length === 0 || name.length > 255 ? { path: 'name', message: 'must have 1 to 255 characters' } : null,
+        ]),
       ),
       TE.chainW(() => tx.documents.insert(doc)),
       TE.chainW(() => tx.documentContents.put(p.tenant, uploadKey(doc.id), input.pdf.bytes)),

@@ -8,6 +8,7 @@ import type { Stores } from '../../ports/stores.js';
 import type { OAuthError } from './oauth-error.js';
 import { oauthError } from './oauth-error.js';
 import { redirectUriProblem } from './rules.js';
+import { unstorableText } from '../../storable-text.js';
 
 export interface ClientRegistration {
   readonly clientName: string | undefined;
@@ -22,9 +23,12 @@ export const checkClientMetadata = (input: ClientRegistration): OAuthError | nul
   if (input.redirectUris.length === 0 || input.redirectUris.length > MAX_REDIRECT_URIS)
     return oauthError('invalid_redirect_uri', `redirect_uris must hold 1 to ${MAX_REDIRECT_URIS} URIs.`);
   for (const uri of input.redirectUris) {
+    if (unstorableText(uri) !== null) return oauthError('invalid_redirect_uri', 'a redirect_uri must not contain NUL or unpaired surrogate characters.');
     const problem = redirectUriProblem(uri);
     if (problem !== null) return oauthError('invalid_redirect_uri', `redirect_uri ${JSON.stringify(uri.slice(0, 200))} ${problem}.`);
   }
+  if (input.clientName !== undefined && unstorableText(input.clientName) !== null)
+    return oauthError('invalid_client_metadata', 'client_name must not contain NUL or unpaired surrogate characters.');
   if (input.clientName !== undefined && (input.clientName.trim().length === 0 || input.clientName.length > MAX_CLIENT_NAME))
     return oauthError('invalid_client_metadata', `client_name must be 1 to ${MAX_CLIENT_NAME} characters.`);
   return null;

@@ -2,7 +2,8 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
 import type { ClientInfo } from '../../model/evidence.js';
-import { applyCommand } from '../policy.js';
+import { applyCommand, check } from '../policy.js';
+import { unstorableText } from '../../storable-text.js';
 import { appendEvent, appendEvidence } from './records.js';
 import type { SignerDeps } from './signer-step.js';
 import { signerStep } from './signer-step.js';
@@ -18,7 +19,9 @@ export const declineAsRecipient =
     signerStep(deps)(token, (tx, { request, recipient, tenant }, now) => {
       const at = now.toISOString();
       return pipe(
-        applyCommand(tx, request, { type: 'Decline', recipientId: recipient.id, reason }, now),
+        // Checked once the link is known, as every signer step checks its input: an unknown link is NotFound whatever the reason.
+        check([unstorableText(reason, 'reason')]),
+        TE.chainW(() => applyCommand(tx, request, { type: 'Decline', recipientId: recipient.id, reason }, now)),
         TE.chainFirstW((r) => tx.documents.setStatusForRequest(tenant, r, 'DECLINED')),
         TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'request.declined', at, { recipient_id: recipient.id, status: r.status, declined_at: at })),
         TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'declined', at, recipient.id, client, { reason })),

@@ -10,6 +10,7 @@ import type { StampPreflight } from '../../ports/stamp-preflight.js';
 import type { RequestCommand } from '../../state-machine.js';
 import { awaitingSeal, signersDue, transition } from '../../state-machine.js';
 import { applyCommand } from '../policy.js';
+import { unstorableText } from '../../storable-text.js';
 import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './records.js';
 import type { SignerDeps } from './signer-step.js';
 import { signerStep } from './signer-step.js';
@@ -40,7 +41,7 @@ const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipi
   pipe(
     loadSigningContext(deps.stores, deps, token),
     TE.chainW(({ request, recipient }) => {
-      const cheap = [checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
+      const cheap = [unstorableText(input.values, 'values'), checkAdoptedSignature(input.signature), ...checkFieldValues(input.values)].filter((p): p is FieldProblem => p !== null);
       if (cheap.length > 0) return TE.right(cheap);
       // Only the fields of the would-be state are read.
       const next = transition(request, cmd(recipient.id), deps.clock.now());

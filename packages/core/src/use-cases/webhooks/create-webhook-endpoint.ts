@@ -5,7 +5,8 @@ import type { EventType } from '../../model/event.js';
 import type { Principal } from '../../model/principal.js';
 import type { WebhookEndpoint } from '../../model/webhook.js';
 import type { Command } from '../command.js';
-import { requireScope } from '../policy.js';
+import { check, requireScope } from '../policy.js';
+import { unstorableText } from '../../storable-text.js';
 import { checkUrl } from './endpoint-access.js';
 import type { WebhookDeps } from './webhook-deps.js';
 import { newWebhookSecret } from './webhook-deps.js';
@@ -38,6 +39,7 @@ export const createWebhookEndpoint =
   (p: Principal, input: CreateWebhookEndpointInput): TE.TaskEither<DomainError, Command<CreatedEndpoint>> =>
     pipe(
       requireScope(p, 'webhooks:write'),
+      TE.chainW(() => check([unstorableText(input)])),
       TE.chainW(() => checkUrl(deps, input.url)),
       TE.map(() => (tx) => {
         const at = deps.clock.now().toISOString();

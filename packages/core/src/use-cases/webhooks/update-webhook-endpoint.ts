@@ -5,7 +5,8 @@ import type { EventType } from '../../model/event.js';
 import type { Principal } from '../../model/principal.js';
 import type { WebhookEndpoint } from '../../model/webhook.js';
 import type { Command } from '../command.js';
-import { requireScope } from '../policy.js';
+import { check, requireScope } from '../policy.js';
+import { unstorableText } from '../../storable-text.js';
 import { checkUrl, loadEndpoint } from './endpoint-access.js';
 import type { WebhookDeps } from './webhook-deps.js';
 
@@ -29,6 +30,7 @@ export const updateWebhookEndpoint =
   ): TE.TaskEither<DomainError, Command<WebhookEndpoint>> =>
     pipe(
       requireScope(p, 'webhooks:write'),
+      TE.chainW(() => check([unstorableText(input)])),
       TE.chainW(() => (input.url === undefined ? TE.right(undefined) : checkUrl(deps, input.url))),
       TE.map(() => (tx) =>
         pipe(
