@@ -356,6 +356,9 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
       );
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'UTF-8 JSON' });
     if (typeof e.code === 'string' && e.code.startsWith('LIMIT_')) return sendProblem(res, validationFailed([{ path: '(body)', message: `multipart: ${e.code}` }]));
+    // The router decodes path parameters before any handler runs, and fails a malformed escape (`%E0%A4%A`) so.
+    if (err instanceof URIError && e.status === 400)
+      return sendProblem(res, validationFailed([{ path: '(path)', message: 'is not valid percent-encoding' }], 'The URL path is not valid percent-encoding.'));
     if (e.status !== undefined && e.status >= 400 && e.status < 500) return sendProblem(res, validationFailed([{ path: '(body)', message: 'could not be read' }]));
     deps.logger.error({ requestId: locals(res).requestId, err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'unhandled error');
     if (res.headersSent) return res.end();

@@ -9,6 +9,8 @@ const PDF_MAGIC = '%PDF-';
 /** Balanced page trees of any real size are a handful of levels deep; a deeper one is built to hurt. */
 const MAX_TREE_DEPTH = 64;
 
+const ENCRYPTED = 'The PDF is encrypted; upload an unprotected copy.';
+
 /** A refusal whose message is meant for the client (as opposed to a parser's internal message). */
 export class Refusal extends Error {}
 
@@ -55,8 +57,16 @@ export const inspectPdf = async (bytes: Uint8Array, { maxPages }: InspectLimits)
   if (!head.trimStart().startsWith(PDF_MAGIC)) throw new Refusal('The file is not a PDF.');
   // Loading with ignoreEncryption and then asking is more robust than matching pdf-lib's error
   // classes, which are ES5-compiled and fail `instanceof`.
-  const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true });
-  if (doc.isEncrypted) throw new Refusal('The PDF is encrypted; upload an unprotected copy.');
+  const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true }).catch(async (e: unknown) => {
+    // An encrypted file's object streams are ciphertext, which the strict parse fails on before `isEncrypted`
+    // could be asked (every file qpdf encrypts). Only to word the refusal, and only for a file that names an
+    // /Encrypt dictionary at all (a byte search, so garbage is not parsed a second time): a lenient parse reads
+    // the trailer.
+    if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf('/Encrypt') < 0) throw e;
+    const lenient = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: false, ignoreEncryption: true }).catch(() => null);
+    throw lenient?.isEncrypted === true ? new Refusal(ENCRYPTED) : e;
+  });
+  if (doc.isEncrypted) throw new Refusal(ENCRYPTED);
   const pageCount = countPages(doc, maxPages);
   if (pageCount === 0) throw new Refusal('The PDF has no pages.');
   // Bounded now: the tree was just proven to hold pageCount distinct pages.

@@ -3,6 +3,7 @@ import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { pdfLibInspector } from '../src/index.js';
+import { qpdfEncrypted } from './tools.js';
 
 const inspect = async (bytes: Uint8Array, maxPages = 500) => pdfLibInspector.inspect(bytes, { maxPages })();
 const refusal = (detail: string) => E.left({ _tag: 'InvalidDocument', detail });
@@ -34,6 +35,11 @@ describe('pdfLibInspector', () => {
     ['a truncated PDF', async () => (await makePdf(2)).subarray(0, 200), 'The file could not be read as a PDF.'],
   ])('refuses %s', async (_name, make, detail) => {
     expect(await inspect(await make())).toEqual(refusal(detail));
+  });
+
+  it('names encryption for a PDF that qpdf encrypted (object streams its strict parse cannot read), with or without a user password', async () => {
+    for (const o of [{ bits: 256 as const }, { bits: 128 as const }, { bits: 256 as const, userPassword: 'open-sesame' }])
+      expect({ o, r: await inspect(await qpdfEncrypted(await makePdf(2), o)) }).toEqual({ o, r: refusal('The PDF is encrypted; upload an unprotected copy.') });
   });
 
   describe('page trees that cost more than their pages', () => {

@@ -41,6 +41,17 @@ export const qpdfNormalized = (bytes: Uint8Array): Promise<string> =>
     return (await readFile(out)).toString('latin1');
   });
 
+/**
+ * The document encrypted by qpdf as a real writer encrypts: AES with object streams, an empty user password (any
+ * reader opens it) unless `userPassword` is given.
+ */
+export const qpdfEncrypted = (bytes: Uint8Array, o: { readonly bits: 128 | 256; readonly userPassword?: string }): Promise<Uint8Array> =>
+  withFile(bytes, async (path) => {
+    const out = `${path}.enc.pdf`;
+    await run('qpdf', ['--encrypt', o.userPassword ?? '', 'owner-secret', String(o.bits), ...(o.bits === 128 ? ['--use-aes=y'] : []), '--', path, out]);
+    return new Uint8Array(await readFile(out));
+  });
+
 /** `pdftotext` of the whole document, or of one 1-based page. */
 export const pdfText = (bytes: Uint8Array, page?: number): Promise<string> =>
   withFile(bytes, async (path) => {

@@ -60,6 +60,14 @@ describe('problem+json errors', () => {
     expect(answer).toContain('"code":"validation_failed"');
   });
 
+  it('a path parameter that is not valid percent-encoding is named as such, not as a body that could not be read', async () => {
+    for (const path of ['/api/v1/documents/%E0%A4%A', `/api/v1/signing/tok%FF/view`]) {
+      const r = await s.call(path.endsWith('/view') ? 'POST' : 'GET', path);
+      expectProblem(r, 400, 'validation_failed');
+      expect(r.body.detail, path).toBe('The URL path is not valid percent-encoding.');
+    }
+  });
+
   it('404 for an absent resource and for an unknown route', async () => {
     expectProblem(await s.call('GET', `/api/v1/documents/doc_${'0'.repeat(26)}`), 404, 'not_found');
     expectProblem(await s.call('GET', '/api/v1/nothing-here'), 404, 'not_found');
