@@ -4,19 +4,19 @@ import * as TE from '@esig/core/task-either';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
-import type { DomainError, Principal, RateDecision, StoredResponse } from '@esig/core';
-import { admitApiKey, authenticate, canonicalJson, composeKeyAdmission, credentialId, execute, principalBuckets, executeIdempotently, fingerprintSource, hasScope, keyIdOf, insufficientScope, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import type { DomainError, Principal, RateDecision } from '@esig/core';
+import { admitApiKey, authenticate, composeKeyAdmission, credentialId, principalBuckets, hasScope, keyIdOf, insufficientScope, validationFailed } from '@esig/core';
 import { UploadForm } from './codecs.js';
 import { decode, decodeEach } from './decode.js';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
 import { buildOpenApi } from './openapi.js';
 import type { ApiError } from './problem.js';
-import { isStorable, statusOf, toProblem } from './problem.js';
 import type { Route, Upload, WriteOp } from './route.js';
 import { SIGNING_BASE, toExpressPath } from './route.js';
 import { buildRoutes } from './routes.js';
 import { sendProblem, sendReply } from './send.js';
 import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
+import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
 import { createLogBuffer } from './log-buffer.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
@@ -223,7 +223,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
   });
   app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
-  app.use(SIGNING_BASE, createSignerRouter(signerRoutes, deadline));
+  app.use(SIGNING_BASE, createSignerRouter(signerRoutes, deadline, deps));
 
   const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
   const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
@@ -296,42 +296,10 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
 
     if (route.kind === 'read') return respond(res, route.handle(ctx), (reply) => sendReply(res, reply));
 
-    const key = req.header('Idempotency-Key');
-    if (key !== undefined && !isValidIdempotencyKey(key))
-      return sendProblem(res, validationFailed([{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }]));
-
-    const requestId = locals(res).requestId;
-    const render = (r: E.Either<DomainError, unknown>, w: WriteOp<unknown>): StoredResponse | null =>
-      E.isRight(r)
-        ? { status: w.status, body: JSON.stringify(w.present(r.right)), headers: { 'content-type': 'application/json; charset=utf-8' } }
-        : isStorable(r.left)
-          ? { status: statusOf(r.left), body: JSON.stringify(toProblem(r.left, requestId)), headers: { 'content-type': 'application/problem+json' } }
-          : null;
-    const sendStored = (s: StoredResponse, replayed: boolean) => {
-      if (replayed) res.setHeader('Idempotency-Replayed', 'true');
-      res.statusCode = s.status;
-      for (const [h, v] of Object.entries(s.headers)) res.setHeader(h, v);
-      // The body is a finished JSON string: written as it is, without Express's send (ETag, freshness and
-      // content-type checks this answer has no use for: writes are never cached).
-      res.setHeader('Content-Length', Buffer.byteLength(s.body));
-      res.end(s.body);
-    };
-
-    return respond(res, route.handle(ctx), async (w: WriteOp<unknown>) => {
-      if (key === undefined) {
-        const r = await execute(deps)(w.command)();
-        const stored = render(r, w);
-        return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
-      }
-      const fingerprint = deps.crypto.sha256Hex(
-        fingerprintSource({ credential: credentialId(principal.credential), method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }),
-      );
-      await respond(
-        res,
-        executeIdempotently(deps)({ tenant: principal.tenant, key, fingerprint, sealResponse: route.replayInClear !== true }, w.command, (r) => render(r, w)),
-        (o) => sendStored(o.response, o.replayed),
-      );
-    });
+    const key = idempotencyKeyOf(req);
+    if (E.isLeft(key)) return sendProblem(res, key.left);
+    const caller = { tenant: principal.tenant, credential: credentialId(principal.credential), requestId: locals(res).requestId };
+    return respond(res, route.handle(ctx), (w: WriteOp<unknown>) => runWrite(deps, req, res, { key: key.right, caller, sealResponse: route.replayInClear !== true }, w));
   };
 
   mountSigningPage(app);
@@ -378,13 +346,4 @@ const uploadOf = (req: Request): Upload | null => {
   }
   if (Buffer.isBuffer(req.body) && req.body.length > 0) return { bytes: new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.byteLength), name: undefined };
   return null;
-};
-
-/** What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. */
-const bodyDigest = (req: Request, sha256Hex: (d: Uint8Array | string) => string): string => {
-  const query = canonicalJson({ ...req.query });
-  const file = (req as Request & { file?: { buffer: Buffer } }).file;
-  if (file) return sha256Hex(`${query}|multipart|${canonicalJson(req.body ?? {})}|${sha256Hex(file.buffer)}`);
-  if (Buffer.isBuffer(req.body)) return sha256Hex(`${query}|raw|${sha256Hex(req.body)}`);
-  return sha256Hex(`${query}|json|${canonicalJson(req.body ?? {})}`);
 };

@@ -82,6 +82,13 @@ const COMMON_HEADERS = {
   'X-RateLimit-Reset': header('Seconds until the window frees a call.', { type: 'integer' }),
 };
 const RETRY_AFTER = { 'Retry-After': header('Seconds to wait before calling again.', { type: 'integer' }) };
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Makes the call safe to repeat: 1–255 printable ASCII characters, kept 24 h. The same key with the same request returns the stored response.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
 const REPLAYED = { 'Idempotency-Replayed': header('`true` when this is the stored response of an earlier call with the same Idempotency-Key.', { type: 'string', enum: ['true'] }, false) };
 
 interface ProblemCase {
@@ -126,6 +133,12 @@ const signerRouteProblems = (r: AnySignerRoute): ProblemCase[] => [
     ? [
         { code: 'payload_too_large' as const, when: 'the body is over the limit' },
         { code: 'unsupported_media_type' as const, when: 'a Content-Type other than application/json' },
+      ]
+    : []),
+  ...(r.write !== undefined
+    ? [
+        { code: 'idempotency_in_progress' as const, when: 'a call with the same Idempotency-Key is still running; retry shortly' },
+        { code: 'idempotency_key_reused' as const, when: 'the Idempotency-Key was used for a different request, or with another link' },
       ]
     : []),
   { code: 'rate_limited', when: 'over the rate limit; calls without an API key are counted per client address' },
@@ -195,14 +208,7 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
       const q = toJsonSchema(r.query as t.Mixed, named) as { properties?: Record<string, JsonSchema> };
       for (const [name, schema] of Object.entries(q.properties ?? {})) parameters.push({ name, in: 'query', required: false, description: describeParameter(name), schema });
     }
-    if (r.kind === 'write')
-      parameters.push({
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description: 'Makes the call safe to repeat: 1–255 printable ASCII characters, kept 24 h. The same key with the same request returns the stored response.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-      });
+    if (r.kind === 'write') parameters.push(IDEMPOTENCY_KEY);
 
     const requestBody =
       r.body === 'pdf'
@@ -240,11 +246,11 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
       tags: ['Signing'],
       security: [],
       'x-authentication': 'signing-link',
-      parameters: pathParameters({ token: c.SigningToken, ...(r.params ?? {}) }),
+      parameters: [...pathParameters({ token: c.SigningToken, ...(r.params ?? {}) }), ...(r.write !== undefined ? [IDEMPOTENCY_KEY] : [])],
       // A missing body counts as `{}`, so the body is optional exactly where the codec accepts `{}`.
       ...(body ? { requestBody: jsonBody(body, E.isLeft(body.decode({}))) } : {}),
       responses: sortByStatus({
-        ...success(r.response, COMMON_HEADERS),
+        ...success(r.response, r.write !== undefined ? { ...COMMON_HEADERS, ...REPLAYED } : COMMON_HEADERS),
         ...problems([...signerRouteProblems(r), ...routeProblems(r.errors)]),
       }),
     });

@@ -13,6 +13,8 @@ export interface WriteOp<A> {
   readonly command: Command<A>;
   readonly status: number;
   readonly present: (a: A) => unknown;
+  /** A refusal the command commits with (a wrong identification code, which counts): answered, and stored, as the problem. */
+  readonly refused?: (a: A) => DomainError | null;
 }
 
 export interface Upload {
@@ -121,8 +123,8 @@ export interface SignerContext<P, B> {
 }
 
 /**
- * A route of the signer API: no API key, no idempotency pipeline; the use case runs as the recipient the token
- * names. Its codecs validate the input and describe it in the OpenAPI document, as for `Route`.
+ * A route of the signer API: no API key; the use case runs as the recipient the token names. Its codecs validate
+ * the input and describe it in the OpenAPI document, as for `Route`.
  */
 export interface SignerRoute<P extends Record<string, t.Mixed>, B extends t.Mixed | undefined> {
   readonly method: 'get' | 'post';
@@ -138,6 +140,12 @@ export interface SignerRoute<P extends Record<string, t.Mixed>, B extends t.Mixe
   /** Rejections particular to this route, beyond those every signer route may answer. */
   readonly errors?: RouteErrors;
   readonly handle: (ctx: SignerContext<ParamsOf<P>, Decoded<B>>) => TE.TaskEither<DomainError, Reply>;
+  /**
+   * The call as a command, for a write that takes an `Idempotency-Key`: with a key it runs under the key's record
+   * (scoped to the link's tenant, replayed only to the same link) instead of through `handle`, and answers as
+   * `handle` would. A write without it (mailing a code) takes no key.
+   */
+  readonly write?: (ctx: SignerContext<ParamsOf<P>, Decoded<B>>) => TE.TaskEither<DomainError, WriteOp<any>>;
 }
 
 export type AnySignerRoute = SignerRoute<any, any>;

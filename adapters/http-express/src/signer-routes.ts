@@ -3,17 +3,32 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { ClientInfo, SignerView } from '@esig/core';
-import { authenticateSigner, declineAsRecipient, getSigningDocument, getSigningFinishedDocument, openSigningLink, requestSignerOtp, signAsRecipient, viewAgreement } from '@esig/core';
+import type { ClientInfo, DomainError, SignerView } from '@esig/core';
+import {
+  authenticateSigner,
+  authenticateSignerCommand,
+  declineAsRecipient,
+  declineAsRecipientCommand,
+  getSigningDocument,
+  getSigningFinishedDocument,
+  openSigningLink,
+  requestSignerOtp,
+  signAsRecipient,
+  signAsRecipientCommand,
+  signingLinkCredential,
+  viewAgreement,
+  viewAgreementCommand,
+} from '@esig/core';
 import * as c from './codecs.js';
 import type { OtpSentResource, SignerViewResource } from './codecs.js';
 import { decode, decodeEach } from './decode.js';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
 import { presentField } from './presenters.js';
-import type { AnySignerRoute } from './route.js';
-import { SIGNING_BASE, SIGNING_PATH, json, pdf, signer, toExpressPath } from './route.js';
+import type { AnySignerRoute, WriteOp } from './route.js';
+import { SIGNING_BASE, SIGNING_PATH, json, op, pdf, signer, toExpressPath } from './route.js';
 import { setRoutePattern } from './log-path.js';
 import { sendProblem, sendReply } from './send.js';
+import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
 
 /** The signer's view as JSON (docs/signer-api.md): only what this recipient may see. */
 export const presentSignerView = (v: SignerView): SignerViewResource => ({
@@ -45,6 +60,8 @@ export const presentSignerView = (v: SignerView): SignerViewResource => ({
 });
 
 const view = TE.map((v: SignerView) => json(200)(presentSignerView(v)));
+/** A signer write's command, answered with the signer's view as `view` answers it. */
+const viewOp = (command: WriteOp<SignerView>['command']): WriteOp<SignerView> => op(command, 200, presentSignerView);
 const sameAsGet = 'The signer’s view, as `GET` answers it.';
 
 /**
@@ -76,18 +93,21 @@ export const buildSignerRoutes = (deps: EsigHttpDeps, opts: EsigHttpOptions): re
     summary: 'Record that the agreement itself was displayed.', body: c.EmptyBody,
     response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
     handle: ({ token, client }) => pipe(viewAgreement(deps)(token, client), view),
+    write: ({ token, client }) => TE.right(viewOp(viewAgreementCommand(deps)(token, client))),
   }),
   signer({
     method: 'post', path: `${SIGNING_PATH}/sign`, operationId: 'signAgreement',
     summary: 'Sign: this recipient’s field values and the adopted signature (typed name, or a drawn PNG data URL).', body: c.SignBody,
     response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
     handle: ({ token, body, client }) => pipe(signAsRecipient(deps)(token, body, client), view),
+    write: ({ token, body, client }) => pipe(signAsRecipientCommand(deps)(token, body, client), TE.map(viewOp)),
   }),
   signer({
     method: 'post', path: `${SIGNING_PATH}/decline`, operationId: 'declineAgreement',
     summary: 'Decline, with a reason; the request becomes DECLINED.', body: c.DeclineBody,
     response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
     handle: ({ token, body, client }) => pipe(declineAsRecipient(deps)(token, body.reason, client), view),
+    write: ({ token, body, client }) => TE.right(viewOp(declineAsRecipientCommand(deps)(token, body.reason, client))),
   }),
   signer({
     method: 'post', path: `${SIGNING_PATH}/otp`, operationId: 'requestSignerOtp',
@@ -102,6 +122,14 @@ export const buildSignerRoutes = (deps: EsigHttpDeps, opts: EsigHttpOptions): re
     summary: 'Pass identification with the mailed code or the sender-set access code; 5 failures lock it.', body: c.AuthenticateBody,
     response: { status: 200, codec: c.SignerViewResource, description: sameAsGet },
     handle: ({ token, body, client }) => pipe(authenticateSigner(deps)(token, body.code, client), view),
+    write: ({ token, body, client }) =>
+      TE.right({
+        command: authenticateSignerCommand(deps)(token, body.code, client),
+        status: 200,
+        present: (r: E.Either<unknown, SignerView>) => (E.isRight(r) ? presentSignerView(r.right) : null),
+        // A wrong code is counted, committed, and answered as the refusal it is.
+        refused: (r: E.Either<DomainError, SignerView>) => (E.isLeft(r) ? r.left : null),
+      }),
   }),
 ];
 
@@ -110,9 +138,10 @@ const clientOf = (req: Request): ClientInfo => ({ ip: req.ip ?? null, userAgent:
 /**
  * The signer routes as Express handlers, to mount at `SIGNING_BASE`. An ill-formed token is an unknown link
  * (`404`), never a validation error, answered before any body is read; routes with a body take JSON (a
- * missing body counts as `{}`), within `deadline`.
+ * missing body counts as `{}`), within `deadline`. A write with an `Idempotency-Key` (see `SignerRoute.write`) runs
+ * under the key's record once the link is known: an unknown link is `404` before any record is looked up.
  */
-export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: RequestHandler): express.Router => {
+export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: RequestHandler, deps: EsigHttpDeps): express.Router => {
   const router = express.Router();
   const jsonParser = express.json({ limit: 512 * 1024, strict: true, type: () => true });
 
@@ -134,7 +163,18 @@ export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: 
       E.apS('body', route.body === undefined ? E.right(undefined) : decode(route.body, req.body ?? {})),
     );
     if (E.isLeft(decoded)) return sendProblem(res, decoded.left);
-    const r = await route.handle({ token: token.right, ...decoded.right, client: clientOf(req) })();
+    const ctx = { token: token.right, ...decoded.right, client: clientOf(req) };
+    const key = route.write === undefined ? E.right(undefined) : idempotencyKeyOf(req);
+    if (E.isLeft(key)) return sendProblem(res, key.left);
+    if (route.write !== undefined && key.right !== undefined) {
+      const caller = await signingLinkCredential(deps)(token.right)();
+      if (E.isLeft(caller)) return sendProblem(res, caller.left);
+      const w = await route.write(ctx)();
+      if (E.isLeft(w)) return sendProblem(res, w.left);
+      const requestId = String(res.locals.requestId);
+      return runWrite(deps, req, res, { key: key.right, caller: { ...caller.right, requestId }, sealResponse: true }, w.right);
+    }
+    const r = await route.handle(ctx)();
     if (E.isLeft(r)) return sendProblem(res, r.left);
     sendReply(res, r.right);
   };

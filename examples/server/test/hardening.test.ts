@@ -151,17 +151,7 @@ const sentWithLink = async () => {
   const rcp = (await s.call('POST', `/api/v1/signature-requests/${req.id}/recipients`, { body: { email, firstName: 'Ada', lastName: 'L' } })).body;
   await s.call('POST', `/api/v1/signature-requests/${req.id}/fields`, { body: { documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 } });
   expect((await s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {} })).status).toBe(200);
-  return { req, rcp, token: await tokenFor(email, req.id) };
-};
-/** The signing token mailed to `to` (each test request has its own address). */
-const tokenFor = async (to: string, requestId: string): Promise<string> => {
-  for (let i = 0; i < 400; i++) {
-    const mails = (await s.call('GET', `/api/v1/test-mailbox?to=${encodeURIComponent(to)}&limit=100`)).body.data as Array<{ text: string }>;
-    const t = mails.map((m) => /http:\/\/esig\.test\/sign\/([A-Za-z0-9]{43,})/.exec(m.text)?.[1]).find((x) => x !== undefined);
-    if (t) return t;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no invitation for ${requestId}`);
+  return { req, rcp, token: await s.signingToken(email) };
 };
 const signerCall = (token: string, method: string, action = '', body?: unknown) =>
   s.call(method, `/api/v1/signing/${token}${action}`, { key: null, body });
@@ -190,7 +180,7 @@ describe('7. after a request ends, a signing link shows only its final state', (
     const rcp = (await s.call('POST', `/api/v1/signature-requests/${req.id}/recipients`, { body: { email, firstName: 'E', lastName: 'X' } })).body;
     await s.call('POST', `/api/v1/signature-requests/${req.id}/fields`, { body: { documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 } });
     expect((await s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {} })).status).toBe(200);
-    const token = await tokenFor(email, req.id);
+    const token = await s.signingToken(email);
     for (let i = 0; i < 400; i++) {
       if ((await s.call('GET', `/api/v1/signature-requests/${req.id}`)).body.status === 'EXPIRED') break;
       await new Promise((r) => setTimeout(r, 50));
@@ -336,7 +326,7 @@ describe('12. one-time codes: per-recipient limit, masked address, a lock-out th
     const rcp = (await s.call('POST', `/api/v1/signature-requests/${req.id}/recipients`, { body: { email, firstName: 'O', lastName: 'T', authentication: 'email_otp' } })).body;
     await s.call('POST', `/api/v1/signature-requests/${req.id}/fields`, { body: { documentId: doc.id, recipientId: rcp.id, type: 'signature', page: 1, x: 72, y: 600, width: 200, height: 50 } });
     expect((await s.call('POST', `/api/v1/signature-requests/${req.id}/send`, { body: {} })).status).toBe(200);
-    return { req, rcp, email, token: await tokenFor(email, req.id) };
+    return { req, rcp, email, token: await s.signingToken(email) };
   };
   const codes = async (email: string) =>
     ((await s.call('GET', `/api/v1/test-mailbox?to=${encodeURIComponent(email)}&limit=100`)).body.data as Array<{ subject: string; text: string }>)

@@ -81,6 +81,17 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     return r.body as { id: string; pageCount: number };
   };
 
+  /** The signing token of the first invitation mailed to `to`, read from the test mailbox once a worker has sent it. */
+  const signingToken = async (to: string): Promise<string> => {
+    for (let i = 0; i < 400; i++) {
+      const mails = (await call('GET', `/api/v1/test-mailbox?to=${encodeURIComponent(to)}&limit=100`)).body.data as Array<{ text: string }>;
+      const t = mails.map((m) => /\/sign\/([A-Za-z0-9]{43,})/.exec(m.text)?.[1]).find((x) => x !== undefined);
+      if (t) return t;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no invitation mailed to ${to}`);
+  };
+
   /** A request with one signer and one signature field, ready to send. */
   const draftReady = async (key?: string) => {
     const doc = await uploadPdf('nda.pdf', 2, key);
@@ -105,6 +116,7 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     fetch: checkedFetch,
     uploadPdf,
     draftReady,
+    signingToken,
     newKey: async (orgName: string, mode: Mode, scopes: readonly GrantedScope[] = ['*']) =>
       (await createKey(running.container, { orgName, mode, scopes, name: `${orgName}-${mode}` })).secret,
     /** How many responses were checked against the OpenAPI document. */

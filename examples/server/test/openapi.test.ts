@@ -204,7 +204,11 @@ describe('the signer API in the OpenAPI document', () => {
       expect(op.responses['401']).toBeUndefined();
       expect(op.responses['403']).toBeUndefined();
       const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      expect(op.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(pathParams.map((n) => `path:${n}`)); // no Idempotency-Key
+      // The writes that run under a key say so (otp takes none: each call mails a new code).
+      const keyed = method === 'post' && !path.endsWith('/otp');
+      expect(op.parameters.map((p: any) => `${p.in}:${p.name}`), path).toEqual([...pathParams.map((n) => `path:${n}`), ...(keyed ? ['header:Idempotency-Key'] : [])]);
+      expect(op.responses['422'] !== undefined, path).toBe(keyed);
+      expect(op.responses['200']?.headers?.['Idempotency-Replayed'] !== undefined, path).toBe(keyed);
       expect(op.parameters[0]).toMatchObject({ name: 'token', required: true, schema: { type: 'string', minLength: 43, maxLength: 128, pattern: '^[A-Za-z0-9]+$' } });
       const problems = method === 'post' ? ['400', '404', '409', '413', '415', '429'] : ['404', '409', '429'];
       for (const status of problems) expect(op.responses[status]?.content['application/problem+json'].schema, `${path} ${status}`).toEqual({ $ref: '#/components/schemas/Problem' });

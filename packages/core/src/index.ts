@@ -119,6 +119,7 @@ export { issueSigningLink } from './use-cases/signing/issue-signing-link.js';
 export type { IssuedSigningLink } from './use-cases/signing/issue-signing-link.js';
 export type { SignerView } from './use-cases/signing/signing-session.js';
 export type { SignerDeps } from './use-cases/signing/signer-step.js';
+export { signingLinkCredential } from './use-cases/signing/signer-step.js';
 export * from './use-cases/signing/open-signing-link.js';
 export * from './use-cases/signing/view-agreement.js';
 export * from './use-cases/signing/sign-as-recipient.js';

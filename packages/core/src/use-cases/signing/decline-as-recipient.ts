@@ -6,7 +6,8 @@ import { applyCommand, check } from '../policy.js';
 import { unstorableText } from '../../storable-text.js';
 import { appendEvent, appendEvidence } from './records.js';
 import type { SignerDeps } from './signer-step.js';
-import { signerStep } from './signer-step.js';
+import { signerCommand } from './signer-step.js';
+import type { Command } from '../command.js';
 import type { SignerView } from './signing-session.js';
 
 /**
@@ -16,7 +17,13 @@ import type { SignerView } from './signing-session.js';
 export const declineAsRecipient =
   (deps: SignerDeps) =>
   (token: string, reason: string, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
-    signerStep(deps)(token, (tx, { request, recipient, tenant }, now) => {
+    deps.uow.transaction(declineAsRecipientCommand(deps)(token, reason, client));
+
+/** `declineAsRecipient` as a command, for a transaction of the caller's (an Idempotency-Key's record beside it). */
+export const declineAsRecipientCommand =
+  (deps: Pick<SignerDeps, 'clock' | 'crypto' | 'ids'>) =>
+  (token: string, reason: string, client: ClientInfo): Command<SignerView> =>
+    signerCommand(deps)(token, (tx, { request, recipient, tenant }, now) => {
       const at = now.toISOString();
       return pipe(
         // Checked once the link is known, as every signer step checks its input: an unknown link is NotFound whatever the reason.

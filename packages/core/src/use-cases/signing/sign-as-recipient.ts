@@ -13,7 +13,8 @@ import { applyCommand } from '../policy.js';
 import { unstorableText } from '../../storable-text.js';
 import { appendEvent, appendEvidence, enqueueJob, inviteDueSigners } from './records.js';
 import type { SignerDeps } from './signer-step.js';
-import { signerStep } from './signer-step.js';
+import { signerCommand } from './signer-step.js';
+import type { Command } from '../command.js';
 import type { SignerView } from './signing-session.js';
 import { loadSigningContext } from './signing-session.js';
 
@@ -65,7 +66,19 @@ const preflight = (deps: SignDeps, token: string, input: SignInput, cmd: (recipi
  */
 export const signAsRecipient =
   (deps: SignDeps) =>
-  (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, SignerView> => {
+  (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
+    pipe(
+      signAsRecipientCommand(deps)(token, input, client),
+      TE.chainW((command) => deps.uow.transaction(command)),
+    );
+
+/**
+ * `signAsRecipient` as a command, for a transaction of the caller's (an Idempotency-Key's record beside it): the
+ * preflight runs first, outside any transaction, and a refusal there is the Left; the Right is the command.
+ */
+export const signAsRecipientCommand =
+  (deps: SignDeps) =>
+  (token: string, input: SignInput, client: ClientInfo): TE.TaskEither<DomainError, Command<SignerView>> => {
     const cmd = (recipientId: string): RequestCommand => ({
       type: 'Sign',
       recipientId,
@@ -74,23 +87,24 @@ export const signAsRecipient =
     });
     return pipe(
       preflight(deps, token, input, cmd),
-      TE.chainW(() =>
-        signerStep(deps)(token, (tx, { request, recipient }, now) => {
-          const at = now.toISOString();
-          return pipe(
-            applyCommand(tx, request, cmd(recipient.id), now),
-            TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'signer.signed', at, { recipient_id: recipient.id, signed_at: at })),
-            TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'signed', at, recipient.id, client, { signature: input.signature.kind })),
-            TE.chainW((r) =>
-              awaitingSeal(r)
-                ? pipe(
-                    appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
-                    TE.chainW(() => enqueueJob(tx, deps.ids, r, { kind: 'seal.complete', payload: { requestId: r.id }, runAt: at, createdAt: at, dedupeKey: `seal:${r.id}` })),
-                  )
-                : inviteDueSigners(tx, deps.ids, r, signersDue(r), at),
-            ),
-          );
-        }),
+      TE.map(
+        (): Command<SignerView> =>
+          signerCommand(deps)(token, (tx, { request, recipient }, now) => {
+            const at = now.toISOString();
+            return pipe(
+              applyCommand(tx, request, cmd(recipient.id), now),
+              TE.chainFirstW((r) => appendEvent(tx, deps.ids, r, 'signer.signed', at, { recipient_id: recipient.id, signed_at: at })),
+              TE.chainFirstW((r) => appendEvidence(tx, deps.ids, r, 'signed', at, recipient.id, client, { signature: input.signature.kind })),
+              TE.chainW((r) =>
+                awaitingSeal(r)
+                  ? pipe(
+                      appendEvidence(tx, deps.ids, r, 'completed', at, null, null),
+                      TE.chainW(() => enqueueJob(tx, deps.ids, r, { kind: 'seal.complete', payload: { requestId: r.id }, runAt: at, createdAt: at, dedupeKey: `seal:${r.id}` })),
+                    )
+                  : inviteDueSigners(tx, deps.ids, r, signersDue(r), at),
+              ),
+            );
+          }),
       ),
     );
   };

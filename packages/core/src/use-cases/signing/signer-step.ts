@@ -7,6 +7,8 @@ import type { Crypto } from '../../ports/crypto.js';
 import type { IdGenerator } from '../../ports/id-generator.js';
 import type { Stores } from '../../ports/stores.js';
 import type { UnitOfWork } from '../../ports/unit-of-work.js';
+import type { Tenant } from '../../model/tenant.js';
+import type { Command } from '../command.js';
 import type { SignerView, SigningContext } from './signing-session.js';
 import { buildSignerView, loadSigningContext } from './signing-session.js';
 
@@ -18,23 +20,41 @@ export interface SignerDeps {
   readonly crypto: Crypto;
 }
 
+type Step = (tx: Stores, ctx: SigningContext, now: Date) => TE.TaskEither<DomainError, unknown>;
+
 /**
- * Runs one signer action in a transaction: resolve the link inside it (so the state is current), apply
- * `step`, then answer with the signer's view of the result.
+ * One signer action as a command: resolve the link inside its transaction (so the state is current), apply
+ * `step`, then answer with the signer's view of the result. The HTTP adapter runs it under an
+ * Idempotency-Key (`executeIdempotently`), so that its answer is stored with its writes.
  */
+export const signerCommand =
+  (deps: Pick<SignerDeps, 'clock' | 'crypto'>) =>
+  (token: string, step: Step): Command<SignerView> =>
+  (tx) =>
+    pipe(
+      loadSigningContext(tx, deps, token, true),
+      TE.chainFirstW((ctx) => step(tx, ctx, deps.clock.now())),
+      TE.chainW(() => loadSigningContext(tx, deps, token)),
+      TE.chainW((ctx) => buildSignerView(tx, ctx)),
+    );
+
+/** Runs one signer action (`signerCommand`) in a transaction of its own. */
 export const signerStep =
   (deps: SignerDeps) =>
-  (
-    token: string,
-    step: (tx: Stores, ctx: SigningContext, now: Date) => TE.TaskEither<DomainError, unknown>,
-  ): TE.TaskEither<DomainError, SignerView> =>
-    deps.uow.transaction((tx) =>
-      pipe(
-        loadSigningContext(tx, deps, token, true),
-        TE.chainFirstW((ctx) => step(tx, ctx, deps.clock.now())),
-        TE.chainW(() => loadSigningContext(tx, deps, token)),
-        TE.chainW((ctx) => buildSignerView(tx, ctx)),
-      ),
+  (token: string, step: Step): TE.TaskEither<DomainError, SignerView> =>
+    deps.uow.transaction(signerCommand(deps)(token, step));
+
+/**
+ * Who calls with a signing link, for an Idempotency-Key's record: the link's tenant, and the link itself as the
+ * credential (`link:` and its token's hash), so that a stored answer is replayed only to a call with the same
+ * link. An unknown or expired link is `NotFound`, as for every signer call: no record is looked up for it.
+ */
+export const signingLinkCredential =
+  (deps: Pick<SignerDeps, 'stores' | 'clock' | 'crypto'>) =>
+  (token: string): TE.TaskEither<DomainError, { readonly tenant: Tenant; readonly credential: string }> =>
+    pipe(
+      loadSigningContext(deps.stores, deps, token),
+      TE.map(({ tenant, link }) => ({ tenant, credential: `link:${link.tokenHash}` })),
     );
 
 export type { ClientInfo };

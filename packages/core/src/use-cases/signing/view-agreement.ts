@@ -6,7 +6,8 @@ import type { ClientInfo } from '../../model/evidence.js';
 import { applyCommand } from '../policy.js';
 import { appendEvent, appendEvidence } from './records.js';
 import type { SignerDeps } from './signer-step.js';
-import { signerStep } from './signer-step.js';
+import { signerCommand } from './signer-step.js';
+import type { Command } from '../command.js';
 import { isIdentified } from './signing-session.js';
 import type { SignerView } from './signing-session.js';
 
@@ -14,7 +15,13 @@ import type { SignerView } from './signing-session.js';
 export const viewAgreement =
   (deps: SignerDeps) =>
   (token: string, client: ClientInfo): TE.TaskEither<DomainError, SignerView> =>
-    signerStep(deps)(token, (tx, { request, recipient }, now) => {
+    deps.uow.transaction(viewAgreementCommand(deps)(token, client));
+
+/** `viewAgreement` as a command, for a transaction of the caller's (an Idempotency-Key's record beside it). */
+export const viewAgreementCommand =
+  (deps: Pick<SignerDeps, 'clock' | 'crypto' | 'ids'>) =>
+  (token: string, client: ClientInfo): Command<SignerView> =>
+    signerCommand(deps)(token, (tx, { request, recipient }, now) => {
       if (!isIdentified(recipient)) return TE.left(invalidState('Identification is required first.'));
       if (request.status !== 'SENT' || recipient.status === 'VIEWED' || recipient.status === 'SIGNED' || recipient.status === 'DECLINED')
         return TE.right(undefined);

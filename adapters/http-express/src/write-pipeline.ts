@@ -1,0 +1,80 @@
+import * as E from 'fp-ts/lib/Either.js';
+import type { Request, Response } from 'express';
+import type { DomainError, StoredResponse, Tenant, ValidationFailed } from '@esig/core';
+import { canonicalJson, execute, executeIdempotently, fingerprintSource, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import type { EsigHttpDeps } from './deps.js';
+import { isStorable, statusOf, toProblem } from './problem.js';
+import type { WriteOp } from './route.js';
+import { sendProblem } from './send.js';
+
+/** The call's `Idempotency-Key`: undefined when none was sent; a validation failure when it is ill-formed. */
+export const idempotencyKeyOf = (req: Request): E.Either<ValidationFailed, string | undefined> => {
+  const key = req.header('Idempotency-Key');
+  return key !== undefined && !isValidIdempotencyKey(key)
+    ? E.left(validationFailed([{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }]))
+    : E.right(key);
+};
+
+/** Who makes a write, as its Idempotency-Key's record knows them: the record's tenant and the credential it is replayed to. */
+export interface WriteCaller {
+  readonly tenant: Tenant;
+  /** `credentialId` of an API key or a token, or the signing link's (`signingLinkCredential`). */
+  readonly credential: string;
+  readonly requestId: string;
+}
+
+/**
+ * Runs a write's command and sends its answer: in a transaction of its own without a key, or under the key
+ * (`executeIdempotently`), its answer stored with its writes and replayed to a repeat of the same call by the same
+ * credential. Outcomes are stored (a committed refusal, `WriteOp.refused`, included); rejections before the command
+ * and server faults are not.
+ */
+export const runWrite = async (
+  deps: EsigHttpDeps,
+  req: Request,
+  res: Response,
+  o: { readonly key: string | undefined; readonly caller: WriteCaller; readonly sealResponse: boolean },
+  w: WriteOp<unknown>,
+): Promise<void> => {
+  const problem = (e: DomainError): StoredResponse => ({
+    status: statusOf(e),
+    body: JSON.stringify(toProblem(e, o.caller.requestId)),
+    headers: { 'content-type': 'application/problem+json' },
+  });
+  const render = (r: E.Either<DomainError, unknown>): StoredResponse | null => {
+    if (E.isLeft(r)) return isStorable(r.left) ? problem(r.left) : null;
+    // A refusal the command committed (a wrong identification code, counted) is its outcome, stored as such.
+    const refusal = w.refused?.(r.right) ?? null;
+    return refusal !== null
+      ? problem(refusal)
+      : { status: w.status, body: JSON.stringify(w.present(r.right)), headers: { 'content-type': 'application/json; charset=utf-8' } };
+  };
+  const sendStored = (s: StoredResponse, replayed: boolean) => {
+    if (replayed) res.setHeader('Idempotency-Replayed', 'true');
+    res.statusCode = s.status;
+    for (const [h, v] of Object.entries(s.headers)) res.setHeader(h, v);
+    // The body is a finished JSON string: written as it is, without Express's send (ETag, freshness and
+    // content-type checks this answer has no use for: writes are never cached).
+    res.setHeader('Content-Length', Buffer.byteLength(s.body));
+    res.end(s.body);
+  };
+
+  if (o.key === undefined) {
+    const r = await execute(deps)(w.command)();
+    const stored = render(r);
+    return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
+  }
+  const fingerprint = deps.crypto.sha256Hex(fingerprintSource({ credential: o.caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }));
+  const r = await executeIdempotently(deps)({ tenant: o.caller.tenant, key: o.key, fingerprint, sealResponse: o.sealResponse }, w.command, render)();
+  if (E.isLeft(r)) sendProblem(res, r.left);
+  else sendStored(r.right.response, r.right.replayed);
+};
+
+/** What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. */
+const bodyDigest = (req: Request, sha256Hex: (d: Uint8Array | string) => string): string => {
+  const query = canonicalJson({ ...req.query });
+  const file = (req as Request & { file?: { buffer: Buffer } }).file;
+  if (file) return sha256Hex(`${query}|multipart|${canonicalJson(req.body ?? {})}|${sha256Hex(file.buffer)}`);
+  if (Buffer.isBuffer(req.body)) return sha256Hex(`${query}|raw|${sha256Hex(req.body)}`);
+  return sha256Hex(`${query}|json|${canonicalJson(req.body ?? {})}`);
+};
