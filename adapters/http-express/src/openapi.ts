@@ -138,7 +138,7 @@ const signerRouteProblems = (r: AnySignerRoute): ProblemCase[] => [
   ...(r.write !== undefined
     ? [
         { code: 'idempotency_in_progress' as const, when: 'a call with the same Idempotency-Key is still running; retry shortly' },
-        { code: 'idempotency_key_reused' as const, when: 'the Idempotency-Key was used for a different request, or with another link' },
+        { code: 'idempotency_key_reused' as const, when: 'this link used the Idempotency-Key for a different request' },
       ]
     : []),
   { code: 'rate_limited', when: 'over the rate limit; calls without an API key are counted per client address' },

@@ -164,15 +164,17 @@ export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: 
     );
     if (E.isLeft(decoded)) return sendProblem(res, decoded.left);
     const ctx = { token: token.right, ...decoded.right, client: clientOf(req) };
-    const key = route.write === undefined ? E.right(undefined) : idempotencyKeyOf(req);
-    if (E.isLeft(key)) return sendProblem(res, key.left);
-    if (route.write !== undefined && key.right !== undefined) {
+    if (route.write !== undefined && req.header('Idempotency-Key') !== undefined) {
+      // The link first: an unknown one is 404 whatever the key, and no record is looked up for it.
       const caller = await signingLinkCredential(deps)(token.right)();
       if (E.isLeft(caller)) return sendProblem(res, caller.left);
+      const key = idempotencyKeyOf(req);
+      if (E.isLeft(key)) return sendProblem(res, key.left);
       const w = await route.write(ctx)();
       if (E.isLeft(w)) return sendProblem(res, w.left);
       const requestId = String(res.locals.requestId);
-      return runWrite(deps, req, res, { key: key.right, caller: { ...caller.right, requestId }, sealResponse: true }, w.right);
+      const { tenant, credential } = caller.right;
+      return runWrite(deps, req, res, { key: key.right, caller: { tenant, credential, requestId, keySpace: `${credential}:` }, sealResponse: true }, w.right);
     }
     const r = await route.handle(ctx)();
     if (E.isLeft(r)) return sendProblem(res, r.left);

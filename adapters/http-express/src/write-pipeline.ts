@@ -21,6 +21,12 @@ export interface WriteCaller {
   /** `credentialId` of an API key or a token, or the signing link's (`signingLinkCredential`). */
   readonly credential: string;
   readonly requestId: string;
+  /**
+   * Where the caller's keys live within the tenant's: prepended to the client's key to name its record. A signing
+   * link's keys are its own (`link:<token hash>:`), so that no one holding a link can take, or learn of, a key the
+   * organization's API clients use, nor they one of the link's. API clients have none: their keys are the tenant's.
+   */
+  readonly keySpace?: string;
 }
 
 /**
@@ -65,7 +71,7 @@ export const runWrite = async (
     return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
   }
   const fingerprint = deps.crypto.sha256Hex(fingerprintSource({ credential: o.caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }));
-  const r = await executeIdempotently(deps)({ tenant: o.caller.tenant, key: o.key, fingerprint, sealResponse: o.sealResponse }, w.command, render)();
+  const r = await executeIdempotently(deps)({ tenant: o.caller.tenant, key: `${o.caller.keySpace ?? ''}${o.key}`, fingerprint, sealResponse: o.sealResponse }, w.command, render)();
   if (E.isLeft(r)) sendProblem(res, r.left);
   else sendStored(r.right.response, r.right.replayed);
 };

@@ -79,15 +79,20 @@ describe.each([
       expect((await post(ada.token, 'sign', typed('Ada T'))).body.code).toBe('invalid_state');
     });
 
-    it('a key is replayed only to the link that used it: another signer of the request repeating it gets 422, not the first answer', async () => {
+    it("a key is replayed only to the link that used it: another signer repeating it runs their own call, and never sees the first one's answer", async () => {
       const { ada, bob } = await sent();
       const key = freshKey();
       const first = await post(ada.token, 'view', {}, key);
       expect(first.status).toBe(200);
-      const foreign = await post(bob.token, 'view', {}, key);
-      expect(foreign.status).toBe(422);
-      expect(foreign.body.code).toBe('idempotency_key_reused');
-      expect(foreign.text).not.toContain(ada.email);
+      const other = await post(bob.token, 'view', {}, key);
+      expect(other.status).toBe(200);
+      expect(other.headers.get('idempotency-replayed')).toBeNull();
+      expect(other.body.recipient.email).toBe(bob.email);
+      expect(other.text).not.toContain(ada.email);
+      // And each link's record answers its own repeat.
+      const again = await post(bob.token, 'view', {}, key);
+      expect(again.headers.get('idempotency-replayed')).toBe('true');
+      expect(again.text).toBe(other.text);
     });
 
     it('decline: a repeat replays the answer, and the request is declined once', async () => {
@@ -119,11 +124,29 @@ describe.each([
       expect(right.body.documents.length).toBe(1);
     });
 
+    it("a link's keys are its own: no signer can take or learn of a key the organization's API clients use, nor they one of the link's", async () => {
+      const { req, ada } = await sent();
+      // The documented pattern for a send's key: a signer knows the request's id, and could guess it.
+      const used = `send-again-${req.id}`;
+      expect((await s.call('POST', `/api/v1/signature-requests/${req.id}/remind`, { body: {}, headers: { 'idempotency-key': used } })).status).toBe(200);
+      const probe = await post(ada.token, 'view', {}, used);
+      expect(probe.status).toBe(200);
+      expect(probe.headers.get('idempotency-replayed')).toBeNull();
+      // A key a signer used first does not block the sender's call with the same key.
+      const squatted = `cancel-${req.id}`;
+      expect((await post(ada.token, 'view', {}, squatted)).status).toBe(200);
+      const cancel = await s.call('POST', `/api/v1/signature-requests/${req.id}/cancel`, { body: {}, headers: { 'idempotency-key': squatted } });
+      expect(cancel.status, cancel.text).toBe(200);
+      expect(cancel.headers.get('idempotency-replayed')).toBeNull();
+    });
+
     it('an unknown link is 404 and an ill-formed key 400, before any record is looked up or kept', async () => {
       const { ada } = await sent();
       const key = freshKey();
       const unknown = await post('A'.repeat(43), 'view', {}, key);
       expect(unknown.status).toBe(404);
+      // The link is known to be unknown before the key is looked at.
+      expect((await post('A'.repeat(43), 'view', {}, 'x'.repeat(256))).status).toBe(404);
       expect((await post(ada.token, 'view', {}, 'x'.repeat(256))).status).toBe(400);
       // The key was not taken by the unknown link's call.
       const first = await post(ada.token, 'view', {}, key);
