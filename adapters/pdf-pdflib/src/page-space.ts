@@ -46,7 +46,11 @@ const readRect = (page: PDFPage, name: 'MediaBox' | 'CropBox'): Rect | null | un
   if (!n.every(Number.isFinite)) return null;
   // Any two opposite corners define a rectangle (ISO 32000-1, 7.9.5).
   const [x1, y1, x2, y2] = n as [number, number, number, number];
-  return { x: Math.min(x1, x2), y: Math.min(y1, y2), width: Math.abs(x2 - x1), height: Math.abs(y2 - y1) };
+  const width = Math.abs(x2 - x1);
+  const height = Math.abs(y2 - y1);
+  // Finite corners can be so far apart that the size between them is not (±1e308): no page to measure.
+  if (!Number.isFinite(width) || !Number.isFinite(height)) return null;
+  return { x: Math.min(x1, x2), y: Math.min(y1, y2), width, height };
 };
 
 const intersect = (a: Rect, b: Rect): Rect | null => {

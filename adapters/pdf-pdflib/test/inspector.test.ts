@@ -120,6 +120,8 @@ describe('pdfLibInspector', () => {
       ['not four numbers', (doc: PDFDocument) => doc.context.obj([0, 0, 612])],
       ['a name', (doc: PDFDocument) => doc.context.obj('Letter')],
       ['no area', (doc: PDFDocument) => doc.context.obj([0, 0, 0, 792])],
+      // Each corner a finite number (309 digits), the width between them not: a 500 from the store before.
+      ['corners so far apart that its size overflows', (doc: PDFDocument) => doc.context.obj([-1e308, -1e308, 1e308, 1e308])],
     ])('refuses a page whose MediaBox is %s', async (_name, box) => {
       const doc = await PDFDocument.create();
       doc.addPage();
