@@ -14,7 +14,7 @@ import type { ApiError } from './problem.js';
 import type { Route, Upload, WriteOp } from './route.js';
 import { SIGNING_BASE, toExpressPath } from './route.js';
 import { buildRoutes } from './routes.js';
-import { sendProblem, sendReply } from './send.js';
+import { faultOf, sendProblem, sendReply } from './send.js';
 import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
 import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
 import { createLogBuffer } from './log-buffer.js';
@@ -150,6 +150,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
         { requestId, method: req.method, route, path, status: res.statusCode, ms, keyId: p ? keyIdOf(p.credential) : undefined, oauthClientId: p?.credential.kind === 'access_token' ? p.credential.clientId : undefined },
         'request',
       );
+      const fault = faultOf(res);
+      if (fault !== undefined) deps.logger.error({ requestId, method: req.method, route, path, status: res.statusCode, err: fault }, 'request failed');
       // Only calls made with a key belong to a tenant's log.
       if (p)
         logs.add({

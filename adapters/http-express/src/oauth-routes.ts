@@ -16,6 +16,7 @@ import {
   urlHost,
 } from '@esig/core';
 import type { EsigHttpDeps } from './deps.js';
+import { noteFault } from './send.js';
 
 /** The tool server's path and the paths of the authorization server's endpoints. */
 export const MCP_PATH = '/mcp';
@@ -27,7 +28,10 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 
 /** The OAuth error body of RFC 6749 §5.2 (the one exception to problem+json). */
 const sendOAuthError = (res: Response, e: OAuthError | StoreError) => {
-  if (e._tag !== 'OAuthError') return res.status(500).json({ error: 'server_error', error_description: 'The server could not complete the request.' });
+  if (e._tag !== 'OAuthError') {
+    if (e._tag === 'StoreFailure') noteFault(res, e.cause);
+    return res.status(500).json({ error: 'server_error', error_description: 'The server could not complete the request.' });
+  }
   const status = e.error === 'invalid_client' ? 401 : 400;
   res.status(status).json({ error: e.error, error_description: e.description });
 };
@@ -224,6 +228,7 @@ export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata
     const issued = await deps.uow.transaction(issueAuthorizationCode(deps)(principal.right, request))();
     if (E.isLeft(issued)) {
       if (issued.left._tag === 'OAuthError') return back({ error: issued.left.error, error_description: issued.left.description });
+      if (issued.left._tag === 'StoreFailure') noteFault(res, issued.left.cause);
       return back({ error: 'server_error' });
     }
     back({ code: issued.right.code });

@@ -3,10 +3,32 @@ import type { ApiError } from './problem.js';
 import { statusOf, toProblem } from './problem.js';
 import type { Reply } from './route.js';
 
+/** What made a request fail on the server's side, for its log line; never in the response. */
+export interface Fault {
+  readonly message: string;
+  readonly code?: string;
+  readonly stack?: string;
+}
+
+/** The fault `sendProblem` answered 500 for, if any (see `faultOf`): the request's log line reports it. */
+export const faultOf = (res: Response): Fault | undefined => (res.locals as { fault?: Fault }).fault;
+
+const describeCause = (cause: unknown): Fault => {
+  if (!(cause instanceof Error)) return { message: String(cause).slice(0, 1000) };
+  const code = (cause as { code?: unknown }).code;
+  return { message: cause.message.slice(0, 1000), ...(typeof code === 'string' ? { code } : {}), ...(cause.stack ? { stack: cause.stack } : {}) };
+};
+
+/** Keeps what made this request fail, for its log line: the client learns only the requestId; the operator finds the cause under it. */
+export const noteFault = (res: Response, cause: unknown): void => {
+  (res.locals as { fault?: Fault }).fault = describeCause(cause);
+};
+
 /** A rejection as problem+json, carrying the request's id (and for a rate limit, when to come back). */
 export const sendProblem = (res: Response, e: ApiError): void => {
   // A rejection decided while a body was still arriving (a read timeout) may already have been answered.
   if (res.headersSent) return;
+  if (e._tag === 'StoreFailure') noteFault(res, e.cause);
   if (e._tag === 'RateLimited') res.setHeader('Retry-After', String(e.retryAfterS));
   res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, String(res.locals.requestId))));
 };

@@ -1,5 +1,9 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Stores } from '@esig/core';
+import { storeFailure } from '@esig/core';
+import { T } from '../src/tokens.js';
 import { makeEmptyPdf, makeEncryptedPdf, makePdf } from '@esig/testkit/pdf';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
@@ -66,6 +70,29 @@ describe('problem+json errors', () => {
       expectProblem(r, 400, 'validation_failed');
       expect(r.body.detail, path).toBe('The URL path is not valid percent-encoding.');
     }
+  });
+
+  it('a 500 from a store failure logs its cause beside the requestId, and tells the client nothing of it', async () => {
+    const doc = await s.uploadPdf();
+    const stores = s.container.resolve<Stores>(T.Stores);
+    const logger = s.container.resolve(T.Logger);
+    const errors = vi.spyOn(logger, 'error');
+    const findById = stores.documents.findById;
+    stores.documents.findById = () => TE.left(storeFailure(new Error('the disk is on fire')));
+    let r;
+    try {
+      r = await s.call('GET', `/api/v1/documents/${doc.id}`);
+    } finally {
+      stores.documents.findById = findById;
+    }
+    expectProblem(r, 500, 'internal');
+    expect(r.text).not.toContain('fire');
+    const requestId = r.headers.get('x-request-id');
+    // The line is written when the response has finished, a turn or more after the client has it.
+    for (const end = Date.now() + 10_000; errors.mock.calls.length === 0 && Date.now() < end; ) await new Promise((ok) => setTimeout(ok, 10));
+    const logged = errors.mock.calls.map(([fields]) => fields);
+    errors.mockRestore();
+    expect(logged).toContainEqual(expect.objectContaining({ requestId, err: expect.objectContaining({ message: 'the disk is on fire' }) }));
   });
 
   it('404 for an absent resource and for an unknown route', async () => {
