@@ -269,6 +269,18 @@ describe('9. NUL and lone surrogates are refused at the boundary', () => {
       await db?.drop();
     });
     it('answers 400, never 500', async () => checkPoisoned(pgs));
+
+    it('a client_id with NUL is an unknown client at the OAuth endpoints (it was a 500 on /oauth/token, from the lookup)', async () => {
+      const token = await fetch(`${pgs.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=authorization_code&client_id=%00&code=x&code_verifier=y&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb',
+      });
+      expect([token.status, (await token.json()).error]).toEqual([401, 'invalid_client']);
+      const authorize = await fetch(`${pgs.url}/oauth/authorize?response_type=code&client_id=%00&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`);
+      expect(authorize.status).toBe(400);
+      expect(await authorize.text()).toContain('unknown');
+    });
   });
 });
 

@@ -9,6 +9,7 @@ import type { OAuthError } from './oauth-error.js';
 import { oauthError } from './oauth-error.js';
 import { checkClientMetadata } from './register-oauth-client.js';
 import { isMetadataDocumentClientId, urlHost } from './rules.js';
+import { unstorableText } from '../../storable-text.js';
 
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
@@ -46,6 +47,8 @@ export const resolveOAuthClient =
           return '_tag' in c ? TE.left(c) : TE.right(c);
         }),
       );
+    // No client's id holds text a store cannot keep, and PostgreSQL fails a lookup by one (a 500 before).
+    if (unstorableText(clientId) !== null) return TE.left(oauthError('invalid_client', 'The client_id is unknown.'));
     return pipe(
       deps.stores.oauth.findClient(clientId),
       TE.chainW((c) => (c === null ? TE.left(oauthError('invalid_client', 'The client_id is unknown.')) : TE.right(c))),
