@@ -3,6 +3,7 @@ import type { PDFObject } from 'pdf-lib';
 import { PDFArray, PDFDocument, PDFName, PDFPageLeaf, PDFPageTree, PDFRef } from 'pdf-lib';
 import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';
 import { invalidDocument } from '@esig/core';
+import { buildFinished } from './finished.js';
 import { pageGeometry } from './page-space.js';
 
 const PDF_MAGIC = '%PDF-';
@@ -76,6 +77,12 @@ export const inspectPdf = async (bytes: Uint8Array, { maxPages }: InspectLimits)
     const g = pageGeometry(page);
     if (g.mediaBox === 'invalid') throw new Refusal(`Page ${i + 1} of the PDF has an unusable MediaBox (not four numbers enclosing an area).`);
     return g.size;
+  });
+  // Whatever pdf-lib can parse, it cannot always stamp: a page whose /Resources, /Contents or /Annots is of the
+  // wrong kind fails only when drawn on, and so would the request's seal once everyone had signed, with no way
+  // out. So the upload is finished once now, as a test-mode seal stamps every page, and refused if that fails.
+  await buildFinished({ documents: [{ id: 'upload', bytes }], fields: [], signatures: {}, testMode: true }).catch(() => {
+    throw new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
   });
   return { pageCount, pageSizes };
 };

@@ -1,8 +1,10 @@
 import * as E from 'fp-ts/lib/Either.js';
+import type { PDFPageLeaf } from 'pdf-lib';
 import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { pdfLibInspector } from '../src/index.js';
+import { buildFinished } from '../src/finished.js';
 import { qpdfEncrypted } from './tools.js';
 
 const inspect = async (bytes: Uint8Array, maxPages = 500) => pdfLibInspector.inspect(bytes, { maxPages })();
@@ -40,6 +42,20 @@ describe('pdfLibInspector', () => {
   it('names encryption for a PDF that qpdf encrypted (object streams its strict parse cannot read), with or without a user password', async () => {
     for (const o of [{ bits: 256 as const }, { bits: 128 as const }, { bits: 256 as const, userPassword: 'open-sesame' }])
       expect({ o, r: await inspect(await qpdfEncrypted(await makePdf(2), o)) }).toEqual({ o, r: refusal('The PDF is encrypted; upload an unprotected copy.') });
+  });
+
+  it.each([
+    ['/Resources is a number', (doc: PDFDocument, page: PDFPageLeaf) => page.set(PDFName.of('Resources'), PDFNumber.of(5))],
+    ['/Contents names the catalog', (doc: PDFDocument, page: PDFPageLeaf) => page.set(PDFName.of('Contents'), doc.context.getObjectRef(doc.catalog)!)],
+    ['/Annots is a number', (doc: PDFDocument, page: PDFPageLeaf) => page.set(PDFName.of('Annots'), PDFNumber.of(7))],
+  ])('refuses a page the seal could not stamp (%s): accepted before, the request was stuck once everyone had signed', async (_name, spoil) => {
+    const doc = await PDFDocument.create();
+    doc.addPage([612, 792]);
+    spoil(doc, doc.addPage([612, 792]).node);
+    const bytes = await doc.save();
+    // What the seal does with it (a test-mode finish stamps every page), which is what the upload must prove.
+    await expect(buildFinished({ documents: [{ id: 'doc_1', bytes }], fields: [], signatures: {}, testMode: true })).rejects.toThrow();
+    expect(await inspect(bytes)).toEqual(refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).'));
   });
 
   describe('page trees that cost more than their pages', () => {
