@@ -3,7 +3,9 @@ import type { PDFPageLeaf } from 'pdf-lib';
 import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
+import { createDeflate } from 'node:zlib';
 import { pdfLibInspector } from '../src/index.js';
+import { MAX_LOAD_EXPANSION_BYTES, loadExpansionProblem } from '../src/inspector.js';
 import { buildFinished } from '../src/finished.js';
 import { qpdfEncrypted } from './tools.js';
 
@@ -56,6 +58,57 @@ describe('pdfLibInspector', () => {
     // What the seal does with it (a test-mode finish stamps every page), which is what the upload must prove.
     await expect(buildFinished({ documents: [{ id: 'doc_1', bytes }], fields: [], signatures: {}, testMode: true })).rejects.toThrow();
     expect(await inspect(bytes)).toEqual(refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).'));
+  });
+
+  describe('streams pdf-lib decodes while it loads (a decompression bomb)', () => {
+    /** A one-page PDF whose page sits in an object stream padded with `padMiB` MiB of spaces, deflated (as a fuzzer made it). */
+    const objectStreamPdf = async (padMiB: number, filter = '/FlateDecode'): Promise<Uint8Array> => {
+      const head = '3 0 ';
+      // Deflated a mebibyte at a time, so that the test never holds the whole expansion.
+      const deflate = createDeflate({ level: 9 });
+      const parts: Buffer[] = [];
+      deflate.on('data', (c: Buffer) => parts.push(c));
+      const done = new Promise((ok) => deflate.on('end', ok));
+      deflate.write(Buffer.from(`${head}<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>`, 'latin1'));
+      const spaces = Buffer.alloc(1024 * 1024, 0x20);
+      for (let i = 0; i < padMiB; i++) if (!deflate.write(spaces)) await new Promise((ok) => deflate.once('drain', ok));
+      deflate.end();
+      await done;
+      const data = Buffer.concat(parts);
+      const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'];
+      let out = '%PDF-1.5\n';
+      const offsets: number[] = [];
+      objects.forEach((o, i) => {
+        offsets.push(out.length);
+        out += `${i + 1} 0 obj\n${o}\nendobj\n`;
+      });
+      const stream = Buffer.concat([
+        Buffer.from(`${out}4 0 obj\n<< /Type /ObjStm /N 1 /First ${head.length} /Filter ${filter} /Length ${data.length} >>\nstream\n`, 'latin1'),
+        data,
+        Buffer.from('\nendstream\nendobj\ntrailer\n<< /Root 1 0 R /Size 5 >>\n%%EOF\n', 'latin1'),
+      ]);
+      return new Uint8Array(stream);
+    };
+
+    it('measures the expansion of object streams before any parse, within a limit, and refuses past it', async () => {
+      expect(loadExpansionProblem(await objectStreamPdf(1), 2 * 1024 * 1024)).toBeNull();
+      expect(loadExpansionProblem(await objectStreamPdf(3), 2 * 1024 * 1024)).toBe('its compressed objects expand to more than 2 MiB');
+      expect(loadExpansionProblem(await objectStreamPdf(0, '/LZWDecode'))).toBe('an object stream uses a filter that can expand without bound (LZW or run-length)');
+    });
+
+    it('refuses an upload whose object stream inflates past MAX_LOAD_EXPANSION_BYTES, before pdf-lib inflates it', async () => {
+      const bomb = await objectStreamPdf(MAX_LOAD_EXPANSION_BYTES / (1024 * 1024) + 8);
+      expect(bomb.length).toBeLessThan(1024 * 1024);
+      expect(await inspect(bomb)).toEqual(refusal('The PDF cannot be read safely: its compressed objects expand to more than 256 MiB.'));
+    });
+
+    it('accepts real files: object and cross-reference streams, as pdf-lib writes them', async () => {
+      const doc = await PDFDocument.load(await makePdf(40));
+      const bytes = await doc.save({ useObjectStreams: true });
+      expect(new TextDecoder('latin1').decode(bytes)).toContain('/ObjStm');
+      expect(loadExpansionProblem(bytes)).toBeNull();
+      expect(E.isRight(await inspect(bytes))).toBe(true);
+    });
   });
 
   describe('page trees that cost more than their pages', () => {
