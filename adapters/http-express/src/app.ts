@@ -188,9 +188,10 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     if (req.method === 'OPTIONS') return oauth(req, res, next);
     const decision = await deps.rateLimiter.consume(addressBucket(req))();
     locals(res).addressDecision = decision;
-    if (admitted(res, decision, oauthRateLimited(res))) oauth(req, res, next);
+    // Their bodies arrive within the read timeout, as the API's do: these endpoints need no credential.
+    if (admitted(res, decision, oauthRateLimited(res))) deadline(req, res, () => oauth(req, res, next));
   });
-  if (opts.mcp) app.all(MCP_PATH, opts.mcp);
+  if (opts.mcp) app.all(MCP_PATH, deadline, opts.mcp);
 
   // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
   app.use(async (req, res, next) => {
