@@ -2,6 +2,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
 import express from 'express';
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import type { DomainError, Principal, RateDecision } from '@esig/core';
@@ -11,6 +13,7 @@ import { decode, decodeEach } from './decode.js';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
 import { buildOpenApi } from './openapi.js';
 import type { ApiError } from './problem.js';
+import { statusOf, toProblem } from './problem.js';
 import type { Route, Upload, WriteOp } from './route.js';
 import { SIGNING_BASE, toExpressPath } from './route.js';
 import { buildRoutes } from './routes.js';
@@ -95,7 +98,7 @@ export interface EsigApp {
 export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigApp => {
   const app = express();
   // `app.listen` on a server whose requests and responses are made with the app's prototypes (server-classes.ts).
-  app.listen = listenWithAppClasses(app) as typeof app.listen;
+  app.listen = listenWithAppClasses(app, answerUnparsable(deps)) as typeof app.listen;
   app.disable('x-powered-by');
   app.set('trust proxy', opts.trustProxy);
   app.set('etag', false);
@@ -338,6 +341,31 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
 
   return { app, close: () => logs.flush(true) };
 };
+
+/**
+ * Answers a request Node's HTTP parser refused before any handler ran (an unknown method, a request line or
+ * headers past the limit, a malformed header or length), as the API answers everything: problem+json with a
+ * request id, and the connection closed. Node's own answer is a bare status line.
+ */
+const answerUnparsable =
+  (deps: Pick<EsigHttpDeps, 'ids' | 'logger'>) =>
+  (err: Error & { code?: string }, socket: Duplex): void => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const requestId = deps.ids.next('log');
+    const problem: ApiError =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? { _tag: 'RequestTimeout', limitS: 300 }
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? validationFailed([{ path: '(request)', message: 'has a request line or headers over the size limit' }], 'The request line or headers are too large.')
+          : validationFailed([{ path: '(request)', message: 'is not valid HTTP/1.1' }], 'The request is not valid HTTP/1.1.');
+    const body = JSON.stringify(toProblem(problem, requestId));
+    const status = statusOf(problem);
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+    deps.logger.info({ requestId, status, parserError: err.code }, 'request refused by the HTTP parser');
+  };
 
 const malformedAuthorization = (): DomainError => ({ _tag: 'Unauthenticated', detail: 'Use Authorization: Bearer <API key>.' });
 

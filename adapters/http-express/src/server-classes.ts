@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type express from 'express';
 
 export interface ServerClasses {
@@ -48,12 +49,16 @@ export const serverClassesFor = (app: express.Express): ServerClasses => {
 
 /**
  * Express's own `app.listen` (the same arguments; a callback is also called with a failed listen's error), on a
- * server made with `serverClassesFor(app)`.
+ * server made with `serverClassesFor(app)`, which hands what its HTTP parser refuses to `onClientError`.
  */
-export const listenWithAppClasses = (app: express.Express): ((...args: unknown[]) => http.Server) => {
+export const listenWithAppClasses = (
+  app: express.Express,
+  onClientError?: (err: Error & { code?: string }, socket: Duplex) => void,
+): ((...args: unknown[]) => http.Server) => {
   const classes = serverClassesFor(app);
   return (...args) => {
     const server = http.createServer(classes, app);
+    if (onClientError !== undefined) server.on('clientError', onClientError);
     const last = args[args.length - 1];
     if (typeof last === 'function') {
       let called = false;

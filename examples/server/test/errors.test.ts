@@ -95,6 +95,31 @@ describe('problem+json errors', () => {
     expect(logged).toContainEqual(expect.objectContaining({ requestId, err: expect.objectContaining({ message: 'the disk is on fire' }) }));
   });
 
+  it('a request Node’s HTTP parser refuses is answered as problem+json with a request id, not an empty 400 or 431', async () => {
+    const { hostname, port } = new URL(s.url);
+    const raw = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => socket.write(text));
+        let answer = '';
+        socket.on('data', (b) => (answer += b.toString('utf8')));
+        socket.on('end', () => resolve(answer));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    for (const request of [
+      `FOO / HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`,
+      `GET /api/v1/documents?cursor=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`,
+      `POST /api/v1/documents HTTP/1.1\r\nHost: ${hostname}\r\nContent-Length: -1\r\n\r\n`,
+    ]) {
+      const answer = await raw(request);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head, request.slice(0, 40)).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/\r\ncontent-type: application\/problem\+json/i);
+      const id = /\r\nx-request-id: (\S+)/i.exec(head!)?.[1];
+      expect(JSON.parse(body!)).toMatchObject({ status: 400, code: 'validation_failed', requestId: id });
+    }
+  });
+
   it('404 for an absent resource and for an unknown route', async () => {
     expectProblem(await s.call('GET', `/api/v1/documents/doc_${'0'.repeat(26)}`), 404, 'not_found');
     expectProblem(await s.call('GET', '/api/v1/nothing-here'), 404, 'not_found');
