@@ -122,7 +122,7 @@ describe('5. nothing reads a body before authentication, scope and rate limit; b
   });
 
   it('cuts off a trickling body at the OAuth endpoints too, which anyone may call (they waited for the server’s own 5-minute timeout)', async () => {
-    for (const [path, type] of [['/oauth/token', 'application/x-www-form-urlencoded'], ['/oauth/register', 'application/json'], ['/oauth/revoke', 'application/json']]) {
+    for (const [path, type] of [['/oauth/token', 'application/x-www-form-urlencoded'], ['/oauth/register', 'application/json'], ['/oauth/revoke', 'application/json']] as const) {
       const r = await partialUpload({ 'content-type': type }, 4096, 16, path);
       // esig's own answer (the read timeout is 2 s here): Node's, after 300 s, is a bare 408 with no body.
       expect([path, r.status]).toEqual([path, 408]);
@@ -285,7 +285,7 @@ describe('9. NUL and lone surrogates are refused at the boundary', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: 'grant_type=authorization_code&client_id=%00&code=x&code_verifier=y&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb',
       });
-      expect([token.status, (await token.json()).error]).toEqual([401, 'invalid_client']);
+      expect([token.status, ((await token.json()) as { error?: string }).error]).toEqual([401, 'invalid_client']);
       const authorize = await fetch(`${pgs.url}/oauth/authorize?response_type=code&client_id=%00&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`);
       expect(authorize.status).toBe(400);
       expect(await authorize.text()).toContain('unknown');
