@@ -3,10 +3,33 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import addFormatsImport from 'ajv-formats';
 import express from 'express';
 import type { Request, RequestHandler, Response } from 'express';
 import type { EsigTool } from './tools.js';
 import { TOOLS } from './tools.js';
+
+// ajv-formats is CommonJS: Node's ESM import gives its module.exports, the function, whose `default` is the function too.
+type FormatsPlugin = (ajv: Ajv) => Ajv;
+const formatsModule = addFormatsImport as unknown as FormatsPlugin & { readonly default?: FormatsPlugin };
+const addFormats: FormatsPlugin = formatsModule.default ?? formatsModule;
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+/** Each tool's inputSchema compiled once, on its first call. */
+const validators = new WeakMap<EsigTool, ValidateFunction>();
+
+/** What is wrong with a tool's arguments, as the API words a field's problem (`contentBase64 must be string`). */
+const describeArguments = (errors: readonly ErrorObject[]): string =>
+  errors
+    .slice(0, 5)
+    .map((e) => {
+      const at = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+      const extra = e.keyword === 'additionalProperties' ? String((e.params as { additionalProperty?: unknown }).additionalProperty) : null;
+      return extra !== null ? `${at === '' ? '' : `${at}.`}${extra} is not an argument of this tool` : `${at === '' ? 'arguments' : at} ${e.message ?? 'is invalid'}`;
+    })
+    .join('; ');
 
 export { TOOLS } from './tools.js';
 export type { EsigTool, ToolAnnotations, ToolOutput } from './tools.js';
@@ -54,8 +77,13 @@ const buildServer = (tools: readonly EsigTool[], esig: Esig, version: string): S
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = tools.find((t) => t.name === req.params.name);
     if (tool === undefined) return { isError: true, content: [{ type: 'text', text: `unknown_tool: there is no tool named ${JSON.stringify(req.params.name)}.` }] };
+    // The arguments are checked against the tool's own inputSchema before anything is sent: what would break the
+    // API client (a number for a string, a header value with a line break) is the caller's, not an internal, fault.
+    const args = req.params.arguments ?? {};
+    const validate = validators.get(tool) ?? validators.set(tool, ajv.compile(tool.inputSchema)).get(tool)!;
+    if (!validate(args)) return { isError: true, content: [{ type: 'text', text: `validation_failed: ${describeArguments(validate.errors ?? [])}.` }] };
     try {
-      const out = await tool.run(esig, (req.params.arguments ?? {}) as Record<string, unknown>);
+      const out = await tool.run(esig, args as Record<string, unknown>);
       if (out.kind === 'pdf')
         return { content: [{ type: 'resource', resource: { uri: out.uri, mimeType: 'application/pdf', blob: Buffer.from(out.bytes).toString('base64') } }] };
       return { structuredContent: out.data, content: [{ type: 'text', text: JSON.stringify(out.data) }] };

@@ -32,6 +32,8 @@ const IDEMPOTENCY_KEY: Props = {
     type: 'string',
     minLength: 1,
     maxLength: 255,
+    // Printable ASCII, as the API's Idempotency-Key header takes it.
+    pattern: '^[\\x20-\\x7e]+$',
     description: 'Optional. Send the same value again to retry this write safely: the API performs it at most once and replays the first answer.',
   },
 };

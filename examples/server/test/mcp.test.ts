@@ -353,6 +353,25 @@ describe('the tool server', () => {
     expect(mine[0]!.keyId).toMatch(/^key_/);
   });
 
+  it('a tool call whose arguments break its inputSchema is validation_failed naming the argument, not an internal or connection fault', async () => {
+    const t = await connectAgent();
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['upload_document', { name: 'a.pdf', contentBase64: 123 }, 'contentBase64'],
+      ['create_signature_request', { title: 'x', documentIds: ['doc_00000000000000000000000000'], idempotencyKey: 'é☃' }, 'idempotencyKey'],
+      ['create_signature_request', { title: 'x', documentIds: ['doc_00000000000000000000000000'], idempotencyKey: 'a\nb' }, 'idempotencyKey'],
+      ['get_signature_request', { requestId: 'req_00000000000000000000000000', surprise: true }, 'surprise'],
+    ];
+    for (const [name, args, path] of cases) {
+      const r = await rpc(t.access_token, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } });
+      const { result } = (await r.json()) as { result: { isError?: boolean; content: Array<{ text: string }> } };
+      expect(result.isError, name).toBe(true);
+      const text = result.content[0]!.text;
+      expect(text, `${name} ${path}`).toMatch(/^validation_failed: /);
+      expect(text).toContain(path);
+      expect(text).not.toMatch(/ByteString|Headers\.append|first argument|internal|connection_error/);
+    }
+  });
+
   it('scopes apply to tool calls as to REST calls: a read-only grant gets insufficient_scope', async () => {
     const key = await s.newKey('default', 'test', ['documents:read']);
     const t = await connectAgent({ key, scope: 'documents:read documents:write' });
