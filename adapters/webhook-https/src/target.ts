@@ -30,5 +30,6 @@ export const parseTarget = (url: string): ParsedTarget => {
   if (u.username !== '' || u.password !== '') return { ok: false, reason: 'credentials in the URL are not allowed' };
   const host = u.hostname.startsWith('[') && u.hostname.endsWith(']') ? u.hostname.slice(1, -1) : u.hostname;
   if (host === '') return { ok: false, reason: 'the URL has no host' };
+  if (u.port === '0') return { ok: false, reason: 'port 0 is not a port a receiver can listen on' };
   return { ok: true, host, port: u.port === '' ? 443 : Number(u.port), path: `${u.pathname}${u.search}`, literal: isIP(host) !== 0 };
 };

@@ -141,6 +141,8 @@ describe('parseTarget', () => {
       ['example.com', /not a valid URL/],
       ['https://[::1/', /not a valid URL/],
       ['', /not a valid URL/],
+      // Port 0 is no port a receiver listens on (a connect to it goes wherever the system picks).
+      ['https://example.com:0/', /port 0/],
     ] as const) {
       expect(parseTarget(url), url).toEqual({ ok: false, reason: expect.stringMatching(reason) });
     }
