@@ -12,6 +12,12 @@ import { inspectPdf, toInvalidDocument } from './inspector.js';
 import { checkStamps } from './preflight.js';
 import { toRenderFailure } from './render-failure.js';
 
+// pdf-lib says what it makes of an odd file on the console (`console.warn`: a number past 2^53, an object it could not
+// parse), a line per occurrence. From a worker thread those lines land among the process's JSON log lines, one per
+// number of an upload, where nothing reads them: what a file's oddities mean is the task's answer (a refusal or a
+// failure), not a line. This module runs only on the pool's threads.
+console.warn = () => undefined;
+
 /** What a task answers when it could not do its work: the port's error detail. */
 export interface TaskFailure {
   readonly failure: string;

@@ -5,7 +5,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdoptedSignature, FinishedDocumentInput } from '@esig/core';
 import { makePdf, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { encodePng, hostileDrawnSignatures } from '@esig/testkit/png';
@@ -72,6 +73,25 @@ describe('createPdfWorkerPool', () => {
       const check = { signature: { kind: 'drawn' as const, value: url }, fields: [] };
       expect(await pool.stamps.check(check)()).toEqual(await pdfLibStampPreflight.check(check)());
     }
+  });
+
+  it('writes nothing of pdf-lib’s own warnings to the process’s output, whose lines are the JSON log', async () => {
+    const doc = await PDFDocument.create();
+    // A number past 2^53: pdf-lib's parser warns of it on the console ("Parsed number that is too large…").
+    doc.addPage([612, 792]).node.set(PDFName.of('UserUnit'), PDFNumber.of(1e17));
+    const bytes = await doc.save();
+    const written: string[] = [];
+    const spies = [process.stdout, process.stderr].map((stream) =>
+      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true)),
+    );
+    try {
+      expect(E.isRight(await pool.inspector.inspect(bytes, { maxPages: 10 })())).toBe(true);
+      // A worker thread's output reaches this thread's streams a turn or more later.
+      await new Promise((ok) => setTimeout(ok, 200));
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(written.join('')).not.toMatch(/too large|Trying to parse|Invalid object/);
   });
 
   it('reports failures as the port’s values: a refused upload, a render that fails', async () => {
