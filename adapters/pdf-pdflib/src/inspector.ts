@@ -1,9 +1,9 @@
-import { inflateSync as zlibInflate } from 'node:zlib';
 import * as TE from '@esig/core/task-either';
 import type { PDFObject } from 'pdf-lib';
 import { PDFArray, PDFDocument, PDFName, PDFPageLeaf, PDFPageTree, PDFRef } from 'pdf-lib';
 import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';
 import { invalidDocument } from '@esig/core';
+import { MAX_DECODED_BYTES, decodeBudgetExceeded, withDecodeBudget } from './decode-budget.js';
 import { buildFinished } from './finished.js';
 import { pageGeometry } from './page-space.js';
 
@@ -12,51 +12,6 @@ const PDF_MAGIC = '%PDF-';
 const MAX_TREE_DEPTH = 64;
 
 const ENCRYPTED = 'The PDF is encrypted; upload an unprotected copy.';
-
-/**
- * How far the streams pdf-lib decodes while it loads a file (object streams and cross-reference streams) may
- * expand, together. A 2 MB upload whose object stream inflates to 2 GiB took a server to 4.4 GB of memory:
- * pdf-lib decodes each such stream whole, into memory no heap limit covers. Real files' object streams hold
- * dictionaries, which compress a few times over, so this is far above what 25 MiB of PDF holds.
- */
-export const MAX_LOAD_EXPANSION_BYTES = 256 * 1024 * 1024;
-
-const LOAD_DECODED = [Buffer.from('/ObjStm'), Buffer.from('/XRef')];
-/** Bytes that end a PDF name (white space and delimiters, ISO 32000-1 7.2.2): `/XRef` is not `/XRefStm`. */
-const ENDS_NAME = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20, 0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]);
-
-/**
- * Why the streams pdf-lib would decode on load expand too far, or null. Found by their type's name in the bytes
- * (before any parse, which would be the expansion), each inflated up to what is left of `limit` and thrown away.
- * Flate is the one filter these streams use in practice; another that can expand (LZW, run-length) is refused,
- * and one that does not, or a stream that does not inflate, is left to the parser.
- */
-export const loadExpansionProblem = (bytes: Uint8Array, limit: number = MAX_LOAD_EXPANSION_BYTES): string | null => {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let left = limit;
-  for (const name of LOAD_DECODED)
-    for (let at = buf.indexOf(name); at >= 0; at = buf.indexOf(name, at + name.length)) {
-      if (!ENDS_NAME.has(buf[at + name.length] ?? 0x20)) continue;
-      const keyword = buf.indexOf('stream', at);
-      if (keyword < 0) break;
-      const dictionary = buf.subarray(at, keyword).toString('latin1');
-      if (/\/(LZWDecode|LZW|RunLengthDecode|RL)(?![^\s\/<>\[\]()])/.test(dictionary)) return 'an object stream uses a filter that can expand without bound (LZW or run-length)';
-      if (!/\/(FlateDecode|Fl)(?![^\s\/<>\[\]()])/.test(dictionary)) continue;
-      let start = keyword + 'stream'.length;
-      if (buf[start] === 0x0d) start++;
-      if (buf[start] === 0x0a) start++;
-      const tooLarge = `its compressed objects expand to more than ${limit / (1024 * 1024)} MiB`;
-      try {
-        // One byte past what is left shows the limit passed without inflating further.
-        left -= zlibInflate(buf.subarray(start), { maxOutputLength: left + 1 }).length;
-      } catch (e) {
-        if ((e as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') return tooLarge;
-        // Not a zlib stream after all: the parser says what is wrong with it, if anything.
-      }
-      if (left < 0) return tooLarge;
-    }
-  return null;
-};
 
 /** A refusal whose message is meant for the client (as opposed to a parser's internal message). */
 export class Refusal extends Error {}
@@ -97,16 +52,23 @@ const countPages = (doc: PDFDocument, maxPages: number): number => {
  * header, a full parse, no encryption, a sound page tree of 1 to `maxPages` pages, each measurable. Throws
  * Refusal with a message for the client, or pdf-lib's errors on unreadable files.
  */
-export const inspectPdf = async (bytes: Uint8Array, { maxPages }: InspectLimits): Promise<PdfFacts> => {
+export const inspectPdf = (bytes: Uint8Array, limits: InspectLimits): Promise<PdfFacts> =>
+  // Everything pdf-lib decodes while the file is inspected, load and trial stamp, counts against one budget.
+  withDecodeBudget(MAX_DECODED_BYTES, () => inspectWithinBudget(bytes, limits));
+
+const tooExpanded = (limitBytes: number) =>
+  new Refusal(`The PDF cannot be read safely: its compressed objects expand to more than ${limitBytes / (1024 * 1024)} MiB.`);
+
+const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimits): Promise<PdfFacts> => {
   // pdf-lib accepts a header anywhere in the first kilobyte; we insist on it at the start, where
   // every conforming writer puts it.
   const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
   if (!head.trimStart().startsWith(PDF_MAGIC)) throw new Refusal('The file is not a PDF.');
-  const expansion = loadExpansionProblem(bytes);
-  if (expansion !== null) throw new Refusal(`The PDF cannot be read safely: ${expansion}.`);
   // Loading with ignoreEncryption and then asking is more robust than matching pdf-lib's error
   // classes, which are ES5-compiled and fail `instanceof`.
   const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true }).catch(async (e: unknown) => {
+    const limit = decodeBudgetExceeded();
+    if (limit !== null) throw tooExpanded(limit);
     // An encrypted file's object streams are ciphertext, which the strict parse fails on before `isEncrypted`
     // could be asked (every file qpdf encrypts). Only to word the refusal, and only for a file that names an
     // /Encrypt dictionary at all (a byte search, so garbage is not parsed a second time): a lenient parse reads
@@ -130,8 +92,12 @@ export const inspectPdf = async (bytes: Uint8Array, { maxPages }: InspectLimits)
   // wrong kind fails only when drawn on, and so would the request's seal once everyone had signed, with no way
   // out. So the upload is finished once now, as a test-mode seal stamps every page, and refused if that fails.
   await buildFinished({ documents: [{ id: 'upload', bytes }], fields: [], signatures: {}, testMode: true }).catch(() => {
-    throw new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
+    const limit = decodeBudgetExceeded();
+    throw limit !== null ? tooExpanded(limit) : new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
   });
+  // pdf-lib may also go on past a stream it failed to decode, as if the stream were not there.
+  const limit = decodeBudgetExceeded();
+  if (limit !== null) throw tooExpanded(limit);
   return { pageCount, pageSizes };
 };
 

@@ -3,9 +3,9 @@ import type { PDFPageLeaf } from 'pdf-lib';
 import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
-import { createDeflate } from 'node:zlib';
+import { createDeflate, deflateSync } from 'node:zlib';
 import { pdfLibInspector } from '../src/index.js';
-import { MAX_LOAD_EXPANSION_BYTES, loadExpansionProblem } from '../src/inspector.js';
+import { MAX_DECODED_BYTES, decodeBudgetExceeded, withDecodeBudget } from '../src/decode-budget.js';
 import { buildFinished } from '../src/finished.js';
 import { qpdfEncrypted } from './tools.js';
 
@@ -60,53 +60,71 @@ describe('pdfLibInspector', () => {
     expect(await inspect(bytes)).toEqual(refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).'));
   });
 
-  describe('streams pdf-lib decodes while it loads (a decompression bomb)', () => {
-    /** A one-page PDF whose page sits in an object stream padded with `padMiB` MiB of spaces, deflated (as a fuzzer made it). */
-    const objectStreamPdf = async (padMiB: number, filter = '/FlateDecode'): Promise<Uint8Array> => {
-      const head = '3 0 ';
-      // Deflated a mebibyte at a time, so that the test never holds the whole expansion.
+  describe('streams pdf-lib decodes while it loads (decompression bombs)', () => {
+    /** `padMiB` MiB of spaces after `prefix`, deflated a mebibyte at a time: the test never holds the expansion. */
+    const deflated = async (prefix: string, padMiB: number): Promise<Buffer> => {
       const deflate = createDeflate({ level: 9 });
       const parts: Buffer[] = [];
       deflate.on('data', (c: Buffer) => parts.push(c));
       const done = new Promise((ok) => deflate.on('end', ok));
-      deflate.write(Buffer.from(`${head}<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>`, 'latin1'));
+      deflate.write(Buffer.from(prefix, 'latin1'));
       const spaces = Buffer.alloc(1024 * 1024, 0x20);
       for (let i = 0; i < padMiB; i++) if (!deflate.write(spaces)) await new Promise((ok) => deflate.once('drain', ok));
       deflate.end();
       await done;
-      const data = Buffer.concat(parts);
-      const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'];
-      let out = '%PDF-1.5\n';
-      const offsets: number[] = [];
-      objects.forEach((o, i) => {
-        offsets.push(out.length);
-        out += `${i + 1} 0 obj\n${o}\nendobj\n`;
-      });
-      const stream = Buffer.concat([
-        Buffer.from(`${out}4 0 obj\n<< /Type /ObjStm /N 1 /First ${head.length} /Filter ${filter} /Length ${data.length} >>\nstream\n`, 'latin1'),
-        data,
-        Buffer.from('\nendstream\nendobj\ntrailer\n<< /Root 1 0 R /Size 5 >>\n%%EOF\n', 'latin1'),
-      ]);
-      return new Uint8Array(stream);
+      return Buffer.concat(parts);
     };
 
-    it('measures the expansion of object streams before any parse, within a limit, and refuses past it', async () => {
-      expect(loadExpansionProblem(await objectStreamPdf(1), 2 * 1024 * 1024)).toBeNull();
-      expect(loadExpansionProblem(await objectStreamPdf(3), 2 * 1024 * 1024)).toBe('its compressed objects expand to more than 2 MiB');
-      expect(loadExpansionProblem(await objectStreamPdf(0, '/LZWDecode'))).toBe('an object stream uses a filter that can expand without bound (LZW or run-length)');
+    /**
+     * A one-page PDF whose page sits in an object stream padded with `padMiB` MiB of spaces (as a fuzzer made it),
+     * its dictionary spelled as `dictionary` says: any spelling pdf-lib reads as an object stream must be bounded.
+     */
+    const objectStreamPdf = async (padMiB: number, o: { typeName?: string; filterFirst?: boolean; twice?: boolean } = {}): Promise<Uint8Array> => {
+      const head = '3 0 ';
+      const once = await deflated(`${head}<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>`, padMiB);
+      const data = o.twice ? deflateSync(once) : once;
+      const filter = o.twice ? '/Filter [/FlateDecode /FlateDecode]' : '/Filter /FlateDecode';
+      const type = `/Type /${o.typeName ?? 'ObjStm'}`;
+      const dictionary = o.filterFirst ? `<< ${filter} ${type} /N 1 /First ${head.length} /Length ${data.length} >>` : `<< ${type} /N 1 /First ${head.length} ${filter} /Length ${data.length} >>`;
+      let out = '%PDF-1.5\n';
+      for (const [i, object] of ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'].entries()) out += `${i + 1} 0 obj\n${object}\nendobj\n`;
+      return new Uint8Array(
+        Buffer.concat([Buffer.from(`${out}4 0 obj\n${dictionary}\nstream\n`, 'latin1'), data, Buffer.from('\nendstream\nendobj\ntrailer\n<< /Root 1 0 R /Size 5 >>\n%%EOF\n', 'latin1')]),
+      );
+    };
+    const TOO_FAR = refusal('The PDF cannot be read safely: its compressed objects expand to more than 256 MiB.');
+    const past = MAX_DECODED_BYTES / (1024 * 1024) + 8;
+
+    it.each([
+      ['as a fuzzer wrote it', {}],
+      ['with its type spelled with an escape (/Obj#53tm), which pdf-lib reads as ObjStm', { typeName: 'Obj#53tm' }],
+      ['with its filter before its type', { filterFirst: true }],
+      ['deflated twice, each layer small but the inner one a bomb', { twice: true }],
+    ])('refuses an upload whose object stream inflates past MAX_DECODED_BYTES, %s, before it is all inflated', async (_name, o) => {
+      const bomb = await objectStreamPdf(past, o);
+      expect(bomb.length).toBeLessThan(1024 * 1024);
+      expect(await inspect(bomb)).toEqual(TOO_FAR);
     });
 
-    it('refuses an upload whose object stream inflates past MAX_LOAD_EXPANSION_BYTES, before pdf-lib inflates it', async () => {
-      const bomb = await objectStreamPdf(MAX_LOAD_EXPANSION_BYTES / (1024 * 1024) + 8);
-      expect(bomb.length).toBeLessThan(1024 * 1024);
-      expect(await inspect(bomb)).toEqual(refusal('The PDF cannot be read safely: its compressed objects expand to more than 256 MiB.'));
+    it('counts every stream decoded during one inspection against one budget, and only that inspection', async () => {
+      const small = await objectStreamPdf(3);
+      // pdf-lib, told not to throw on invalid objects, goes on past a stream it could not decode: the budget says so.
+      const limit = 2 * 1024 * 1024;
+      const hit = await withDecodeBudget(limit, async () => {
+        await PDFDocument.load(small, { throwOnInvalidObject: false }).catch(() => undefined);
+        return decodeBudgetExceeded();
+      });
+      expect(hit).toBe(limit);
+      expect(decodeBudgetExceeded()).toBeNull();
+      // Outside a budget (the seal's loads), only a single stream past the whole limit is refused.
+      expect((await PDFDocument.load(small, { throwOnInvalidObject: false })).getPageCount()).toBe(1);
+      expect(E.isRight(await inspect(small))).toBe(true);
     });
 
     it('accepts real files: object and cross-reference streams, as pdf-lib writes them', async () => {
       const doc = await PDFDocument.load(await makePdf(40));
       const bytes = await doc.save({ useObjectStreams: true });
       expect(new TextDecoder('latin1').decode(bytes)).toContain('/ObjStm');
-      expect(loadExpansionProblem(bytes)).toBeNull();
       expect(E.isRight(await inspect(bytes))).toBe(true);
     });
   });
