@@ -18,6 +18,20 @@ export interface PdfWorkerPoolOptions {
    * requests, renewing job leases — gets the CPU before PDF work does. Default 10; 0 keeps the process's.
    */
   readonly niceIncrement?: number;
+  /**
+   * How long an upload's inspection may run before its thread is stopped (and replaced) and the file refused.
+   * A file of a few kilobytes can make pdf-lib's Flate decoder build lookup tables for minutes while producing
+   * nothing, holding a thread every other upload waits for; an honest 500-page file takes well under a second.
+   * Default 30 s.
+   */
+  readonly inspectTimeoutMs?: number;
+}
+
+/** Why an inspection was stopped: it ran past `inspectTimeoutMs`. */
+class InspectionTimedOut extends Error {
+  constructor(readonly limitMs: number) {
+    super(`the inspection ran past ${limitMs} ms`);
+  }
 }
 
 /** The PDF ports, each running its work on a pool of worker threads. */
@@ -87,13 +101,20 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     for (const c of inFlight) c.abort(e);
   });
   let closed = false;
+  const inspectTimeoutMs = options.inspectTimeoutMs ?? 30_000;
   const run = async <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> => {
     if (closed) throw new Error('the pool is closed');
     const control = new AbortController();
     inFlight.add(control);
+    // Aborting a running task terminates its thread: piscina starts another for the tasks behind it.
+    const timer = task.kind === 'inspect' ? setTimeout(() => control.abort(new InspectionTimedOut(inspectTimeoutMs)), inspectTimeoutMs) : undefined;
     try {
       return (await pool.run(task, { signal: control.signal })) as PdfTaskResults[K];
+    } catch (e) {
+      // piscina rejects an aborted task with its own error: the reason is ours.
+      throw control.signal.reason instanceof InspectionTimedOut ? control.signal.reason : e;
     } finally {
+      clearTimeout(timer);
       inFlight.delete(control);
     }
   };
@@ -119,7 +140,12 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
           (r) => r.facts,
           invalidDocument,
           // A thread that died on this file (out of memory, say) could not read it.
-          () => invalidDocument('The file could not be read as a PDF.'),
+          (e: unknown) =>
+            invalidDocument(
+              e instanceof InspectionTimedOut
+                ? `The PDF took too long to read (more than ${inspectTimeoutMs / 1000} s); its compressed streams may be built to be slow.`
+                : 'The file could not be read as a PDF.',
+            ),
         ),
     },
     renderer: {

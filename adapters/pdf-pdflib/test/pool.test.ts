@@ -94,6 +94,21 @@ describe('createPdfWorkerPool', () => {
     expect(written.join('')).not.toMatch(/too large|Trying to parse|Invalid object/);
   });
 
+  it('stops an inspection that runs past inspectTimeoutMs, refuses the file, and goes on with a new thread', async () => {
+    // A limit no inspection of 300 pages meets, for a file a hostile one stands for: the reviewer's 29 KB upload
+    // kept pdf-lib's Flate decoder building lookup tables for 7 s, an 859 KB one for 217 s.
+    const slow = createPdfWorkerPool({ threads: 1, inspectTimeoutMs: 1 });
+    try {
+      expect(await slow.inspector.inspect(await makePdf(300), { maxPages: 500 })()).toEqual(
+        E.left({ _tag: 'InvalidDocument', detail: 'The PDF took too long to read (more than 0.001 s); its compressed streams may be built to be slow.' }),
+      );
+      // The thread was stopped with its task; the render behind it runs on a new one.
+      expect(E.isRight(await slow.renderer.renderCertificate(certificateData(1), true)())).toBe(true);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('reports failures as the port’s values: a refused upload, a render that fails', async () => {
     expect(await pool.inspector.inspect(new TextEncoder().encode('hello'), { maxPages: 10 })()).toEqual(E.left({ _tag: 'InvalidDocument', detail: 'The file is not a PDF.' }));
     const r = await pool.renderer.renderFinished({ documents: [], fields: [], signatures: {}, testMode: false })();
