@@ -1,6 +1,6 @@
 import type { AdoptedSignature, Field, FinishedDocumentInput } from '@esig/core';
 import type { PDFFont, PDFImage, PDFPage } from 'pdf-lib';
-import { LineCapStyle, PDFDocument, StandardFonts, rgb } from 'pdf-lib';
+import { LineCapStyle, PDFArray, PDFDocument, PDFName, PDFRef, StandardFonts, rgb } from 'pdf-lib';
 import type { Box } from './fonts.js';
 import { drawFittedText, embedSignatureFont, encodable } from './fonts.js';
 import { DEFAULT_MEDIA_BOX, drawTestBanner, inDisplaySpace, pageGeometry } from './page-space.js';
@@ -122,6 +122,18 @@ export const stampFor = async (res: Resources, field: Field, signatures: Finishe
   }
 };
 
+/**
+ * Gives a page an array of content streams of its own when it names one by reference: several pages may name the
+ * same array, and stamping a page appends its stream to the array, so a stamp (a signature, a value, the test
+ * banner) would show on every page that shares it. The streams themselves stay shared; only the list is copied.
+ */
+const ownContents = (page: PDFPage): void => {
+  const contents = page.node.get(PDFName.of('Contents'));
+  if (!(contents instanceof PDFRef)) return;
+  const target = page.node.context.lookup(contents);
+  if (target instanceof PDFArray) page.node.set(PDFName.of('Contents'), page.node.context.obj(target.asArray()));
+};
+
 /** Builds the finished PDF; throws RenderError (or pdf-lib's errors) on failure. */
 export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8Array> => {
   if (input.documents.length === 0) throw new RenderError('The request has no documents to finish.');
@@ -137,6 +149,7 @@ export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8
     const pages = await out.copyPages(src, src.getPageIndices());
     for (const p of pages) {
       out.addPage(p);
+      ownContents(p);
       // A page without a usable MediaBox is shown as US Letter (and was measured so at upload): say so
       // explicitly, so that viewers, the stamps and the upload's page size all agree.
       if (pageGeometry(p).mediaBox !== 'given') p.setMediaBox(DEFAULT_MEDIA_BOX.x, DEFAULT_MEDIA_BOX.y, DEFAULT_MEDIA_BOX.width, DEFAULT_MEDIA_BOX.height);

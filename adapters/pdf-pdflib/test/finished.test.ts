@@ -1,6 +1,6 @@
 import type { AdoptedSignature, Field, FinishedDocumentInput } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
-import { PDFDocument, degrees } from 'pdf-lib';
+import { PDFDocument, PDFName, StandardFonts, degrees } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makePdf, makePdfWithPages } from '@esig/testkit/pdf';
 import { TEST_MARK, pdfLibRenderer } from '../src/index.js';
@@ -55,6 +55,31 @@ beforeAll(async () => {
 });
 
 describe('pdfLibRenderer.renderFinished', () => {
+  it('stamps a page alone when its /Contents is an array another page shares: a stamp never shows on a page it was not put on', async () => {
+    const drawn = await PDFDocument.create();
+    const font = await drawn.embedFont(StandardFonts.Helvetica);
+    for (const text of ['first', 'second']) drawn.addPage([612, 792]).drawText(`page ${text}`, { x: 72, y: 700, font, size: 12 });
+    // Saved and loaded again, so that each page's drawing is a content stream it names.
+    const doc = await PDFDocument.load(await drawn.save());
+    const [one, two] = doc.getPages();
+    // Both pages name one array of content streams, as a sender's file may (an attacker's review).
+    // (pdf-lib writes a page's drawing as a direct array naming its stream: that array becomes one object.)
+    const shared = doc.context.register(one!.node.get(PDFName.of('Contents'))!);
+    one!.node.set(PDFName.of('Contents'), shared);
+    two!.node.set(PDFName.of('Contents'), shared);
+    const bytes = await doc.save();
+    const out = await render({
+      documents: [{ id: A, bytes }],
+      fields: [field({ documentId: A, recipientId: 'ada', type: 'text', page: 1, x: 72, y: 300, width: 300, height: 30, value: 'ONLY-ON-PAGE-ONE' })],
+      signatures: {},
+      testMode: true,
+    });
+    expect(await pdfText(out, 1)).toContain('ONLY-ON-PAGE-ONE');
+    expect(await pdfText(out, 2)).not.toContain('ONLY-ON-PAGE-ONE');
+    // One test banner per page, not one per page that shares the array.
+    for (const page of [1, 2]) expect((await pdfText(out, page)).split('TEST').length - 1, `page ${page}`).toBe(1);
+  });
+
   it('has every page of every document, in order', async () => {
     expect((await PDFDocument.load(live)).getPageCount()).toBe(5);
     const labels = ['Alpha — page 1 of 2', 'Alpha — page 2 of 2', 'Beta — page 1 of 3', 'Beta — page 2 of 3', 'Beta — page 3 of 3'];
