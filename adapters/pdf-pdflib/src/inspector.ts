@@ -56,6 +56,9 @@ export const inspectPdf = (bytes: Uint8Array, limits: InspectLimits): Promise<Pd
   // Everything pdf-lib decodes while the file is inspected, load and trial stamp, counts against one budget.
   withDecodeBudget(MAX_DECODED_BYTES, () => inspectWithinBudget(bytes, limits));
 
+/** How large an upload may grow once stamped: eight times its size and 64 MiB more (a stamp adds fonts and a little per page). */
+export const maxFinishedBytes = (uploadBytes: number): number => 64 * 1024 * 1024 + 8 * uploadBytes;
+
 const tooExpanded = (limitBytes: number) =>
   new Refusal(`The PDF cannot be read safely: its compressed objects expand to more than ${limitBytes / (1024 * 1024)} MiB.`);
 
@@ -91,10 +94,16 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
   // Whatever pdf-lib can parse, it cannot always stamp: a page whose /Resources, /Contents or /Annots is of the
   // wrong kind fails only when drawn on, and so would the request's seal once everyone had signed, with no way
   // out. So the upload is finished once now, as a test-mode seal stamps every page, and refused if that fails.
-  await buildFinished({ documents: [{ id: 'upload', bytes }], fields: [], signatures: {}, testMode: true }).catch(() => {
+  const finished = await buildFinished({ documents: [{ id: 'upload', bytes }], fields: [], signatures: {}, testMode: true }).catch(() => {
     const limit = decodeBudgetExceeded();
     throw limit !== null ? tooExpanded(limit) : new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
   });
+  // Copying pages writes out again, for each page, what the file shares among them (a direct /Resources on the page
+  // tree): a 2 MB upload of 500 pages finished as 494 MB, which no store keeps and no client should fetch.
+  if (finished.byteLength > maxFinishedBytes(bytes.byteLength))
+    throw new Refusal(
+      `The PDF would become ${Math.ceil(finished.byteLength / (1024 * 1024))} MiB once stamped, more than ${Math.floor(maxFinishedBytes(bytes.byteLength) / (1024 * 1024))} MiB allowed for a ${Math.ceil(bytes.byteLength / 1024)} KiB file: its pages share resources that each copy repeats.`,
+    );
   // pdf-lib may also go on past a stream it failed to decode, as if the stream were not there.
   const limit = decodeBudgetExceeded();
   if (limit !== null) throw tooExpanded(limit);

@@ -1,8 +1,9 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type { PDFPageLeaf } from 'pdf-lib';
-import { PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, PDFNumber } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
+import { randomBytes } from 'node:crypto';
 import { createDeflate, deflateSync } from 'node:zlib';
 import { pdfLibInspector } from '../src/index.js';
 import { MAX_DECODED_BYTES, decodeBudgetExceeded, withDecodeBudget } from '../src/decode-budget.js';
@@ -128,6 +129,20 @@ describe('pdfLibInspector', () => {
       expect(E.isRight(await inspect(bytes))).toBe(true);
     });
   });
+
+  it('refuses a file that stamping would blow up: a direct /Resources on the page tree, written again into every page copied', async () => {
+    const doc = await PDFDocument.create();
+    for (let i = 0; i < 400; i++) doc.addPage([612, 792]);
+    // 200 KB of resources the pages inherit (random, so that no compression hides them), written once in the file
+    // and once per page when the pages are copied.
+    doc.catalog.Pages().set(PDFName.of('Resources'), doc.context.obj({ Pad: PDFHexString.of(randomBytes(200 * 1024).toString('hex')) }));
+    for (const page of doc.getPages()) page.node.delete(PDFName.of('Resources'));
+    const bytes = await doc.save();
+    expect(bytes.length).toBeLessThan(1024 * 1024);
+    const r = await inspect(bytes);
+    expect(E.isLeft(r) && r.left.detail).toMatch(/^The PDF would become \d+ MiB once stamped, more than \d+ MiB allowed for a \d+ KiB file: its pages share resources that each copy repeats\.$/);
+    // The stamped copy it must build to find out is tens of megabytes: seconds, more on a loaded machine.
+  }, 120_000);
 
   describe('page trees that cost more than their pages', () => {
     it('refuses a 120 KB tree that names one page 20,000 times (pdf-lib alone counts 20,000 pages)', async () => {
