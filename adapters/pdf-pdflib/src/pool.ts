@@ -25,6 +25,13 @@ export interface PdfWorkerPoolOptions {
    * Default 30 s.
    */
   readonly inspectTimeoutMs?: number;
+  /**
+   * The JavaScript heap a thread may grow to (V8's old generation), in MiB. A file a few kilobytes long can hold
+   * an object stream of tens of millions of numbers, which pdf-lib makes into as many objects: without a limit the
+   * process grew to 6 GB before the thread failed. With one, the thread stops at the limit (and is replaced), and
+   * the task fails. Default 2048: a seal of 20 documents of 500 pages needs far less.
+   */
+  readonly maxHeapMb?: number;
 }
 
 /** Why an inspection was stopped: it ran past `inspectTimeoutMs`. */
@@ -91,6 +98,7 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     minThreads: 0,
     maxThreads: threads,
     idleTimeout: options.idleTimeoutMs ?? 60_000,
+    resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 2048 },
     // Through piscina's optional @napi-rs/nice; without it (an unusual platform) threads keep the priority.
     niceIncrement: process.platform === 'win32' ? 0 : (options.niceIncrement ?? 10),
   });

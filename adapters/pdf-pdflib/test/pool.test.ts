@@ -109,6 +109,21 @@ describe('createPdfWorkerPool', () => {
     }
   });
 
+  it('stops a thread whose heap passes maxHeapMb, fails its task, and goes on with a new thread', async () => {
+    // A PDF holding an array of three million numbers, each an object for pdf-lib: far past a 96 MiB heap, where
+    // an ordinary file is inspected well within it.
+    const doc = await PDFDocument.create();
+    doc.addPage([612, 792]).node.set(PDFName.of('Numbers'), doc.context.obj(Array.from({ length: 3_000_000 }, () => 0)));
+    const small = createPdfWorkerPool({ threads: 1, maxHeapMb: 96 });
+    try {
+      expect(E.isRight(await small.inspector.inspect(await makePdf(3), { maxPages: 10 })())).toBe(true);
+      expect(await small.inspector.inspect(await doc.save(), { maxPages: 10 })()).toEqual(E.left({ _tag: 'InvalidDocument', detail: 'The file could not be read as a PDF.' }));
+      expect(E.isRight(await small.inspector.inspect(await makePdf(3), { maxPages: 10 })())).toBe(true);
+    } finally {
+      await small.close();
+    }
+  }, 120_000);
+
   it('reports failures as the port’s values: a refused upload, a render that fails', async () => {
     expect(await pool.inspector.inspect(new TextEncoder().encode('hello'), { maxPages: 10 })()).toEqual(E.left({ _tag: 'InvalidDocument', detail: 'The file is not a PDF.' }));
     const r = await pool.renderer.renderFinished({ documents: [], fields: [], signatures: {}, testMode: false })();
