@@ -53,8 +53,18 @@ const countPages = (doc: PDFDocument, maxPages: number): number => {
  * Refusal with a message for the client, or pdf-lib's errors on unreadable files.
  */
 export const inspectPdf = (bytes: Uint8Array, limits: InspectLimits): Promise<PdfFacts> =>
-  // Everything pdf-lib decodes while the file is inspected, load and trial stamp, counts against one budget.
-  withDecodeBudget(MAX_DECODED_BYTES, () => inspectWithinBudget(bytes, limits));
+  // Everything pdf-lib decodes while the file is inspected, load and trial stamp, counts against one budget. A
+  // decode it stopped is what any failure was about, whatever pdf-lib made of it; pdf-lib may also go on past a
+  // stream it failed to decode, as if the stream were not there, so a success is checked too.
+  withDecodeBudget(MAX_DECODED_BYTES, async () => {
+    const facts = await inspectWithinBudget(bytes, limits).catch((e: unknown) => {
+      const limit = decodeBudgetExceeded();
+      throw limit !== null ? tooExpanded(limit) : e;
+    });
+    const limit = decodeBudgetExceeded();
+    if (limit !== null) throw tooExpanded(limit);
+    return facts;
+  });
 
 /** How large an upload may grow once stamped: eight times its size and 64 MiB more (a stamp adds fonts and a little per page). */
 export const maxFinishedBytes = (uploadBytes: number): number => 64 * 1024 * 1024 + 8 * uploadBytes;
@@ -70,8 +80,6 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
   // Loading with ignoreEncryption and then asking is more robust than matching pdf-lib's error
   // classes, which are ES5-compiled and fail `instanceof`.
   const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true }).catch(async (e: unknown) => {
-    const limit = decodeBudgetExceeded();
-    if (limit !== null) throw tooExpanded(limit);
     // An encrypted file's object streams are ciphertext, which the strict parse fails on before `isEncrypted`
     // could be asked (every file qpdf encrypts). Only to word the refusal, and only for a file that names an
     // /Encrypt dictionary at all (a byte search, so garbage is not parsed a second time): a lenient parse reads
@@ -95,8 +103,7 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
   // wrong kind fails only when drawn on, and so would the request's seal once everyone had signed, with no way
   // out. So the upload is finished once now, as a test-mode seal stamps every page, and refused if that fails.
   const finished = await buildFinished({ documents: [{ id: 'upload', bytes }], fields: [], signatures: {}, testMode: true }).catch(() => {
-    const limit = decodeBudgetExceeded();
-    throw limit !== null ? tooExpanded(limit) : new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
+    throw new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
   });
   // Copying pages writes out again, for each page, what the file shares among them (a direct /Resources on the page
   // tree): a 2 MB upload of 500 pages finished as 494 MB, which no store keeps and no client should fetch.
@@ -104,9 +111,6 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
     throw new Refusal(
       `The PDF would become ${Math.ceil(finished.byteLength / (1024 * 1024))} MiB once stamped, more than ${Math.floor(maxFinishedBytes(bytes.byteLength) / (1024 * 1024))} MiB allowed for a ${Math.ceil(bytes.byteLength / 1024)} KiB file: its pages share resources that each copy repeats.`,
     );
-  // pdf-lib may also go on past a stream it failed to decode, as if the stream were not there.
-  const limit = decodeBudgetExceeded();
-  if (limit !== null) throw tooExpanded(limit);
   return { pageCount, pageSizes };
 };
 

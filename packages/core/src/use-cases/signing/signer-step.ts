@@ -10,7 +10,7 @@ import type { UnitOfWork } from '../../ports/unit-of-work.js';
 import type { Tenant } from '../../model/tenant.js';
 import type { Command } from '../command.js';
 import type { SignerView, SigningContext } from './signing-session.js';
-import { buildSignerView, loadSigningContext } from './signing-session.js';
+import { buildSignerView, findLiveLink, loadSigningContext } from './signing-session.js';
 
 export interface SignerDeps {
   readonly stores: Stores;
@@ -53,8 +53,9 @@ export const signingLinkCredential =
   (deps: Pick<SignerDeps, 'stores' | 'clock' | 'crypto'>) =>
   (token: string): TE.TaskEither<DomainError, { readonly tenant: Tenant; readonly credential: string }> =>
     pipe(
-      loadSigningContext(deps.stores, deps, token),
-      TE.map(({ tenant, link }) => ({ tenant, credential: `link:${link.tokenHash}` })),
+      // The link alone (one lookup by its hash): the command reads the request itself, under its lock.
+      findLiveLink(deps.stores, deps, token),
+      TE.map((link) => ({ tenant: { orgId: link.orgId, mode: link.mode }, credential: `link:${link.tokenHash}` })),
     );
 
 export type { ClientInfo };

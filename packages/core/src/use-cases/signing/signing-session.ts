@@ -50,6 +50,16 @@ export const SIGNING_TOKEN_PATTERN: RegExp = /^[A-Za-z0-9]{43,128}$/;
 
 const unknownLink = () => notFound('signing_link', 'given');
 
+/** The live link a token names, through `stores`: an ill-formed, unknown or expired token is `NotFound`. */
+export const findLiveLink = (stores: Stores, deps: { readonly crypto: Crypto; readonly clock: Clock }, token: string): TE.TaskEither<DomainError, SigningLink> =>
+  !SIGNING_TOKEN_PATTERN.test(token)
+    ? TE.left(unknownLink())
+    : pipe(
+        stores.signingLinks.findByTokenHash(deps.crypto.sha256Hex(token)),
+        // A link past its own lifetime (an embedded session's credential) is as good as none.
+        TE.chainW((link) => (link === null || (link.expiresAt !== null && link.expiresAt <= deps.clock.now().toISOString()) ? TE.left(unknownLink()) : TE.right(link))),
+      );
+
 /**
  * Resolves a link token (the credential) to its request and recipient, through `stores`; `forChange`
  * (inside a transaction that will change the request) takes the request's row lock.
@@ -59,12 +69,9 @@ export const loadSigningContext = (
   deps: { readonly crypto: Crypto; readonly clock: Clock },
   token: string,
   forChange = false,
-): TE.TaskEither<DomainError, SigningContext> => {
-  if (!SIGNING_TOKEN_PATTERN.test(token)) return TE.left(unknownLink());
-  return pipe(
-    stores.signingLinks.findByTokenHash(deps.crypto.sha256Hex(token)),
-    // A link past its own lifetime (an embedded session's credential) is as good as none.
-    TE.chainW((link) => (link === null || (link.expiresAt !== null && link.expiresAt <= deps.clock.now().toISOString()) ? TE.left(unknownLink()) : TE.right(link))),
+): TE.TaskEither<DomainError, SigningContext> =>
+  pipe(
+    findLiveLink(stores, deps, token),
     TE.chainW((link) => {
       const tenant: Tenant = { orgId: link.orgId, mode: link.mode };
       return pipe(
@@ -76,7 +83,6 @@ export const loadSigningContext = (
       );
     }),
   );
-};
 
 export const isIdentified = (r: Recipient): boolean => r.authentication === 'none' || r.authenticatedAt !== null;
 
