@@ -74,6 +74,9 @@ const jobFields = (job: Job) => ({
   attempts: job.attempts,
 });
 
+/** What a claim brought this worker: the jobs new to it, and whether it found as many as it asked for; or that it failed. */
+type Claimed = { readonly fresh: number; readonly full: boolean } | 'failed';
+
 /** A job this worker holds: claimed and not yet settled. */
 interface InHand {
   /** A renewal found another holder: the job is no longer ours, and its outcome must not be recorded here. */
@@ -198,7 +201,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   /** Loops waiting for a job now. */
   let waiting = 0;
   /** The claim under way, shared by every loop that finds `claimed` empty meanwhile: how many jobs it brought, or its failure. */
-  let claiming: Promise<number | 'failed'> | null = null;
+  let claiming: Promise<Claimed> | null = null;
   /**
    * When the next job of these kinds is due. The loops that ran out of work together (one claim found nothing
    * for all of them) share one query: how long to sleep is the same answer for each. Only a query begun after
@@ -224,9 +227,9 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
   const release = (jobId: string) => o.stores.jobs.extendLease(jobId, o.id, o.clock.now().toISOString())();
   /** Whether the last claim found as many jobs as it asked for: a backlog, most likely. */
   let lastClaimFull = false;
-  const claimMore = async (loops: number = waiting): Promise<number | 'failed'> => {
+  const claimMore = async (loops: number = waiting): Promise<Claimed> => {
     // A claim scheduled just before stop() would only take jobs to give back, their attempts counted.
-    if (!running) return 0;
+    if (!running) return { fresh: 0, full: false };
     // The loops this claim answers with nothing ask when work is due afresh, not from a query begun before it.
     asking = null;
     const now = o.clock.now();
@@ -239,7 +242,8 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       log.error({ error: got.left._tag }, 'claiming jobs failed');
       return 'failed';
     }
-    lastClaimFull = got.right.length >= limit;
+    const full = got.right.length >= limit;
+    lastClaimFull = full;
     let fresh = 0;
     for (const job of got.right) {
       const held = inHand.get(job.id);
@@ -259,7 +263,7 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
       fresh += 1;
     }
     // Every job it brought was in hand already: for the loops, as if nothing had been due.
-    return fresh;
+    return { fresh, full };
   };
   /** The next job for a loop; `undefined` when none is due (or the worker is stopping). */
   const next = async (): Promise<Job | undefined | 'failed'> => {
@@ -272,7 +276,11 @@ export const startWorker = (o: WorkerOptions): RunningWorker => {
         // settled together) all ask by then, and one claim serves them all.
         claiming ??= new Promise<void>((r) => setImmediate(r)).then(() => claimMore()).finally(() => (claiming = null));
         const got = await claiming;
-        if (got === 'failed' || got === 0) return got === 'failed' ? got : undefined;
+        if (got === 'failed') return got;
+        // A claim that found fewer jobs than it asked for found all that were due: a loop it left without one
+        // goes to sleep until work is due or a wake comes (as when it found none), rather than claiming again
+        // at once for nothing, once per job on a queue that is mostly idle.
+        if (got.fresh === 0 || (!got.full && claimed.length === 0)) return undefined;
       }
       return undefined;
     } finally {
