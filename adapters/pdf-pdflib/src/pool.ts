@@ -6,7 +6,7 @@ import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { Piscina } from 'piscina';
 import type { DocumentRenderer, PdfInspector, RenderFailure, StampPreflight } from '@esig/core';
 import { invalidDocument } from '@esig/core';
-import type { PdfTask, PdfTaskResults, TaskFailure } from './worker.js';
+import type { PdfAnswer, PdfJob, PdfTask, PdfTaskResults, TaskFailure } from './worker.js';
 
 export interface PdfWorkerPoolOptions {
   /** Worker threads at most. Default: one less than the machine's cores, at least one. */
@@ -32,6 +32,14 @@ export interface PdfWorkerPoolOptions {
    * the task fails. Default 2048: a seal of 20 documents of 500 pages needs far less.
    */
   readonly maxHeapMb?: number;
+  /**
+   * pdf-lib keeps every name and object reference it ever makes on a thread, in tables capped at 2^24 entries:
+   * past the cap every task on the thread fails, and until then they hold its heap. A thread whose tables pass
+   * this many entries is replaced after its task. Honest files add their names and object numbers the thread has
+   * not seen yet (a 100-page seal with its certificate: 446 the first time, none the next), a file made to fill
+   * them millions. Default 1,048,576.
+   */
+  readonly maxInternedNames?: number;
 }
 
 /** Why an inspection was stopped: it ran past `inspectTimeoutMs`. */
@@ -92,40 +100,95 @@ export const createPdfWorkerPool = (options: PdfWorkerPoolOptions = {}): PdfWork
 export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): PdfWorkerPool => {
   const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
   if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be an integer ≥ 1 (got ${threads})`);
-  const pool = new Piscina<PdfTask, unknown>({
-    filename: entry.filename,
-    execArgv: entry.execArgv,
-    minThreads: 0,
-    maxThreads: threads,
-    idleTimeout: options.idleTimeoutMs ?? 60_000,
-    resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 2048 },
-    // Through piscina's optional @napi-rs/nice; without it (an unusual platform) threads keep the priority.
-    niceIncrement: process.platform === 'win32' ? 0 : (options.niceIncrement ?? 10),
-  });
-  const inFlight = new Set<AbortController>();
-  // A thread that fails outside a task (its entry does not load, say) leaves piscina's queued tasks
-  // waiting for ever: fail them instead, so a caller gets an error rather than a request that never ends.
-  pool.on('error', (e: unknown) => {
-    for (const c of inFlight) c.abort(e);
-  });
-  let closed = false;
   const inspectTimeoutMs = options.inspectTimeoutMs ?? 30_000;
-  const run = async <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> => {
-    if (closed) throw new Error('the pool is closed');
+  const maxInterned = options.maxInternedNames ?? 1_048_576;
+  /**
+   * Each thread is a piscina of one thread, and this pool hands each a task only when it has none, so that a
+   * thread can be replaced without failing a task: piscina gives a free thread its next queued task as soon as
+   * it answers, so a thread it owns cannot be retired after its task without racing the task sent to it next.
+   * And a thread's failure (a heap over its limit, an entry that does not load) touches that one task alone.
+   */
+  interface Slot {
+    pool: Piscina<PdfJob, unknown>;
+    /** The task it runs now. */
+    running?: AbortController;
+  }
+  const slots: Slot[] = [];
+  const waiting: Array<{ readonly task: PdfTask; readonly resolve: (r: unknown) => void; readonly reject: (e: unknown) => void }> = [];
+  let closed = false;
+  const newThread = (): Piscina<PdfJob, unknown> =>
+    new Piscina<PdfJob, unknown>({
+      filename: entry.filename,
+      execArgv: entry.execArgv,
+      minThreads: 0,
+      maxThreads: 1,
+      idleTimeout: options.idleTimeoutMs ?? 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb ?? 2048 },
+      // Through piscina's optional @napi-rs/nice; without it (an unusual platform) threads keep the priority.
+      niceIncrement: process.platform === 'win32' ? 0 : (options.niceIncrement ?? 10),
+    });
+  /** Gives a slot a new thread. */
+  const equip = (slot: Slot, pool: Piscina<PdfJob, unknown>) => {
+    slot.pool = pool;
+    // A thread that fails outside a task (its entry does not load, say) leaves piscina's task waiting for ever:
+    // fail it instead, so a caller gets an error rather than a request that never ends.
+    pool.on('error', (e: unknown) => {
+      if (slot.pool === pool) slot.running?.abort(e);
+    });
+    return slot;
+  };
+  /** Replaces a slot's thread (it has no task): the old one is stopped, the new one starts with its first task. */
+  const replace = (slot: Slot) => {
+    const old = slot.pool;
+    if (!closed) equip(slot, newThread());
+    void old.destroy().catch(() => undefined);
+  };
+  const start = (slot: Slot, task: PdfTask, resolve: (r: unknown) => void, reject: (e: unknown) => void) => {
     const control = new AbortController();
-    inFlight.add(control);
-    // Aborting a running task terminates its thread: piscina starts another for the tasks behind it.
+    slot.running = control;
+    // Aborting a running task terminates its thread; the slot then gets a new one.
     const timer = task.kind === 'inspect' ? setTimeout(() => control.abort(new InspectionTimedOut(inspectTimeoutMs)), inspectTimeoutMs) : undefined;
-    try {
-      return (await pool.run(task, { signal: control.signal })) as PdfTaskResults[K];
-    } catch (e) {
-      // piscina rejects an aborted task with its own error: the reason is ours.
-      throw control.signal.reason instanceof InspectionTimedOut ? control.signal.reason : e;
-    } finally {
-      clearTimeout(timer);
-      inFlight.delete(control);
+    slot.pool
+      .run({ task, maxInterned }, { signal: control.signal })
+      .then(
+        (a) => {
+          const answer = a as PdfAnswer;
+          if (answer.retire) replace(slot);
+          resolve(answer.result);
+        },
+        (e: unknown) => {
+          // Its thread failed, was stopped, or is being closed: a new one for the next task.
+          replace(slot);
+          // piscina rejects an aborted task with its own error: the reason is ours.
+          reject(control.signal.reason instanceof InspectionTimedOut ? control.signal.reason : e);
+        },
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        slot.running = undefined;
+        next();
+      });
+  };
+  /** Starts waiting tasks on free slots, making slots up to `threads`. */
+  const next = () => {
+    while (!closed && waiting.length > 0) {
+      let slot = slots.find((s) => s.running === undefined);
+      if (slot === undefined && slots.length < threads) {
+        const pool = newThread();
+        slot = equip({ pool }, pool);
+        slots.push(slot);
+      }
+      if (slot === undefined) return;
+      const w = waiting.shift()!;
+      start(slot, w.task, w.resolve, w.reject);
     }
   };
+  const run = <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> =>
+    new Promise((resolve, reject) => {
+      if (closed) return reject(new Error('the pool is closed'));
+      waiting.push({ task, resolve: resolve as (r: unknown) => void, reject });
+      next();
+    });
   /** Runs a task, mapping its answer with `ok`, a failure it reports with `failed`, a crash with `crashedAs`. */
   const task =
     <K extends PdfTask['kind'], L, A>(
@@ -163,10 +226,11 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     stamps: {
       check: (input) => task({ kind: 'preflight', input }, (r) => r.problems, renderFailure, asRenderFailure),
     },
-    pending: () => inFlight.size,
-    close: () => {
+    pending: () => waiting.length + slots.filter((s) => s.running !== undefined).length,
+    close: async () => {
       closed = true;
-      return pool.destroy();
+      for (const w of waiting.splice(0)) w.reject(new Error('the pool is closed'));
+      await Promise.all(slots.map((s) => s.pool.destroy()));
     },
   };
 };

@@ -5,10 +5,11 @@
  * loads it through tsx.
  */
 import type { CertificateData, FieldProblem, FinishedDocumentInput, InspectLimits, PdfFacts, StampCheckInput } from '@esig/core';
-import { move } from 'piscina';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { buildCertificate } from './certificate.js';
 import { buildFinished } from './finished.js';
 import { inspectPdf, toInvalidDocument } from './inspector.js';
+import { internedEntries } from './interned.js';
 import { checkStamps } from './preflight.js';
 import { toRenderFailure } from './render-failure.js';
 
@@ -36,11 +37,9 @@ const inspect = ({ bytes, limits }: { bytes: Uint8Array; limits: InspectLimits }
 
 const bytesOrFailure = (build: Promise<Uint8Array>): Promise<BytesResult> =>
   build.then(
-    (bytes) => move(bytes) as Uint8Array,
+    (bytes) => bytes,
     (e: unknown) => ({ failure: toRenderFailure(e).detail }),
   );
-
-
 
 const preflight = (input: StampCheckInput): Promise<PreflightResult> =>
   checkStamps(input).then(
@@ -63,7 +62,19 @@ export interface PdfTaskResults {
   readonly preflight: PreflightResult;
 }
 
-export default (task: PdfTask): Promise<PdfTaskResults[PdfTask['kind']]> => {
+/** A task as the pool sends it: the work, and how many interned pdf-lib entries a thread may keep after it. */
+export interface PdfJob {
+  readonly task: PdfTask;
+  readonly maxInterned: number;
+}
+
+/** A task's answer, and whether this thread should now be replaced (see interned.ts). */
+export interface PdfAnswer<R = PdfTaskResults[PdfTask['kind']]> {
+  readonly result: R;
+  readonly retire: boolean;
+}
+
+const perform = (task: PdfTask): Promise<PdfTaskResults[PdfTask['kind']]> => {
   switch (task.kind) {
     case 'inspect':
       return inspect(task);
@@ -74,4 +85,14 @@ export default (task: PdfTask): Promise<PdfTaskResults[PdfTask['kind']]> => {
     case 'preflight':
       return preflight(task.input);
   }
+};
+
+/**
+ * Runs a task. A PDF it made is moved to the caller, not copied: piscina moves only an answer marked movable at
+ * its top level, which here is the envelope (its value the answer, its transfer the PDF's buffer).
+ */
+export default async ({ task, maxInterned }: PdfJob): Promise<PdfAnswer | object> => {
+  const result = await perform(task);
+  const answer: PdfAnswer = { result, retire: internedEntries() > maxInterned };
+  return result instanceof Uint8Array ? move({ [transferableSymbol]: result.buffer, [valueSymbol]: answer }) : answer;
 };

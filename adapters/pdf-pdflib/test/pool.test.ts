@@ -177,7 +177,7 @@ describe('createPdfWorkerPool', () => {
     const NICE = "Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16])";
     const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
     // An entry that answers every task as an inspection whose page count is the thread's nice value.
-    writeFileSync(join(dir, 'nice.mjs'), `import { readFileSync } from 'node:fs';\nexport default () => ({ facts: { pageCount: ${NICE}, pageSizes: [] } });`);
+    writeFileSync(join(dir, 'nice.mjs'), `import { readFileSync } from 'node:fs';\nexport default () => ({ result: { facts: { pageCount: ${NICE}, pageSizes: [] } }, retire: false });`);
     const probe = poolOn({ filename: pathToFileURL(join(dir, 'nice.mjs')).href }, { threads: 1 });
     try {
       const own = Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ')[16]);
@@ -185,6 +185,34 @@ describe('createPdfWorkerPool', () => {
       expect(r).toEqual(E.right({ pageCount: Math.min(own + 10, 19), pageSizes: [] }));
     } finally {
       await probe.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('replaces a thread its task says to retire, after that task, failing none of the tasks queued behind it', async () => {
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    // An entry that answers every task as an inspection whose page count is its thread's id, and asks to be retired
+    // when the upload's first byte is 1: what the real entry does once pdf-lib's tables pass maxInternedNames.
+    writeFileSync(
+      join(dir, 'retire.mjs'),
+      "import { threadId } from 'node:worker_threads';\nexport default ({ task }) => ({ result: { facts: { pageCount: threadId, pageSizes: [] } }, retire: task.bytes[0] === 1 });",
+    );
+    const retiring = poolOn({ filename: pathToFileURL(join(dir, 'retire.mjs')).href }, { threads: 1 });
+    const threadOf = async (first: number) => {
+      const r = await retiring.inspector.inspect(new Uint8Array([first]), { maxPages: 1 })();
+      if (E.isLeft(r)) throw new Error(`the task failed: ${r.left.detail}`);
+      return r.right.pageCount;
+    };
+    try {
+      // Queued together: piscina would have handed the second to the first's thread as soon as it answered.
+      const [a, b, c, d] = await Promise.all([threadOf(1), threadOf(0), threadOf(1), threadOf(0)]);
+      expect(b).not.toBe(a);
+      expect(c).toBe(b);
+      expect(d).not.toBe(c);
+      expect(new Set([a, b, d]).size).toBe(3);
+      expect(retiring.pending()).toBe(0);
+    } finally {
+      await retiring.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
