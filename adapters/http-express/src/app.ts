@@ -98,7 +98,7 @@ export interface EsigApp {
 export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigApp => {
   const app = express();
   // `app.listen` on a server whose requests and responses are made with the app's prototypes (server-classes.ts).
-  app.listen = listenWithAppClasses(app, answerUnparsable(deps)) as typeof app.listen;
+  app.listen = listenWithAppClasses(app, { clientError: answerUnparsable(deps), connect: answerConnect(deps) }) as typeof app.listen;
   app.disable('x-powered-by');
   app.set('trust proxy', opts.trustProxy);
   app.set('etag', false);
@@ -342,6 +342,18 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   return { app, close: () => logs.flush(true) };
 };
 
+/** Answers on a bare socket, where no response object exists, as the API answers everything, and closes it. */
+const answerOnSocket = (deps: Pick<EsigHttpDeps, 'ids' | 'logger'>, socket: Duplex, problem: ApiError, logged: Record<string, unknown>, msg: string) => {
+  const requestId = deps.ids.next('log');
+  const body = JSON.stringify(toProblem(problem, requestId));
+  const status = statusOf(problem);
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+  deps.logger.info({ requestId, status, ...logged }, msg);
+};
+
 /**
  * Answers a request Node's HTTP parser refused before any handler ran (an unknown method, a request line or
  * headers past the limit, a malformed header or length), as the API answers everything: problem+json with a
@@ -351,20 +363,22 @@ const answerUnparsable =
   (deps: Pick<EsigHttpDeps, 'ids' | 'logger'>) =>
   (err: Error & { code?: string }, socket: Duplex): void => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    const requestId = deps.ids.next('log');
     const problem: ApiError =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? { _tag: 'RequestTimeout', limitS: 300 }
         : err.code === 'HPE_HEADER_OVERFLOW'
           ? validationFailed([{ path: '(request)', message: 'has a request line or headers over the size limit' }], 'The request line or headers are too large.')
           : validationFailed([{ path: '(request)', message: 'is not valid HTTP/1.1' }], 'The request is not valid HTTP/1.1.');
-    const body = JSON.stringify(toProblem(problem, requestId));
-    const status = statusOf(problem);
-    socket.end(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-    );
-    deps.logger.info({ requestId, status, parserError: err.code }, 'request refused by the HTTP parser');
+    answerOnSocket(deps, socket, problem, { parserError: err.code }, 'request refused by the HTTP parser');
+  };
+
+/** Answers a `CONNECT` (esig is no proxy), which Node would otherwise close without a word. */
+const answerConnect =
+  (deps: Pick<EsigHttpDeps, 'ids' | 'logger'>) =>
+  (_req: http.IncomingMessage, socket: Duplex): void => {
+    if (!socket.writable) return void socket.destroy();
+    const problem = validationFailed([{ path: '(method)', message: 'CONNECT is not supported' }], 'The CONNECT method is not supported.');
+    answerOnSocket(deps, socket, problem, { method: 'CONNECT' }, 'request refused: CONNECT');
   };
 
 const malformedAuthorization = (): DomainError => ({ _tag: 'Unauthenticated', detail: 'Use Authorization: Bearer <API key>.' });

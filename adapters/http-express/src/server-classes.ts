@@ -47,18 +47,27 @@ export const serverClassesFor = (app: express.Express): ServerClasses => {
   return classes;
 };
 
+/** What a server does with what never reaches the app. */
+export interface OffRoute {
+  /** A request its HTTP parser refused. */
+  readonly clientError?: (err: Error & { code?: string }, socket: Duplex) => void;
+  /** A `CONNECT` request (a proxy's tunnel), which Node never hands to the app; with no handler the connection is closed unanswered. */
+  readonly connect?: (req: http.IncomingMessage, socket: Duplex) => void;
+}
+
 /**
  * Express's own `app.listen` (the same arguments; a callback is also called with a failed listen's error), on a
- * server made with `serverClassesFor(app)`, which hands what its HTTP parser refuses to `onClientError`.
+ * server made with `serverClassesFor(app)`, which hands what its HTTP parser refuses and `CONNECT` requests to
+ * `offRoute`. A request expecting something other than `100-continue` is served as if it expected nothing (RFC
+ * 9110 lets a server ignore an expectation), where Node would answer a bare 417 that the app never sees.
  */
-export const listenWithAppClasses = (
-  app: express.Express,
-  onClientError?: (err: Error & { code?: string }, socket: Duplex) => void,
-): ((...args: unknown[]) => http.Server) => {
+export const listenWithAppClasses = (app: express.Express, offRoute: OffRoute = {}): ((...args: unknown[]) => http.Server) => {
   const classes = serverClassesFor(app);
   return (...args) => {
     const server = http.createServer(classes, app);
-    if (onClientError !== undefined) server.on('clientError', onClientError);
+    if (offRoute.clientError !== undefined) server.on('clientError', offRoute.clientError);
+    if (offRoute.connect !== undefined) server.on('connect', offRoute.connect);
+    server.on('checkExpectation', app);
     const last = args[args.length - 1];
     if (typeof last === 'function') {
       let called = false;

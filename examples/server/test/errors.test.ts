@@ -95,17 +95,20 @@ describe('problem+json errors', () => {
     expect(logged).toContainEqual(expect.objectContaining({ requestId, err: expect.objectContaining({ message: 'the disk is on fire' }) }));
   });
 
+  /** Sends `text` as it is on a connection of its own, and reads what comes back until the server closes it. */
+  const raw = (text: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { hostname, port } = new URL(s.url);
+      const socket = connect(Number(port), hostname, () => socket.write(text));
+      let answer = '';
+      socket.on('data', (b) => (answer += b.toString('utf8')));
+      socket.on('end', () => resolve(answer));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+
   it('a request Node’s HTTP parser refuses is answered as problem+json with a request id, not an empty 400 or 431', async () => {
-    const { hostname, port } = new URL(s.url);
-    const raw = (text: string) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), hostname, () => socket.write(text));
-        let answer = '';
-        socket.on('data', (b) => (answer += b.toString('utf8')));
-        socket.on('end', () => resolve(answer));
-        socket.on('close', () => resolve(answer));
-        socket.on('error', reject);
-      });
+    const { hostname } = new URL(s.url);
     for (const request of [
       `FOO / HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`,
       `GET /api/v1/documents?cursor=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`,
@@ -118,6 +121,20 @@ describe('problem+json errors', () => {
       const id = /\r\nx-request-id: (\S+)/i.exec(head!)?.[1];
       expect(JSON.parse(body!)).toMatchObject({ status: 400, code: 'validation_failed', requestId: id });
     }
+  });
+
+  it('CONNECT, which no route serves, is answered as problem+json too, not by a closed connection', async () => {
+    const answer = await raw(`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`);
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\ncontent-type: application\/problem\+json/i);
+    expect(JSON.parse(body!)).toMatchObject({ status: 400, code: 'validation_failed', detail: 'The CONNECT method is not supported.', requestId: /\r\nx-request-id: (\S+)/i.exec(head!)?.[1] });
+  });
+
+  it('an expectation the server does not know (Expect: other than 100-continue) is ignored, not a bare 417', async () => {
+    const { hostname } = new URL(s.url);
+    const answer = await raw(`GET /healthz HTTP/1.1\r\nHost: ${hostname}\r\nExpect: banana\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it('404 for an absent resource and for an unknown route', async () => {
