@@ -5,7 +5,7 @@ import type { HttpsWebhookSenderOptions } from './sender.js';
 import { makeTargetCheck, pinnedLookup } from './sender.js';
 import { describeError } from './transport-errors.js';
 
-export interface ClientMetadataFetcherOptions extends Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'resolutionCacheMs' | 'monotonicNow' | 'extraCa' | 'userAgent'> {
+export interface ClientMetadataFetcherOptions extends Pick<HttpsWebhookSenderOptions, 'allowHosts' | 'resolve' | 'resolutionCacheMs' | 'monotonicNow' | 'extraCa' | 'userAgent' | 'log'> {
   /** Largest document accepted (default 5 KiB, as the Client ID Metadata Document draft suggests). */
   readonly maxBytes?: number;
   /** Whole-exchange timeout (default 5 s). */
@@ -22,7 +22,10 @@ type Result = { readonly ok: true; readonly json: unknown } | { readonly ok: fal
 /**
  * Fetches OAuth Client ID Metadata Documents with the webhook sender's outbound rules: https only, every
  * resolved address public (unless allowed), the connection pinned to the checked address, the certificate
- * verified, no redirects; plus a size limit, a timeout and a small cache.
+ * verified, no redirects; plus a size limit, a timeout and a small cache. A failure's `reason` (which the
+ * client is shown) says what is wrong with the URL or the document; a failed exchange — refused, reset,
+ * timed out, a certificate not trusted — has one text whatever happened, as anyone may name any URL here and
+ * must not learn this server's view of the network from it; what happened goes to `log`.
  */
 export const createClientMetadataFetcher = (opts: ClientMetadataFetcherOptions = {}): ClientMetadataFetcher => {
   const check = makeTargetCheck(opts);
@@ -35,9 +38,14 @@ export const createClientMetadataFetcher = (opts: ClientMetadataFetcherOptions =
   const secureContext =
     opts.extraCa === undefined ? undefined : createSecureContext({ ca: [...rootCertificates, typeof opts.extraCa === 'string' ? opts.extraCa : opts.extraCa.toString('utf8')] });
 
+  const noAnswer = `no HTTPS answer came from its host (it must accept the connection, present a certificate trusted for its name and answer within ${timeoutMs} ms)`;
+
   const get = async (url: string): Promise<Result> => {
     const target = await check(url);
-    if (!target.ok) return { ok: false, reason: target.detail };
+    if (!target.ok) {
+      if (target.detail !== target.reason) opts.log?.({ url: url.slice(0, 300), error: target.error, detail: target.detail }, 'client metadata document URL refused');
+      return { ok: false, reason: target.reason };
+    }
     return new Promise<Result>((settle) => {
       let done = false;
       const finish = (r: Result) => {
@@ -45,6 +53,12 @@ export const createClientMetadataFetcher = (opts: ClientMetadataFetcherOptions =
         done = true;
         clearTimeout(timer);
         settle(r);
+      };
+      // Only the first failure is the story: destroying the request after it raises another.
+      const unreachable = (detail: string) => {
+        if (done) return;
+        opts.log?.({ url: url.slice(0, 300), detail }, 'client metadata document not fetched');
+        finish({ ok: false, reason: noAnswer });
       };
       const req = httpsRequest({
         method: 'GET',
@@ -59,10 +73,10 @@ export const createClientMetadataFetcher = (opts: ClientMetadataFetcherOptions =
         ...(secureContext === undefined ? {} : { secureContext }),
       });
       const timer = setTimeout(() => {
-        finish({ ok: false, reason: `no complete answer within ${timeoutMs} ms` });
+        unreachable(`no complete answer within ${timeoutMs} ms`);
         req.destroy();
       }, timeoutMs);
-      req.on('error', (e) => finish({ ok: false, reason: describeError(e) }));
+      req.on('error', (e) => unreachable(describeError(e)));
       req.on('response', (res) => {
         if (res.statusCode !== 200) {
           finish({ ok: false, reason: `answered ${res.statusCode ?? 0}` });
@@ -85,7 +99,7 @@ export const createClientMetadataFetcher = (opts: ClientMetadataFetcherOptions =
             finish({ ok: false, reason: 'not JSON' });
           }
         });
-        res.on('error', (e) => finish({ ok: false, reason: describeError(e) }));
+        res.on('error', (e) => unreachable(describeError(e)));
       });
       req.end();
     });

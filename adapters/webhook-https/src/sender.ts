@@ -45,6 +45,11 @@ export interface HttpsWebhookSenderOptions {
    * hint shortens it.
    */
   readonly idleSocketMs?: number;
+  /**
+   * Where the cause of a refusal goes when the reason a caller reads leaves it out (the server's log, as a
+   * warning): what the resolver failed with, or the address a name resolved to. Default: nowhere.
+   */
+  readonly log?: (fields: Readonly<Record<string, unknown>>, msg: string) => void;
 }
 
 export const DEFAULT_USER_AGENT = 'esig-webhooks/1.0 (+https://github.com/esig)';
@@ -60,7 +65,18 @@ const defaultResolve = async (host: string): Promise<readonly string[]> =>
 
 type Checked =
   | { readonly ok: true; readonly host: string; readonly port: number; readonly path: string; readonly literal: boolean; readonly addresses: readonly string[] }
-  | { readonly ok: false; readonly error: 'refused_target' | 'dns'; readonly detail: string };
+  | {
+      readonly ok: false;
+      readonly error: 'refused_target' | 'dns';
+      /**
+       * What may be shown to whoever gave the URL: what is wrong with the URL, but nothing of this server's
+       * view of the network (the resolver's error, the address a name resolved to), which they could not
+       * learn from outside and could otherwise probe — an internal name's address, the resolver's health.
+       */
+      readonly reason: string;
+      /** The whole story, for the server's log. */
+      readonly detail: string;
+    };
 
 /**
  * Node's `lookup` hook, answering every query with the addresses already checked: the connection can go
@@ -88,23 +104,28 @@ export const makeTargetCheck = (
   const resolve = reusedResolutions(opts.resolve ?? defaultResolve, opts.resolutionCacheMs ?? 1_000, opts.monotonicNow ?? (() => performance.now()));
   const check = async (url: string): Promise<Checked> => {
     const target = parseTarget(url);
-    if (!target.ok) return { ok: false, error: 'refused_target', detail: target.reason };
+    if (!target.ok) return { ok: false, error: 'refused_target', reason: target.reason, detail: target.reason };
     const { host, literal } = target;
     let addresses: readonly string[];
     if (literal) addresses = [host];
     else {
+      // One text however the resolution failed: NXDOMAIN and a resolver timing out differ only on our side.
+      const unresolved = `${host} did not resolve to any address`;
       try {
         addresses = await resolve(host);
       } catch (e) {
-        return { ok: false, error: 'dns', detail: `${host}: ${describeError(e)}` };
+        return { ok: false, error: 'dns', reason: unresolved, detail: `${host}: ${describeError(e)}` };
       }
-      if (addresses.length === 0) return { ok: false, error: 'dns', detail: `${host}: no addresses` };
+      if (addresses.length === 0) return { ok: false, error: 'dns', reason: unresolved, detail: `${host}: no addresses` };
     }
     if (!literal && allow.names.has(normaliseHostName(host))) return { ...target, addresses };
     // Every address must pass, not just the one a connection would pick first.
     for (const address of addresses) {
       const verdict = checkAddressWith(address, allow);
-      if (!verdict.ok) return { ok: false, error: 'refused_target', detail: literal ? verdict.reason : `${host} resolves to ${verdict.reason}` };
+      if (!verdict.ok)
+        return literal
+          ? { ok: false, error: 'refused_target', reason: verdict.reason, detail: verdict.reason }
+          : { ok: false, error: 'refused_target', reason: `${host} resolves to a private or reserved address`, detail: `${host} resolves to ${verdict.reason}` };
     }
     return { ...target, addresses };
   };
@@ -349,10 +370,16 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
       );
     });
 
+  const logDetail = (url: string, checked: Checked & { ok: false }) => {
+    if (checked.detail !== checked.reason) opts.log?.({ url: url.slice(0, 300), error: checked.error, detail: checked.detail }, 'webhook URL refused');
+  };
+
   return {
     checkTarget: (url) => async () => {
       const checked = await check(url);
-      return checked.ok ? { ok: true } : { ok: false, reason: checked.error === 'dns' ? `did not resolve: ${checked.detail}` : checked.detail };
+      if (checked.ok) return { ok: true };
+      logDetail(url, checked);
+      return { ok: false, reason: checked.reason };
     },
 
     send: (request) => async () => {
@@ -370,7 +397,14 @@ export const createHttpsWebhookSender = (opts: HttpsWebhookSenderOptions = {}): 
         });
         deadline.onExpire = null;
         if (checked === 'timeout') return { _tag: 'NoAnswer', error: 'timeout', detail: `no address within ${request.timeoutMs} ms`, durationMs: elapsed() };
-        if (!checked.ok) return { _tag: 'NoAnswer', error: checked.error, detail: checked.detail, durationMs: elapsed() };
+        if (!checked.ok) {
+          // The delivery log shows its endpoint's owner why their own host could not be reached, resolver error
+          // included (a name that stopped resolving is theirs to fix); not an address their name resolved to and
+          // was refused for, which they could not see from outside (a name pointed at an internal one).
+          if (checked.error === 'dns') return { _tag: 'NoAnswer', error: 'dns', detail: checked.detail, durationMs: elapsed() };
+          logDetail(request.url, checked);
+          return { _tag: 'NoAnswer', error: checked.error, detail: checked.reason, durationMs: elapsed() };
+        }
         return await exchange(checked, request, deadline, elapsed);
       } finally {
         clearTimeout(timer);

@@ -226,6 +226,33 @@ describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
     expect(await s.checkTarget('https://nowhere.test/')()).toEqual({ ok: false, reason: expect.stringMatching(/did not resolve/) });
   });
 
+  it('checkTarget tells the client that a name did not resolve, not what the resolver said; that goes to the log', async () => {
+    const failures: Record<string, Error> = {
+      'nowhere.test': Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' }),
+      'flaky.test': Object.assign(new Error('getaddrinfo EAI_AGAIN flaky.test'), { code: 'EAI_AGAIN' }),
+    };
+    const logged: Array<Record<string, unknown>> = [];
+    const s = sender({
+      resolve: async (host) => {
+        const e = failures[host];
+        if (e !== undefined) throw e;
+        return [];
+      },
+      log: (fields) => void logged.push({ ...fields }),
+    });
+    for (const host of ['nowhere.test', 'flaky.test', 'empty.test']) {
+      const verdict = await s.checkTarget(`https://${host}/hooks`)();
+      // One text for every way a resolution fails: which one it was is the server's network, not the client's URL.
+      expect(verdict, host).toEqual({ ok: false, reason: `${host} did not resolve to any address` });
+    }
+    expect(logged.map((f) => f.detail)).toEqual([
+      expect.stringMatching(/ENOTFOUND/),
+      expect.stringMatching(/EAI_AGAIN/),
+      expect.stringMatching(/no addresses/),
+    ]);
+    expect(logged[0]).toMatchObject({ url: 'https://nowhere.test/hooks' });
+  });
+
   it('counts a resolver that hangs against the timeout', async () => {
     let asked = false;
     const s = sender({ resolve: () => ((asked = true), new Promise(() => undefined)) });
@@ -275,7 +302,8 @@ describe('kept-alive connections, with every delivery checked', () => {
     let clock = 1_700_000_000_000;
     const later = () => (clock += 1_000);
     // Only the loopback range is exempt, not the name: each answer of the resolver is judged by its addresses.
-    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => table[host] ?? [], monotonicNow: () => clock });
+    const logged: unknown[] = [];
+    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => table[host] ?? [], monotonicNow: () => clock, log: (fields) => void logged.push(fields.detail) });
     const url = `https://localhost:${rx.port}/hook`;
     answered(await s.send(request(url))());
     expect(rx.connections()).toBe(1);
@@ -284,7 +312,9 @@ describe('kept-alive connections, with every delivery checked', () => {
     later();
     const refused = noAnswer(await s.send(request(url))());
     expect(refused.error).toBe('refused_target');
-    expect(refused.detail).toMatch(/10\.0\.0\.7/);
+    // The owner reads that their name resolves to a refused address; which one, only the server's log says.
+    expect(refused.detail).toBe('localhost resolves to a private or reserved address');
+    expect(logged).toEqual([expect.stringMatching(/10\.0\.0\.7 is private/)]);
     expect(rx.requests).toHaveLength(1);
 
     // A set with a refused address in it is refused whole, though the open connection leads to the allowed one.
@@ -306,7 +336,8 @@ describe('kept-alive connections, with every delivery checked', () => {
     let answer: readonly string[] = ['127.0.0.1'];
     const calls: string[] = [];
     // The range is exempt, not the name, so every delivery's check looks at the addresses it was given.
-    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => (calls.push(host), answer), monotonicNow: () => clock });
+    const logged: unknown[] = [];
+    const s = sender({ allowHosts: ['127.0.0.1/32'], resolve: async (host) => (calls.push(host), answer), monotonicNow: () => clock, log: (fields) => void logged.push(fields.detail) });
     const url = `https://localhost:${rx.port}/hook`;
     // Eight at once share one resolution, and eight more within the second reuse it.
     (await Promise.all(Array.from({ length: 8 }, () => s.send(request(url))()))).forEach(answered);
@@ -318,7 +349,8 @@ describe('kept-alive connections, with every delivery checked', () => {
     // A second after the answer, the name is asked again and the new answer checked before any connection.
     answer = ['10.0.0.7'];
     clock += 1;
-    expect(noAnswer(await s.send(request(url))()).detail).toMatch(/10\.0\.0\.7/);
+    expect(noAnswer(await s.send(request(url))()).error).toBe('refused_target');
+    expect(logged).toEqual([expect.stringMatching(/10\.0\.0\.7/)]);
     expect(calls).toEqual(['localhost', 'localhost']);
     expect(rx.requests).toHaveLength(16);
 

@@ -88,14 +88,29 @@ describe('the SSRF rules, at checkTarget and at send', () => {
     [`https://metadata.example:${p}/`, /link-local/],
   ];
 
+  /**
+   * What the caller reads: the range of an address the URL names itself, but of a name only that it resolves to
+   * a private or reserved address — which address, and which range, is the server's resolver's answer (an
+   * internal name's address, with split-horizon DNS) and goes to the log, with `reason` as the log's detail.
+   */
+  const shown = (url: string, reason: RegExp) => {
+    const host = URL.canParse(url) ? new URL(url).hostname : '';
+    return NAMES[host] === undefined ? expect.stringMatching(reason) : `${host} resolves to a private or reserved address`;
+  };
+
   it('has at least 30 hostile URLs, each refused by checkTarget with its reason', async () => {
     const { resolve } = tableResolver(NAMES);
-    const sender = createHttpsWebhookSender({ resolve, extraCa: cert.cert });
+    const logged: Array<Record<string, unknown>> = [];
+    const sender = createHttpsWebhookSender({ resolve, extraCa: cert.cert, log: (fields) => void logged.push({ ...fields }) });
     const table = hostile(trap.port);
     expect(table.length).toBeGreaterThanOrEqual(30);
     for (const [url, reason] of table) {
+      logged.length = 0;
       const verdict = await sender.checkTarget(url)();
-      expect(verdict, url).toEqual({ ok: false, reason: expect.stringMatching(reason) });
+      expect(verdict, url).toEqual({ ok: false, reason: shown(url, reason) });
+      if (URL.canParse(url) && NAMES[new URL(url).hostname] !== undefined) {
+        expect(logged, url).toEqual([expect.objectContaining({ url, detail: expect.stringMatching(reason) })]);
+      }
     }
     expect(trap.connections()).toBe(0);
   });
@@ -106,7 +121,8 @@ describe('the SSRF rules, at checkTarget and at send', () => {
     const sender = createHttpsWebhookSender({ resolve, extraCa: cert.cert });
     for (const [url, reason] of hostile(trap.port)) {
       const r = await sender.send(deliver(url))();
-      expect(r, url).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target', detail: expect.stringMatching(reason) });
+      // The delivery log shows the endpoint's owner what checkTarget shows: no address its name resolved to.
+      expect(r, url).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target', detail: shown(url, reason) });
       expect(r.durationMs).toBeGreaterThanOrEqual(0);
     }
     expect(trap.connections()).toBe(0);
@@ -115,7 +131,7 @@ describe('the SSRF rules, at checkTarget and at send', () => {
 
   it('refuses localhost through the system resolver too', async () => {
     const sender = createHttpsWebhookSender({ extraCa: cert.cert });
-    expect(await sender.checkTarget(`https://localhost:${trap.port}/`)()).toMatchObject({ ok: false, reason: expect.stringMatching(/loopback/) });
+    expect(await sender.checkTarget(`https://localhost:${trap.port}/`)()).toEqual({ ok: false, reason: 'localhost resolves to a private or reserved address' });
     expect(await sender.send(deliver(`https://localhost:${trap.port}/`))()).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target' });
     expect(trap.connections()).toBe(0);
   });
@@ -232,11 +248,13 @@ describe('DNS rebinding', () => {
 
   it('a target that passed checkTarget is checked again at send', async () => {
     const { resolve, calls } = rebinding();
-    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, monotonicNow: () => clock });
+    const logged: unknown[] = [];
+    const sender = createHttpsWebhookSender({ resolve, allowHosts: ['127.0.0.2/32'], extraCa: cert.cert, monotonicNow: () => clock, log: (fields) => void logged.push(fields.detail) });
     expect(await sender.checkTarget(`https://localhost:${allowed.port}/`)()).toEqual({ ok: true });
     aSecondLater();
     const r = await sender.send(deliver(`https://localhost:${allowed.port}/`))();
-    expect(r).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target', detail: expect.stringMatching(/127\.0\.0\.1 is loopback/) });
+    expect(r).toMatchObject({ _tag: 'NoAnswer', error: 'refused_target', detail: 'localhost resolves to a private or reserved address' });
+    expect(logged).toEqual([expect.stringMatching(/127\.0\.0\.1 is loopback/)]);
     expect(calls()).toBe(2);
     expect(forbiddenConnections()).toBe(0);
   });

@@ -48,11 +48,13 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
   c.register(T.SecretBox, once((r) => createAesGcmSecretBox(r.resolve(T.MasterKey))));
   c.register(
     T.WebhookSender,
-    once(() =>
+    once((r) =>
       createHttpsWebhookSender({
         allowHosts: config.webhookAllowHosts,
         extraCa: config.webhookCaFile === null ? undefined : readFileSync(config.webhookCaFile),
         userAgent: USER_AGENT,
+        // The causes a client is not shown (the resolver's error, the address a name resolved to).
+        log: (fields, msg) => r.resolve(T.Logger).warn(fields, msg),
       }),
     ),
   );
@@ -120,6 +122,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
       clientMetadata: createClientMetadataFetcher({
         allowHosts: config.webhookAllowHosts,
         extraCa: config.webhookCaFile === null ? undefined : readFileSync(config.webhookCaFile),
+        log: (fields, msg) => r.resolve(T.Logger).warn(fields, msg),
       }),
     })),
   );

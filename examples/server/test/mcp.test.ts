@@ -292,6 +292,25 @@ describe('the authorization code flow with PKCE', () => {
   });
 });
 
+describe('client metadata documents that cannot be fetched', () => {
+  // Which certificate failures get the same text is the fetcher's test (adapters/webhook-https).
+  it('are refused without the server’s network errors: a name that does not resolve, a closed port', async () => {
+    const cases: Array<[string, string]> = [
+      ['https://nosuch.invalid/client.json', 'The client metadata document could not be fetched: nosuch.invalid did not resolve to any address'],
+      [
+        `https://127.0.0.1:${await freePort()}/client.json`,
+        'The client metadata document could not be fetched: no HTTPS answer came from its host (it must accept the connection, present a certificate trusted for its name and answer within 5000 ms)',
+      ],
+    ];
+    for (const [clientId, description] of cases) {
+      const t = await token({ grant_type: 'authorization_code', code: 'x', code_verifier: 'y', client_id: clientId, redirect_uri: REDIRECT, resource });
+      expect(t, clientId).toEqual({ status: 401, body: { error: 'invalid_client', error_description: description } });
+      const page = await fetch(`${s.url}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code' })}`);
+      expect(await page.text(), clientId).toContain(`<p>${description}</p>`);
+    }
+  });
+});
+
 describe('the tool server', () => {
   it('negotiates every supported revision, answers 2025-11-25 to others, and refuses an unsupported header later', async () => {
     const t = await connectAgent();

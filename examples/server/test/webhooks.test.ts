@@ -91,6 +91,18 @@ describe('webhook endpoints', () => {
     expect((await s.call('GET', '/api/v1/webhooks/endpoints?limit=100')).body.data.length).toBe(before);
   });
 
+  it('refuses a URL whose host does not resolve without the resolver’s own words, on create and on update', async () => {
+    const body = { url: 'https://nosuch.invalid/x', events: ['document.created'] };
+    const created = await s.call('POST', '/api/v1/webhooks/endpoints', { body });
+    expect(created.status).toBe(400);
+    expect(created.body).toMatchObject({ code: 'validation_failed', detail: 'url: nosuch.invalid did not resolve to any address', errors: [{ path: 'url', message: 'nosuch.invalid did not resolve to any address' }] });
+    const e = await endpoint();
+    const updated = await s.call('PATCH', `/api/v1/webhooks/endpoints/${e.id}`, { body: { url: body.url } });
+    expect(updated.status).toBe(400);
+    expect(updated.body.detail).toBe('url: nosuch.invalid did not resolve to any address');
+    expect(created.text + updated.text).not.toMatch(/getaddrinfo|ENOTFOUND|EAI_/);
+  });
+
   it('needs webhooks:write to create and webhooks:read to list', async () => {
     const reader = await s.newKey('default', 'test', ['webhooks:read']);
     expect((await s.call('POST', '/api/v1/webhooks/endpoints', { key: reader, body: { url: `${rx.url}/x`, events: ['document.created'] } })).status).toBe(403);

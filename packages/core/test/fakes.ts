@@ -203,7 +203,7 @@ export const fakeWebhookNet = (clock: Clock): FakeWebhookNet => {
     if (u.protocol !== 'https:') return { ok: false, reason: `only https URLs are allowed, not ${u.protocol}`, error: 'refused_target' };
     if (u.username !== '' || u.password !== '') return { ok: false, reason: 'credentials in the URL are not allowed', error: 'refused_target' };
     if (PRIVATE_HOST.test(u.hostname)) return { ok: false, reason: `${u.hostname} is not a public address`, error: 'refused_target' };
-    if (![...receivers.values()].some((r) => new URL(r.url).hostname === u.hostname)) return { ok: false, reason: `did not resolve: ${u.hostname}`, error: 'dns' };
+    if (![...receivers.values()].some((r) => new URL(r.url).hostname === u.hostname)) return { ok: false, reason: `${u.hostname} did not resolve to any address`, error: 'dns' };
     return { ok: true, host: u.hostname };
   };
   const sender: WebhookSender = {

@@ -36,6 +36,11 @@ export type WebhookResponse =
  */
 export interface WebhookSender {
   send(request: WebhookRequest): Task<WebhookResponse>;
-  /** The same target rules as `send`, without sending: for checking a URL when an endpoint is saved. */
+  /**
+   * The same target rules as `send`, without sending: for checking a URL when an endpoint is saved. The
+   * `reason` is shown to the caller: it says what is wrong with the URL (not https, a private address it
+   * names, a host that does not resolve), never the server's own view of the network (the resolver's error,
+   * the address a name resolved to).
+   */
   checkTarget(url: string): Task<{ readonly ok: true } | { readonly ok: false; readonly reason: string }>;
 }
