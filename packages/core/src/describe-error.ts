@@ -2,7 +2,7 @@ import type { DomainError } from './errors.js';
 
 /**
  * One sentence for any domain error, fit to show a person (the HTTP adapter uses it as the problem's
- * `detail`). A store failure says nothing of its cause: log `cause` yourself, never show it.
+ * `detail`). A store failure or a mail outage says nothing of its cause: log `cause` yourself, never show it.
  *
  * @example
  * const r = await execute(deps)(sendSignatureRequest(deps)(me, requestId))();

@@ -42,10 +42,14 @@ export interface RateLimited {
   readonly _tag: 'RateLimited';
   readonly retryAfterS: number;
 }
-/** Mail could not be handed to a mail server right now (the caller may retry). */
+/**
+ * Mail could not be handed to a mail server right now (the caller may retry). `cause` is what the mail
+ * transport said (the server's reply, or the connection's error, naming its host): logged, never shown.
+ */
 export interface MailUnavailable {
   readonly _tag: 'MailUnavailable';
   readonly detail: string;
+  readonly cause: string;
 }
 /** An adapter failed (driver error, unreadable row). Maps to 500; the cause is logged, never shown. */
 export interface StoreFailure {
@@ -77,7 +81,7 @@ export const idempotencyInProgress = (): IdempotencyInProgress => ({ _tag: 'Idem
 export const idempotencyKeyReused = (): IdempotencyKeyReused => ({ _tag: 'IdempotencyKeyReused' });
 export const invalidDocument = (detail: string): InvalidDocument => ({ _tag: 'InvalidDocument', detail });
 export const rateLimited = (retryAfterS: number): RateLimited => ({ _tag: 'RateLimited', retryAfterS });
-export const mailUnavailable = (detail: string): MailUnavailable => ({ _tag: 'MailUnavailable', detail });
+export const mailUnavailable = (detail: string, cause: string): MailUnavailable => ({ _tag: 'MailUnavailable', detail, cause });
 export const storeFailure = (cause: unknown): StoreFailure => ({ _tag: 'StoreFailure', cause });
 export const concurrentModification = (resource: string, id: string): ConcurrentModification => ({ _tag: 'ConcurrentModification', resource, id });
 

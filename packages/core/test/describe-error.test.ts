@@ -29,7 +29,7 @@ describe('describeError', () => {
     idempotencyKeyReused(),
     invalidDocument('The PDF has no pages.'),
     rateLimited(7),
-    mailUnavailable('The code could not be sent.'),
+    mailUnavailable('The code could not be sent.', '421 4.3.2 service not available'),
     storeFailure(new Error('password=hunter2 at db:5432')),
     concurrentModification('signature_request', 'req_1'),
   ];

@@ -44,7 +44,8 @@ export const requestSignerOtp =
         const t = target!;
         return pipe(
           deps.mail(t.tenant).send(t.message),
-          TE.mapLeft((e): DomainError => mailUnavailable(`The code could not be sent (${e.detail}); ask for a new one.`)),
+          // The signer learns that the code did not go out, not what the mail server or the connection to it said.
+          TE.mapLeft((e): DomainError => mailUnavailable('The code could not be sent just now; ask for a new one in a few minutes.', e.detail)),
           TE.map(() => ({ sentTo: maskEmail(t.email) })),
         );
       }),
