@@ -2,12 +2,13 @@ import { Esig, EsigError, EsigRateLimitError } from '@esig/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import express from 'express';
 import type { Request, RequestHandler, Response } from 'express';
+import { invalidParams, screenParams } from './params.js';
 import type { EsigTool } from './tools.js';
 import { TOOLS } from './tools.js';
 
@@ -147,9 +148,24 @@ export const createMcpHandler = (opts: McpServerOptions): RequestHandler => {
         void transport.close();
         void server.close();
       });
+      // Invalid params are refused by us, as -32602 with a sentence: the SDK parses a request's params before any
+      // handler of ours runs, and answers -32603 with its schema's issues as JSON (or -32700 for the whole body).
+      // The refusal goes out between the transport, which has still checked the headers and the protocol version,
+      // and the protocol server.
+      const screened = screenParams(req.body);
       try {
         await server.connect(transport);
-        await transport.handleRequest(req, res, req.body);
+        const dispatch = transport.onmessage;
+        if (screened.refusals.size > 0)
+          transport.onmessage = (message, extra) => {
+            if (isJSONRPCRequest(message)) {
+              const problem = screened.refusals.get(message.id);
+              // A send fails only once the client has gone (its response's stream is closed): nobody is left to tell.
+              if (problem !== undefined) return void transport.send(invalidParams(message.id, problem)).catch(() => undefined);
+            }
+            dispatch?.(message, extra);
+          };
+        await transport.handleRequest(req, res, screened.body);
       } catch {
         if (!res.headersSent) res.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
       }
