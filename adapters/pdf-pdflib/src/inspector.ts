@@ -4,6 +4,7 @@ import { PDFArray, PDFDocument, PDFName, PDFPageLeaf, PDFPageTree, PDFRef } from
 import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';
 import { invalidDocument } from '@esig/core';
 import { MAX_DECODED_BYTES, decodeBudgetExceeded, withDecodeBudget } from './decode-budget.js';
+import { MAX_DISTINCT_NAMES_PER_DOCUMENT, distinctNamesAndRefs } from './distinct-names.js';
 import { buildFinished } from './finished.js';
 import { pageGeometry } from './page-space.js';
 
@@ -99,6 +100,10 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
     if (g.mediaBox === 'invalid') throw new Refusal(`Page ${i + 1} of the PDF has an unusable MediaBox (not four numbers enclosing an area).`);
     return g.size;
   });
+  if (distinctNamesAndRefs(doc, MAX_DISTINCT_NAMES_PER_DOCUMENT) > MAX_DISTINCT_NAMES_PER_DOCUMENT)
+    throw new Refusal(
+      `The PDF holds more than ${MAX_DISTINCT_NAMES_PER_DOCUMENT.toLocaleString('en-US')} distinct names and object references, more than a request of such documents could be sealed with.`,
+    );
   // Whatever pdf-lib can parse, it cannot always stamp: a page whose /Resources, /Contents or /Annots is of the
   // wrong kind fails only when drawn on, and so would the request's seal once everyone had signed, with no way
   // out. So the upload is finished once now, as a test-mode seal stamps every page, and refused if that fails.

@@ -1,12 +1,13 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type { PDFPageLeaf } from 'pdf-lib';
-import { PDFDocument, PDFHexString, PDFName, PDFNumber } from 'pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { makeCyclicPageTreePdf, makeEmptyPdf, makeEncryptedPdf, makePdf, makePdfWithPages, makeRepeatedPagePdf } from '@esig/testkit/pdf';
 import { randomBytes } from 'node:crypto';
 import { createDeflate, deflateSync } from 'node:zlib';
 import { pdfLibInspector } from '../src/index.js';
 import { MAX_DECODED_BYTES, decodeBudgetExceeded, withDecodeBudget } from '../src/decode-budget.js';
+import { MAX_DISTINCT_NAMES_PER_DOCUMENT, distinctNamesAndRefs } from '../src/distinct-names.js';
 import { buildFinished } from '../src/finished.js';
 import { qpdfEncrypted } from './tools.js';
 
@@ -143,6 +144,41 @@ describe('pdfLibInspector', () => {
     expect(E.isLeft(r) && r.left.detail).toMatch(/^The PDF would become \d+ MiB once stamped, more than \d+ MiB allowed for a \d+ KiB file: its pages share resources that each copy repeats\.$/);
     // The stamped copy it must build to find out is tens of megabytes: seconds, more on a loaded machine.
   }, 120_000);
+
+  // Found by an attacker's review: documents of 900,000 references each were accepted one by one, and failed their
+  // request's seal together once everyone had signed (pdf-lib's tables of names and references are capped at 2^24).
+  it('refuses a document holding more distinct names and references than a request of such documents could be sealed with', async () => {
+    const filled = async (refs: number) => {
+      const doc = await PDFDocument.create();
+      doc.addPage([612, 792]).node.set(PDFName.of('Filler'), doc.context.obj(Array.from({ length: refs }, (_, i) => PDFRef.of(2_000_000 + i, 7))));
+      return doc.save({ useObjectStreams: true });
+    };
+    const over = await filled(MAX_DISTINCT_NAMES_PER_DOCUMENT);
+    expect(over.length).toBeLessThan(10 * 1024 * 1024);
+    expect(await inspect(over)).toEqual(
+      refusal('The PDF holds more than 400,000 distinct names and object references, more than a request of such documents could be sealed with.'),
+    );
+    // A file well under the limit, of the same make, is read.
+    expect(E.isRight(await inspect(await filled(20_000)))).toBe(true);
+  }, 120_000);
+
+  it('counts each distinct name and reference once, in objects nested as deep as the file likes, and stops counting past the limit', async () => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([612, 792]);
+    // 3,000 names twice over, 1,000 references, and an array nested 100,000 deep (a recursive walk would overflow).
+    const names = Array.from({ length: 3_000 }, (_, i) => PDFName.of(`Counted${i}`));
+    page.node.set(PDFName.of('Names'), doc.context.obj([...names, ...names]));
+    page.node.set(PDFName.of('Refs'), doc.context.obj(Array.from({ length: 1_000 }, (_, i) => PDFRef.of(5_000_000 + i))));
+    let deep = doc.context.obj([PDFName.of('Deepest')]);
+    for (let i = 0; i < 100_000; i++) deep = doc.context.obj([deep]);
+    page.node.set(PDFName.of('Deep'), deep);
+    const plain = await PDFDocument.create();
+    plain.addPage([612, 792]);
+    const base = distinctNamesAndRefs(plain, Infinity);
+    // The added keys Names, Refs and Deep, and the name Deepest.
+    expect(distinctNamesAndRefs(doc, Infinity) - base).toBe(3_000 + 1_000 + 4);
+    expect(distinctNamesAndRefs(doc, 500)).toBe(501);
+  });
 
   describe('page trees that cost more than their pages', () => {
     it('refuses a 120 KB tree that names one page 20,000 times (pdf-lib alone counts 20,000 pages)', async () => {
