@@ -137,14 +137,29 @@ const ownContents = (page: PDFPage): void => {
 /** Builds the finished PDF; throws RenderError (or pdf-lib's errors) on failure. */
 export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8Array> => {
   if (input.documents.length === 0) throw new RenderError('The request has no documents to finish.');
+  const loaded: LoadedDocument[] = [];
+  for (const d of input.documents) loaded.push({ id: d.id, doc: await PDFDocument.load(d.bytes, { updateMetadata: false, ...LOAD_FAST }) });
+  return finishLoaded(loaded, input);
+};
+
+/** A request's document, parsed. */
+export interface LoadedDocument {
+  readonly id: string;
+  readonly doc: PDFDocument;
+}
+
+/**
+ * `buildFinished` over documents already parsed (an upload's inspection finishes the document it has just read,
+ * rather than parse it a second time). Reads the documents and leaves them as they were.
+ */
+export const finishLoaded = async (documents: readonly LoadedDocument[], input: Omit<FinishedDocumentInput, 'documents'>): Promise<Uint8Array> => {
   // No clock here: leaving the dates unset keeps the output identical for identical input.
   const out = await PDFDocument.create({ updateMetadata: false });
   out.setProducer('esig');
   out.setCreator('esig');
 
   const pagesOf = new Map<string, PDFPage[]>();
-  for (const d of input.documents) {
-    const src = await PDFDocument.load(d.bytes, { updateMetadata: false, ...LOAD_FAST });
+  for (const { id, doc: src } of documents) {
     // One copyPages call per document, so pages share the resources (fonts, images) they shared before.
     const pages = await out.copyPages(src, src.getPageIndices());
     for (const p of pages) {
@@ -154,7 +169,7 @@ export const buildFinished = async (input: FinishedDocumentInput): Promise<Uint8
       // explicitly, so that viewers, the stamps and the upload's page size all agree.
       if (pageGeometry(p).mediaBox !== 'given') p.setMediaBox(DEFAULT_MEDIA_BOX.x, DEFAULT_MEDIA_BOX.y, DEFAULT_MEDIA_BOX.width, DEFAULT_MEDIA_BOX.height);
     }
-    pagesOf.set(d.id, pages);
+    pagesOf.set(id, pages);
   }
 
   const res = new Resources(out);

@@ -5,8 +5,9 @@ import type { InspectLimits, PdfFacts, PdfInspector } from '@esig/core';
 import { invalidDocument } from '@esig/core';
 import { MAX_DECODED_BYTES, decodeBudgetExceeded, withDecodeBudget } from './decode-budget.js';
 import { MAX_DISTINCT_NAMES_PER_DOCUMENT, distinctNamesAndRefs } from './distinct-names.js';
-import { buildFinished } from './finished.js';
+import { finishLoaded } from './finished.js';
 import { pageGeometry } from './page-space.js';
+import { LOAD_FAST } from './save.js';
 
 const PDF_MAGIC = '%PDF-';
 /** Balanced page trees of any real size are a handful of levels deep; a deeper one is built to hurt. */
@@ -80,7 +81,7 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
   if (!head.trimStart().startsWith(PDF_MAGIC)) throw new Refusal('The file is not a PDF.');
   // Loading with ignoreEncryption and then asking is more robust than matching pdf-lib's error
   // classes, which are ES5-compiled and fail `instanceof`.
-  const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true }).catch(async (e: unknown) => {
+  const doc = await PDFDocument.load(bytes, { updateMetadata: false, throwOnInvalidObject: true, ignoreEncryption: true, ...LOAD_FAST }).catch(async (e: unknown) => {
     // An encrypted file's object streams are ciphertext, which the strict parse fails on before `isEncrypted`
     // could be asked (every file qpdf encrypts). Only to word the refusal, and only for a file that names an
     // /Encrypt dictionary at all (a byte search, so garbage is not parsed a second time): a lenient parse reads
@@ -107,7 +108,7 @@ const inspectWithinBudget = async (bytes: Uint8Array, { maxPages }: InspectLimit
   // Whatever pdf-lib can parse, it cannot always stamp: a page whose /Resources, /Contents or /Annots is of the
   // wrong kind fails only when drawn on, and so would the request's seal once everyone had signed, with no way
   // out. So the upload is finished once now, as a test-mode seal stamps every page, and refused if that fails.
-  const finished = await buildFinished({ documents: [{ id: 'upload', bytes }], fields: [], signatures: {}, testMode: true }).catch(() => {
+  const finished = await finishLoaded([{ id: 'upload', doc }], { fields: [], signatures: {}, testMode: true }).catch(() => {
     throw new Refusal('The PDF’s pages could not be prepared for stamping (a page object is malformed).');
   });
   // Copying pages writes out again, for each page, what the file shares among them (a direct /Resources on the page
