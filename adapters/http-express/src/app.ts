@@ -56,13 +56,13 @@ const rejectEarly = (req: Request, res: Response, e: ApiError) => {
  * buffered part of its body) for long: past `ms`, 408 and the connection is closed.
  */
 export const bodyDeadline =
-  (ms: number) =>
+  (ms: number, answer: (res: Response, limitS: number) => void = (res, limitS) => sendProblem(res, { _tag: 'RequestTimeout', limitS })) =>
   (req: Request, res: Response, next: NextFunction): void => {
     if (!hasBody(req) || req.complete) return next();
     const timer = setTimeout(() => {
       if (req.complete || res.headersSent) return;
       res.setHeader('Connection', 'close');
-      sendProblem(res, { _tag: 'RequestTimeout', limitS: ms / 1000 });
+      answer(res, ms / 1000);
       res.once('finish', () => req.destroy());
     }, ms);
     const clear = () => clearTimeout(timer);
@@ -134,6 +134,11 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   // Behind an https public URL, browsers are told to use nothing else (RFC 6797).
   const hsts = new URL(opts.publicUrl).protocol === 'https:' ? 'max-age=31536000' : null;
   const deadline = bodyDeadline(opts.bodyTimeoutMs);
+  // The OAuth endpoints answer errors as RFC 6749 has them, this one too.
+  const oauthDeadline = bodyDeadline(opts.bodyTimeoutMs, (res, limitS) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.status(408).json({ error: 'invalid_request', error_description: `The request body did not arrive within ${limitS} s.` });
+  });
 
   // 1. Request id and headers every response carries.
   app.use((req, res, next) => {
@@ -192,7 +197,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     const decision = await deps.rateLimiter.consume(addressBucket(req))();
     locals(res).addressDecision = decision;
     // Their bodies arrive within the read timeout, as the API's do: these endpoints need no credential.
-    if (admitted(res, decision, oauthRateLimited(res))) deadline(req, res, () => oauth(req, res, next));
+    if (admitted(res, decision, oauthRateLimited(res))) oauthDeadline(req, res, () => oauth(req, res, next));
   });
   if (opts.mcp) app.all(MCP_PATH, deadline, opts.mcp);
 
