@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeAll } from 'vitest';
 
 export interface TestCert {
   readonly cert: string;
@@ -114,4 +115,30 @@ export const tableResolver = (table: Readonly<Record<string, readonly string[]>>
     return found;
   };
   return { resolve, calls };
+};
+
+/**
+ * A self-signed certificate made once for the test file (`cert`, read inside tests), and receivers (on 127.0.0.1
+ * unless told) started with it, each closed after the test that started it.
+ */
+export const receiversPerTest = (): { readonly cert: TestCert; receiver(handler: Handler, at?: Parameters<typeof startReceiver>[2]): Promise<Receiver> } => {
+  let made: TestCert | undefined;
+  const open: Receiver[] = [];
+  beforeAll(() => {
+    made = makeSelfSignedCert();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+  });
+  return {
+    get cert() {
+      if (made === undefined) throw new Error('the certificate is made before the first test');
+      return made;
+    },
+    receiver: async (handler, at = { host: '127.0.0.1' }) => {
+      const r = await startReceiver(made!, handler, at);
+      open.push(r);
+      return r;
+    },
+  };
 };

@@ -1,22 +1,10 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClientMetadataFetcher } from '../src/index.js';
-import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures.js';
+import { type Handler, closedPort, receiversPerTest, tableResolver } from './fixtures.js';
 import { silentTcp } from './raw-receivers.js';
 
-let cert: TestCert;
-const receivers: Receiver[] = [];
-const receiver = async (handler: Handler): Promise<Receiver> => {
-  const r = await startReceiver(cert, handler, { host: '127.0.0.1' });
-  receivers.push(r);
-  return r;
-};
-
-beforeAll(() => {
-  cert = makeSelfSignedCert();
-});
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const tls = receiversPerTest();
+const { receiver } = tls;
 
 const TIMEOUT_MS = 1_000;
 /** The one text for every way the exchange can fail: refused, reset, timed out, a certificate not trusted. */
@@ -24,7 +12,7 @@ const NO_ANSWER = `no HTTPS answer came from its host (it must accept the connec
 
 const fetcher = (over: Parameters<typeof createClientMetadataFetcher>[0] = {}) => {
   const logged: Array<Record<string, unknown>> = [];
-  const f = createClientMetadataFetcher({ allowHosts: ['127.0.0.1/32'], extraCa: cert.cert, timeoutMs: TIMEOUT_MS, log: (fields) => void logged.push({ ...fields }), ...over });
+  const f = createClientMetadataFetcher({ allowHosts: ['127.0.0.1/32'], extraCa: tls.cert.cert, timeoutMs: TIMEOUT_MS, log: (fields) => void logged.push({ ...fields }), ...over });
   return { fetch: (url: string) => f.fetch(url)(), logged };
 };
 

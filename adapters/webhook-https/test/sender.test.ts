@@ -1,9 +1,9 @@
 import type { WebhookRequest, WebhookResponse } from '@esig/core';
 import { signatureHeader, verifySignature } from '@esig/webhooks';
 import { onItsTimer } from '@esig/testkit/timers';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { BODY_EXCERPT_BYTES, DEFAULT_USER_AGENT, createHttpsWebhookSender } from '../src/index.js';
-import { type Handler, type Receiver, type TestCert, closedPort, makeSelfSignedCert, startReceiver, tableResolver } from './fixtures.js';
+import { closedPort, receiversPerTest, tableResolver } from './fixtures.js';
 import { rawReceiver, silentTcp, slowProxy } from './raw-receivers.js';
 
 const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuv';
@@ -43,23 +43,11 @@ const noAnswer = (r: WebhookResponse) => {
   return r;
 };
 
-let cert: TestCert;
-const receivers: Receiver[] = [];
-const receiver = async (handler: Handler): Promise<Receiver> => {
-  const r = await startReceiver(cert, handler, { host: '127.0.0.1' });
-  receivers.push(r);
-  return r;
-};
-
-beforeAll(() => {
-  cert = makeSelfSignedCert();
-});
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const tls = receiversPerTest();
+const { receiver } = tls;
 
 const sender = (over: Parameters<typeof createHttpsWebhookSender>[0] = {}) =>
-  createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: cert.cert, ...over });
+  createHttpsWebhookSender({ allowHosts: ['127.0.0.1/32', 'localhost'], extraCa: tls.cert.cert, ...over });
 
 describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
   it('POSTs the body byte for byte with the given headers, which the receiver verifies', async () => {
@@ -97,8 +85,7 @@ describe('createHttpsWebhookSender against a real HTTPS receiver', () => {
   });
 
   it('reaches an IPv6 literal, bracketed in the Host header', async () => {
-    const rx = await startReceiver(cert, (_req, res) => res.writeHead(200).end('v6'), { host: '::1', ipv6Only: true });
-    receivers.push(rx);
+    const rx = await receiver((_req, res) => res.writeHead(200).end('v6'), { host: '::1', ipv6Only: true });
     const r = answered(await sender({ allowHosts: ['::1'] }).send(request(`https://[::1]:${rx.port}/`))());
     expect(r.bodyExcerpt).toBe('v6');
     expect(rx.requests[0]?.headers.host).toBe(`[::1]:${rx.port}`);
@@ -392,7 +379,7 @@ describe('a delivery that ends early lets its connection go', () => {
   });
 
   it('a deadline on an open connection closes it, and no other connection is opened', async () => {
-    const srv = await rawReceiver(cert, () => undefined);
+    const srv = await rawReceiver(tls.cert, () => undefined);
     closers.push(srv.close);
     expect(noAnswer(await sender().send(request(`https://127.0.0.1:${srv.port}/`, { timeoutMs: 300 }))()).error).toBe('timeout');
     await until(() => srv.openSockets() === 0, 'the receiver still holds a connection');
@@ -402,7 +389,7 @@ describe('a delivery that ends early lets its connection go', () => {
   });
 
   it('fifty deliveries that time out together leave nothing open', async () => {
-    const srv = await rawReceiver(cert, () => undefined);
+    const srv = await rawReceiver(tls.cert, () => undefined);
     closers.push(srv.close);
     const s = sender();
     const rs = await Promise.all(Array.from({ length: 50 }, () => s.send(request(`https://127.0.0.1:${srv.port}/`, { timeoutMs: 500 }))()));
@@ -418,7 +405,7 @@ describe('a delivery that ends early lets its connection go', () => {
   });
 
   it('a request whose connection opens only after its deadline is never written', async () => {
-    const target = await rawReceiver(cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    const target = await rawReceiver(tls.cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
     const proxy = await slowProxy(target.port, 700);
     closers.push(target.close, proxy.close);
     expect(noAnswer(await sender().send(request(`https://127.0.0.1:${proxy.port}/`, { timeoutMs: 300 }))()).error).toBe('timeout');
@@ -427,7 +414,7 @@ describe('a delivery that ends early lets its connection go', () => {
   });
 
   it('an answer cut at the excerpt closes its connection, and the next delivery opens one of its own', async () => {
-    const srv = await rawReceiver(cert, (sock) => sock.write(`HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n${'x'.repeat(5000)}`));
+    const srv = await rawReceiver(tls.cert, (sock) => sock.write(`HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n${'x'.repeat(5000)}`));
     closers.push(srv.close);
     const s = sender();
     for (let i = 0; i < 2; i++) expect(answered(await s.send(request(`https://127.0.0.1:${srv.port}/`))()).bodyExcerpt).toHaveLength(BODY_EXCERPT_BYTES);
@@ -448,7 +435,7 @@ describe('what a caller may not set', () => {
   });
 
   it('a delivery refused before sending does not cost a kept connection', async () => {
-    const srv = await rawReceiver(cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    const srv = await rawReceiver(tls.cert, (sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
     closers.push(srv.close);
     const s = sender();
     const url = `https://127.0.0.1:${srv.port}/`;
