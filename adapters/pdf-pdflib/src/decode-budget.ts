@@ -6,8 +6,7 @@ import { createRequire } from 'node:module';
  * each, anywhere else. pdf-lib decodes an object stream or a cross-reference stream whole as it loads a file, into
  * memory no heap limit covers: a 2 MB upload whose object stream inflated to 2 GiB took a server to 4.4 GB. Real
  * files' object streams hold dictionaries, which compress a few times over, so this is far above what the 25 MiB
- * an upload may have holds, decoded twice (inspection loads the file, then stamps it on trial) into buffers that
- * grow by doubling (what is counted is what they allocate).
+ * an upload may have holds, decoded into buffers that grow by doubling (what is counted is what they allocate).
  */
 export const MAX_DECODED_BYTES = 256 * 1024 * 1024;
 

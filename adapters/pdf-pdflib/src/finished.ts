@@ -8,6 +8,8 @@ import type { Drawable } from './png.js';
 import { embedPlanes, splitPng } from './png.js';
 import { RenderError } from './render-failure.js';
 import { LOAD_FAST, saveFast } from './save.js';
+// Cross-reference entries read without interning a reference each (see xref-refs.ts).
+import './xref-refs.js';
 
 const INK = rgb(0.05, 0.1, 0.45);
 const BLACK = rgb(0, 0, 0);

@@ -8,6 +8,8 @@ import { MAX_DISTINCT_NAMES_PER_DOCUMENT, distinctNamesAndRefs } from './distinc
 import { finishLoaded } from './finished.js';
 import { pageGeometry } from './page-space.js';
 import { LOAD_FAST } from './save.js';
+// Cross-reference entries read without interning a reference each (see xref-refs.ts).
+import './xref-refs.js';
 
 const PDF_MAGIC = '%PDF-';
 /** Balanced page trees of any real size are a handful of levels deep; a deeper one is built to hurt. */
