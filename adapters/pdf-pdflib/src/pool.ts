@@ -137,12 +137,17 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     });
     return slot;
   };
+  /** Threads being stopped after their slot got a new one: `close` waits for them too. */
+  const stopping = new Set<Promise<void>>();
   /** Replaces a slot's thread (it has no task): the old one is stopped, the new one starts with its first task. */
   const replace = (slot: Slot) => {
     const old = slot.pool;
     if (!closed) equip(slot, newThread());
-    void old.destroy().catch(() => undefined);
+    const stopped = old.destroy().catch(() => undefined);
+    stopping.add(stopped);
+    void stopped.finally(() => stopping.delete(stopped));
   };
+  const isAnswer = (a: unknown): a is PdfAnswer => typeof a === 'object' && a !== null && 'result' in a && 'retire' in a;
   const start = (slot: Slot, task: PdfTask, resolve: (r: unknown) => void, reject: (e: unknown) => void) => {
     const control = new AbortController();
     slot.running = control;
@@ -151,16 +156,21 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     slot.pool
       .run({ task, maxInterned }, { signal: control.signal })
       .then(
+        // The task is settled first, whatever replacing its thread then does, so that it can never be left waiting.
         (a) => {
-          const answer = a as PdfAnswer;
-          if (answer.retire) replace(slot);
-          resolve(answer.result);
+          if (!isAnswer(a)) {
+            reject(new Error('the thread answered without saying whether to retire it'));
+            replace(slot);
+            return;
+          }
+          resolve(a.result);
+          if (a.retire) replace(slot);
         },
         (e: unknown) => {
-          // Its thread failed, was stopped, or is being closed: a new one for the next task.
-          replace(slot);
           // piscina rejects an aborted task with its own error: the reason is ours.
           reject(control.signal.reason instanceof InspectionTimedOut ? control.signal.reason : e);
+          // Its thread failed, was stopped, or is being closed: a new one for the next task.
+          replace(slot);
         },
       )
       .finally(() => {
@@ -183,6 +193,10 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
       start(slot, w.task, w.resolve, w.reject);
     }
   };
+  // The first slot is made now, without a thread (piscina starts one with its first task), so that options it
+  // refuses fail here, as a single piscina's did, rather than every task.
+  const first = newThread();
+  slots.push(equip({ pool: first }, first));
   const run = <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> =>
     new Promise((resolve, reject) => {
       if (closed) return reject(new Error('the pool is closed'));
@@ -230,7 +244,7 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     close: async () => {
       closed = true;
       for (const w of waiting.splice(0)) w.reject(new Error('the pool is closed'));
-      await Promise.all(slots.map((s) => s.pool.destroy()));
+      await Promise.all([...slots.map((s) => s.pool.destroy()), ...stopping]);
     },
   };
 };

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -213,6 +213,42 @@ describe('createPdfWorkerPool', () => {
       expect(retiring.pending()).toBe(0);
     } finally {
       await retiring.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses options its threads could not start with at once, as a single piscina did, rather than failing every task', () => {
+    // A Piscina is made per slot when a task needs one: made lazily, bad options failed each task and left it counted.
+    expect(() => createPdfWorkerPool({ idleTimeoutMs: -1 })).toThrow(/idleTimeout/);
+    expect(() => createPdfWorkerPool({ niceIncrement: -1 })).toThrow(/niceIncrement/);
+  });
+
+  it('fails a task whose thread answers something other than its envelope, rather than leaving it waiting for ever', async () => {
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    // An entry of another shape (an older worker.js beside a newer pool.js, say): the answer has no `retire`.
+    writeFileSync(join(dir, 'bare.mjs'), 'export default () => undefined;');
+    const bare = poolOn({ filename: pathToFileURL(join(dir, 'bare.mjs')).href }, { threads: 1 });
+    try {
+      const settled = await Promise.race([bare.renderer.renderCertificate(certificateData(1), false)(), new Promise((ok) => setTimeout(() => ok('still waiting'), 5_000))]);
+      expect(settled).toEqual(E.left({ _tag: 'RenderFailure', detail: expect.stringMatching(/^The PDF worker failed/) }));
+      expect(bare.pending()).toBe(0);
+    } finally {
+      await bare.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('has stopped every thread once close() resolves, those it retired included', async () => {
+    const threadsNow = () => readdirSync('/proc/self/task').length;
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    writeFileSync(join(dir, 'retire.mjs'), 'export default () => ({ result: { facts: { pageCount: 1, pageSizes: [] } }, retire: true });');
+    const before = threadsNow();
+    const retiring = poolOn({ filename: pathToFileURL(join(dir, 'retire.mjs')).href }, { threads: 2 });
+    try {
+      await Promise.all([1, 2].map(() => retiring.inspector.inspect(new Uint8Array(1), { maxPages: 1 })()));
+      await retiring.close();
+      expect(threadsNow()).toBe(before);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
