@@ -4,6 +4,7 @@
  * and PDF bytes are moved, not copied. Compiled, this is `worker.js`; from sources, `worker-source.mjs`
  * loads it through tsx.
  */
+import { getHeapStatistics } from 'node:v8';
 import type { CertificateData, FieldProblem, FinishedDocumentInput, InspectLimits, PdfFacts, StampCheckInput } from '@esig/core';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { buildCertificate } from './certificate.js';
@@ -91,8 +92,19 @@ const perform = (task: PdfTask): Promise<PdfTaskResults[PdfTask['kind']]> => {
  * Runs a task. A PDF it made is moved to the caller, not copied: piscina moves only an answer marked movable at
  * its top level, which here is the envelope (its value the answer, its transfer the PDF's buffer).
  */
+/**
+ * Whether what this thread's heap holds after a task is past half its limit. The tables count names, not their
+ * length: a thousand names of 2,000 characters are a 6 KB upload that the thread then holds 4 MB of for good, so a
+ * few hundred such uploads, each read and far below maxInterned, leave too little heap for an honest seal (the
+ * seal of 20 documents of 500 pages leaves about 170 MB in use, against 2 GiB).
+ */
+const heapPastHalf = (): boolean => {
+  const { used_heap_size, heap_size_limit } = getHeapStatistics();
+  return used_heap_size > heap_size_limit / 2;
+};
+
 export default async ({ task, maxInterned }: PdfJob): Promise<PdfAnswer | object> => {
   const result = await perform(task);
-  const answer: PdfAnswer = { result, retire: internedEntries() > maxInterned };
+  const answer: PdfAnswer = { result, retire: internedEntries() > maxInterned || heapPastHalf() };
   return result instanceof Uint8Array ? move({ [transferableSymbol]: result.buffer, [valueSymbol]: answer }) : answer;
 };
