@@ -89,10 +89,6 @@ const perform = (task: PdfTask): Promise<PdfTaskResults[PdfTask['kind']]> => {
 };
 
 /**
- * Runs a task. A PDF it made is moved to the caller, not copied: piscina moves only an answer marked movable at
- * its top level, which here is the envelope (its value the answer, its transfer the PDF's buffer).
- */
-/**
  * Whether what this thread's heap holds after a task is past half its limit. The tables count names, not their
  * length: a thousand names of 2,000 characters are a 6 KB upload that the thread then holds 4 MB of for good, so a
  * few hundred such uploads, each read and far below maxInterned, leave too little heap for an honest seal (the
@@ -103,6 +99,10 @@ const heapPastHalf = (): boolean => {
   return used_heap_size > heap_size_limit / 2;
 };
 
+/**
+ * Runs a task. A PDF it made is moved to the caller, not copied: piscina moves only an answer marked movable at
+ * its top level, which here is the envelope (its value the answer, its transfer the PDF's buffer).
+ */
 export default async ({ task, maxInterned }: PdfJob): Promise<PdfAnswer | object> => {
   const result = await perform(task);
   const answer: PdfAnswer = { result, retire: internedEntries() > maxInterned || heapPastHalf() };
