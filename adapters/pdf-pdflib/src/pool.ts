@@ -137,6 +137,10 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     });
     return slot;
   };
+  const newSlot = (): Slot => {
+    const pool = newThread();
+    return equip({ pool }, pool);
+  };
   /** Threads being stopped after their slot got a new one: `close` waits for them too. */
   const stopping = new Set<Promise<void>>();
   /** Replaces a slot's thread (it has no task): the old one is stopped, the new one starts with its first task. */
@@ -184,8 +188,7 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     while (!closed && waiting.length > 0) {
       let slot = slots.find((s) => s.running === undefined);
       if (slot === undefined && slots.length < threads) {
-        const pool = newThread();
-        slot = equip({ pool }, pool);
+        slot = newSlot();
         slots.push(slot);
       }
       if (slot === undefined) return;
@@ -195,8 +198,7 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
   };
   // The first slot is made now, without a thread (piscina starts one with its first task), so that options it
   // refuses fail here, as a single piscina's did, rather than every task.
-  const first = newThread();
-  slots.push(equip({ pool: first }, first));
+  slots.push(newSlot());
   const run = <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> =>
     new Promise((resolve, reject) => {
       if (closed) return reject(new Error('the pool is closed'));
