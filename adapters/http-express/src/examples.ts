@@ -172,6 +172,7 @@ const DETAILS: Record<ProblemCode, string> = {
   invalid_document: 'The file is encrypted.',
   rate_limited: 'Rate limit exceeded; retry after 12 s.',
   mail_unavailable: 'The code could not be mailed; ask again.',
+  server_busy: 'The server has too many uploads to read now; retry after 5 s.',
   internal: 'An unexpected error occurred. Quote the requestId when reporting it.',
 };
 

@@ -189,7 +189,7 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
         status,
         {
           description: list.map((p) => `\`${p.code}\`: ${p.when}`).join('; '),
-          headers: status === '429' ? { ...COMMON_HEADERS, ...RETRY_AFTER } : COMMON_HEADERS,
+          headers: list.some((p) => p.code === 'rate_limited' || p.code === 'server_busy') ? { ...COMMON_HEADERS, ...RETRY_AFTER } : COMMON_HEADERS,
           content: {
             'application/problem+json': {
               schema: problemRef,

@@ -39,6 +39,7 @@ const TABLE = {
   InvalidDocument: { status: 422, code: 'invalid_document', title: 'Invalid document' },
   RateLimited: { status: 429, code: 'rate_limited', title: 'Too many requests' },
   MailUnavailable: { status: 503, code: 'mail_unavailable', title: 'Mail unavailable' },
+  ServerBusy: { status: 503, code: 'server_busy', title: 'Server busy' },
   StoreFailure: { status: 500, code: 'internal', title: 'Internal error' },
   Internal: { status: 500, code: 'internal', title: 'Internal error' },
 } as const satisfies { readonly [K in ApiError['_tag']]: Mapping };

@@ -29,7 +29,7 @@ export const sendProblem = (res: Response, e: ApiError): void => {
   // A rejection decided while a body was still arriving (a read timeout) may already have been answered.
   if (res.headersSent) return;
   if (e._tag === 'StoreFailure' || e._tag === 'MailUnavailable') noteFault(res, e.cause);
-  if (e._tag === 'RateLimited') res.setHeader('Retry-After', String(e.retryAfterS));
+  if (e._tag === 'RateLimited' || e._tag === 'ServerBusy') res.setHeader('Retry-After', String(e.retryAfterS));
   res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, String(res.locals.requestId))));
 };
 

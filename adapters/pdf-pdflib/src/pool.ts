@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { Piscina } from 'piscina';
-import type { DocumentRenderer, PdfInspector, RenderFailure, StampPreflight } from '@esig/core';
-import { invalidDocument } from '@esig/core';
+import type { DocumentRenderer, InvalidDocument, PdfInspector, RenderFailure, ServerBusy, StampPreflight } from '@esig/core';
+import { invalidDocument, serverBusy } from '@esig/core';
 import type { PdfAnswer, PdfJob, PdfTask, PdfTaskResults, TaskFailure } from './worker.js';
 
 export interface PdfWorkerPoolOptions {
@@ -25,6 +25,13 @@ export interface PdfWorkerPoolOptions {
    * Default 30 s.
    */
   readonly inspectTimeoutMs?: number;
+  /**
+   * How long an upload may wait for a thread before the pool gives up on it and answers `ServerBusy` (the client
+   * may send it again later). Uploads queue behind one another and behind seals; without a limit a burst of them,
+   * or a few files that each take `inspectTimeoutMs` to refuse, would keep every later upload, and its bytes,
+   * waiting for minutes. Default 10 s.
+   */
+  readonly maxInspectWaitMs?: number;
   /**
    * The JavaScript heap a thread may grow to (V8's old generation), in MiB. A file a few kilobytes long can hold
    * an object stream of tens of millions of numbers, which pdf-lib makes into as many objects: without a limit the
@@ -48,6 +55,16 @@ class InspectionTimedOut extends Error {
     super(`the inspection ran past ${limitMs} ms`);
   }
 }
+
+/** Why an inspection was not started: it waited past `maxInspectWaitMs` for a thread. */
+class InspectionWaitedTooLong extends Error {
+  constructor(readonly limitMs: number) {
+    super(`the inspection waited more than ${limitMs} ms for a thread`);
+  }
+}
+
+/** The `Retry-After` of an upload turned away because too many wait: about what one of them waits at most. */
+const BUSY_RETRY_AFTER_S = 5;
 
 /** The PDF ports, each running its work on a pool of worker threads. */
 export interface PdfWorkerPool {
@@ -101,6 +118,9 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
   const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
   if (!Number.isInteger(threads) || threads < 1) throw new Error(`threads must be an integer ≥ 1 (got ${threads})`);
   const inspectTimeoutMs = options.inspectTimeoutMs ?? 30_000;
+  const maxInspectWaitMs = options.maxInspectWaitMs ?? 10_000;
+  // setTimeout takes at most 2^31 − 1 ms (and fires at once past it).
+  if (!(maxInspectWaitMs >= 0 && maxInspectWaitMs <= 2 ** 31 - 1)) throw new Error(`maxInspectWaitMs must be from 0 to 2147483647 (got ${maxInspectWaitMs})`);
   const maxInterned = options.maxInternedNames ?? 1_048_576;
   /**
    * Each thread is a piscina of one thread, and this pool hands each a task only when it has none, so that a
@@ -114,7 +134,14 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     running?: AbortController;
   }
   const slots: Slot[] = [];
-  const waiting: Array<{ readonly task: PdfTask; readonly resolve: (r: unknown) => void; readonly reject: (e: unknown) => void }> = [];
+  interface Waiting {
+    readonly task: PdfTask;
+    readonly resolve: (r: unknown) => void;
+    readonly reject: (e: unknown) => void;
+    /** An inspection's limit on its wait (other tasks come from jobs, which wait their turn). */
+    timer?: ReturnType<typeof setTimeout>;
+  }
+  const waiting: Waiting[] = [];
   let closed = false;
   const newThread = (): Piscina<PdfJob, unknown> =>
     new Piscina<PdfJob, unknown>({
@@ -193,6 +220,7 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
       }
       if (slot === undefined) return;
       const w = waiting.shift()!;
+      clearTimeout(w.timer);
       start(slot, w.task, w.resolve, w.reject);
     }
   };
@@ -202,8 +230,16 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
   const run = <K extends PdfTask['kind']>(task: Extract<PdfTask, { kind: K }>): Promise<PdfTaskResults[K]> =>
     new Promise((resolve, reject) => {
       if (closed) return reject(new Error('the pool is closed'));
-      waiting.push({ task, resolve: resolve as (r: unknown) => void, reject });
+      const w: Waiting = { task, resolve: resolve as (r: unknown) => void, reject };
+      waiting.push(w);
       next();
+      if (task.kind === 'inspect' && waiting.includes(w))
+        w.timer = setTimeout(() => {
+          const at = waiting.indexOf(w);
+          if (at < 0) return;
+          waiting.splice(at, 1);
+          reject(new InspectionWaitedTooLong(maxInspectWaitMs));
+        }, maxInspectWaitMs);
     });
   /** Runs a task, mapping its answer with `ok`, a failure it reports with `failed`, a crash with `crashedAs`. */
   const task =
@@ -227,8 +263,10 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
           (r) => r.facts,
           invalidDocument,
           // A thread that died on this file (out of memory, say) could not read it.
-          (e: unknown) =>
-            invalidDocument(
+          (e: unknown): InvalidDocument | ServerBusy =>
+            e instanceof InspectionWaitedTooLong
+              ? serverBusy(`The server has too many uploads to read now; retry after ${BUSY_RETRY_AFTER_S} s.`, BUSY_RETRY_AFTER_S)
+              : invalidDocument(
               e instanceof InspectionTimedOut
                 ? `The PDF took too long to read (more than ${inspectTimeoutMs / 1000} s); its compressed streams may be built to be slow.`
                 : 'The file could not be read as a PDF.',
@@ -245,7 +283,10 @@ export const poolOn = (entry: WorkerEntry, options: PdfWorkerPoolOptions = {}): 
     pending: () => waiting.length + slots.filter((s) => s.running !== undefined).length,
     close: async () => {
       closed = true;
-      for (const w of waiting.splice(0)) w.reject(new Error('the pool is closed'));
+      for (const w of waiting.splice(0)) {
+        clearTimeout(w.timer);
+        w.reject(new Error('the pool is closed'));
+      }
       await Promise.all([...slots.map((s) => s.pool.destroy()), ...stopping]);
     },
   };

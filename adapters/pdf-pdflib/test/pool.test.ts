@@ -221,10 +221,44 @@ describe('createPdfWorkerPool', () => {
     }
   });
 
+  it('answers ServerBusy to an upload that waits past maxInspectWaitMs for a thread, and keeps the seal queued with it', async () => {
+    const dir = mkdtempSync(join(fileURLToPath(new URL('../src/', import.meta.url)), '..', '.entry-'));
+    const release = join(dir, 'release');
+    // An entry that holds an upload whose first byte is 9 until the file `release` exists: a thread busy for as long as
+    // the test says, as a slow hostile file or a long seal keeps it. Every task is answered with that byte.
+    writeFileSync(
+      join(dir, 'hold.mjs'),
+      `import { existsSync } from 'node:fs';\nexport default async ({ task }) => {\n  const first = task.kind === 'inspect' ? task.bytes[0] : 0;\n  while (first === 9 && !existsSync(${JSON.stringify(release)})) await new Promise((ok) => setTimeout(ok, 5));\n  return { result: task.kind === 'inspect' ? { facts: { pageCount: first, pageSizes: [] } } : new Uint8Array([first]), retire: false };\n};`,
+    );
+    const held = poolOn({ filename: pathToFileURL(join(dir, 'hold.mjs')).href }, { threads: 1, maxInspectWaitMs: 50 });
+    const within = <A>(p: Promise<A>) => Promise.race([p, new Promise<string>((ok) => setTimeout(() => ok('still waiting'), 10_000))]);
+    try {
+      const first = held.inspector.inspect(new Uint8Array([9]), { maxPages: 1 })();
+      const second = held.inspector.inspect(new Uint8Array([1]), { maxPages: 1 })();
+      const seal = held.renderer.renderCertificate(certificateData(1), false)();
+      expect(await within(second)).toEqual(
+        E.left({ _tag: 'ServerBusy', detail: 'The server has too many uploads to read now; retry after 5 s.', retryAfterS: 5 }),
+      );
+      // The upload that was running and the seal behind it are still there.
+      expect(held.pending()).toBe(2);
+      writeFileSync(release, '');
+      expect(await within(first)).toEqual(E.right({ pageCount: 9, pageSizes: [] }));
+      expect(await within(seal)).toEqual(E.right(new Uint8Array([0])));
+      expect(held.pending()).toBe(0);
+      // A thread that is free takes an upload at once, however short the limit.
+      expect(await within(held.inspector.inspect(new Uint8Array([2]), { maxPages: 1 })())).toEqual(E.right({ pageCount: 2, pageSizes: [] }));
+    } finally {
+      await held.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses options its threads could not start with at once, as a single piscina did, rather than failing every task', () => {
     // A Piscina is made per slot when a task needs one: made lazily, bad options failed each task and left it counted.
     expect(() => createPdfWorkerPool({ idleTimeoutMs: -1 })).toThrow(/idleTimeout/);
     expect(() => createPdfWorkerPool({ niceIncrement: -1 })).toThrow(/niceIncrement/);
+    expect(() => createPdfWorkerPool({ maxInspectWaitMs: -1 })).toThrow(/maxInspectWaitMs/);
+    expect(() => createPdfWorkerPool({ maxInspectWaitMs: 2 ** 31 })).toThrow(/maxInspectWaitMs/);
   });
 
   it('fails a task whose thread answers something other than its envelope, rather than leaving it waiting for ever', async () => {

@@ -93,7 +93,7 @@ export class EsigRateLimitError extends EsigError {
     this.retryAfter = init.retryAfter ?? (init.headers ? retryAfterSeconds(init.headers) : null);
   }
 }
-/** 5xx (`internal`, `mail_unavailable`) or an answer that is not a problem document: a fault on the server's side. */
+/** 5xx (`internal`, `mail_unavailable`, `server_busy`) or an answer that is not a problem document: a fault on the server's side. */
 export class EsigAPIError extends EsigError {
   override readonly name: string = 'EsigAPIError';
 }
@@ -133,6 +133,7 @@ const FAMILIES: Record<ErrorCode, ErrorClass> = {
   rate_limited: EsigRateLimitError,
   internal: EsigAPIError,
   mail_unavailable: EsigAPIError,
+  server_busy: EsigAPIError,
 };
 
 /** `Retry-After` in seconds: delta-seconds, or an HTTP date (RFC 9110 §10.2.3); null when absent or unreadable. */

@@ -30,6 +30,7 @@ const FAMILY: Record<ErrorCode, typeof EsigError> = {
   rate_limited: EsigRateLimitError,
   internal: EsigAPIError,
   mail_unavailable: EsigAPIError,
+  server_busy: EsigAPIError,
 };
 
 describe('errorFromResponse', () => {

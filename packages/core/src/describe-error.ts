@@ -15,6 +15,7 @@ export const describeError = (e: DomainError): string => {
     case 'InvalidState':
     case 'InvalidDocument':
     case 'MailUnavailable':
+    case 'ServerBusy':
       return e.detail;
     case 'InsufficientScope':
       return `This call needs the scope ${e.scope}.`;

@@ -51,6 +51,15 @@ export interface MailUnavailable {
   readonly detail: string;
   readonly cause: string;
 }
+/**
+ * The server cannot take this call now because it has more of this kind of work than it can hold (uploads waiting to
+ * be read, say). Nothing was done; the caller may send the same call again after `retryAfterS` seconds.
+ */
+export interface ServerBusy {
+  readonly _tag: 'ServerBusy';
+  readonly detail: string;
+  readonly retryAfterS: number;
+}
 /** An adapter failed (driver error, unreadable row). Maps to 500; the cause is logged, never shown. */
 export interface StoreFailure {
   readonly _tag: 'StoreFailure';
@@ -82,6 +91,7 @@ export const idempotencyKeyReused = (): IdempotencyKeyReused => ({ _tag: 'Idempo
 export const invalidDocument = (detail: string): InvalidDocument => ({ _tag: 'InvalidDocument', detail });
 export const rateLimited = (retryAfterS: number): RateLimited => ({ _tag: 'RateLimited', retryAfterS });
 export const mailUnavailable = (detail: string, cause: string): MailUnavailable => ({ _tag: 'MailUnavailable', detail, cause });
+export const serverBusy = (detail: string, retryAfterS: number): ServerBusy => ({ _tag: 'ServerBusy', detail, retryAfterS });
 export const storeFailure = (cause: unknown): StoreFailure => ({ _tag: 'StoreFailure', cause });
 export const concurrentModification = (resource: string, id: string): ConcurrentModification => ({ _tag: 'ConcurrentModification', resource, id });
 
@@ -100,4 +110,5 @@ export type DomainError =
   | InvalidDocument
   | RateLimited
   | MailUnavailable
+  | ServerBusy
   | StoreError;

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'rate_limited'
   | 'request_timeout'
+  | 'server_busy'
   | 'unauthenticated'
   | 'unsupported_media_type'
   | 'validation_failed';

@@ -1,5 +1,5 @@
 import type { TaskEither } from 'fp-ts/lib/TaskEither.js';
-import type { InvalidDocument } from '../errors.js';
+import type { InvalidDocument, ServerBusy } from '../errors.js';
 import type { PageSize } from '../model/document.js';
 
 export interface PdfFacts {
@@ -19,7 +19,10 @@ export interface InspectLimits {
  * every later pass over the document as slow as the repetition is long), each with a measurable page box.
  * A page without a MediaBox is measured as US Letter (612 × 792 points), as viewers show it and as the
  * renderer stamps it. The detail of a refusal is meant for the client.
+ *
+ * `ServerBusy` when it cannot read the file soon (its queue of files to read is too long): the file was not read
+ * and says nothing about it, and the client may send it again later.
  */
 export interface PdfInspector {
-  inspect(bytes: Uint8Array, limits: InspectLimits): TaskEither<InvalidDocument, PdfFacts>;
+  inspect(bytes: Uint8Array, limits: InspectLimits): TaskEither<InvalidDocument | ServerBusy, PdfFacts>;
 }
