@@ -26,6 +26,7 @@ import { mountSigningPage } from './signing-page.js';
 import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 import { mountEmbedPage } from './embed-page.js';
 import { listenWithAppClasses } from './server-classes.js';
+import { uploadBudget } from './upload-budget.js';
 
 interface Locals {
   requestId: string;
@@ -238,6 +239,10 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
 
   const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
   const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
+  const uploadBytesInFlight = opts.maxUploadBytesInFlight ?? 8 * opts.maxUploadBytes;
+  // A smaller budget would refuse every upload of the largest size, for good.
+  if (!(uploadBytesInFlight >= opts.maxUploadBytes)) throw new Error(`maxUploadBytesInFlight (${uploadBytesInFlight}) must be at least maxUploadBytes (${opts.maxUploadBytes})`);
+  const uploads = uploadBudget(uploadBytesInFlight, opts.maxUploadBytes, rejectEarly);
   const multer1 = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
   // Any other fault of the multipart parser (no boundary, a truncated or garbled body) is the client's.
   const multipart = (req: Request, res: Response, next: NextFunction) =>
@@ -270,8 +275,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
               (req: Request, res: Response, next: NextFunction) => {
                 // No body at all (`req.is` is then null whatever the type): the handler says the file is missing.
                 if (!hasBody(req)) return next();
-                if (req.is('application/pdf')) return rawPdf(req, res, next);
-                if (req.is('multipart/form-data')) return multipart(req, res, next);
+                if (req.is('application/pdf')) return uploads(req, res, () => rawPdf(req, res, next));
+                if (req.is('multipart/form-data')) return uploads(req, res, () => multipart(req, res, next));
                 rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
               },
             ]

@@ -56,6 +56,12 @@ export interface EsigHttpOptions {
    */
   readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly perAddress?: number };
   readonly maxUploadBytes: number;
+  /**
+   * The bytes of uploads this process holds at once, counted by their `Content-Length` (`maxUploadBytes` for one
+   * sent without). An upload that would pass it is answered 503 `server_busy`, with `Retry-After`, before its body
+   * is read. Default: 8 × `maxUploadBytes`.
+   */
+  readonly maxUploadBytesInFlight?: number;
   readonly maxJsonBytes: number;
   /** How long a request body may take to arrive (408 after). */
   readonly bodyTimeoutMs: number;

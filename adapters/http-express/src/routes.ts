@@ -22,7 +22,10 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
     summary: 'Upload a PDF: raw `application/pdf` with `?name=`, or `multipart/form-data` with `file` and `name`.',
     query: c.UploadQuery, body: 'pdf',
     response: { status: 201, codec: c.DocumentResource, description: 'The stored document.' },
-    errors: { invalid_document: 'the file is not a readable PDF (corrupt, encrypted, no pages)' },
+    errors: {
+      invalid_document: 'the file is not a readable PDF (corrupt, encrypted, no pages)',
+      server_busy: 'the server holds or is reading as many uploads as it can; nothing was read or stored: send it again after `Retry-After` seconds',
+    },
     handle: ({ principal, upload, query }) =>
       pipe(
         TE.fromNullable(validationFailed([{ path: 'file', message: 'is required' }]))(upload),

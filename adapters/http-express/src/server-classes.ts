@@ -56,9 +56,30 @@ export interface OffRoute {
 }
 
 /**
+ * A client that sends `Expect: 100-continue` waits for `100 Continue` before it sends its body. Node sends it as soon as
+ * the headers arrive, before the app has looked at them; here it is sent when the app first reads the body, which it
+ * does only once the caller is authenticated, allowed and admitted (an upload within the bytes held at once). So a
+ * refused upload is answered before any of it is sent, and a client sees when its body is wanted. A request answered
+ * without its body being read gets its final answer in place of the `100`.
+ */
+const continueOnRead = (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const stream = req as unknown as { _read: (size: number) => void };
+  const read = stream._read;
+  let asked = false;
+  stream._read = function (this: unknown, size: number) {
+    if (!asked) {
+      asked = true;
+      // After a final answer, Node drains what is left of the body: no `100` may follow that answer.
+      if (!res.headersSent) res.writeContinue();
+    }
+    return read.call(this, size);
+  };
+};
+
+/**
  * Express's own `app.listen` (the same arguments; a callback is also called with a failed listen's error), on a
  * server made with `serverClassesFor(app)`, which hands what its HTTP parser refuses and `CONNECT` requests to
- * `offRoute`. A request expecting something other than `100-continue` is served as if it expected nothing (RFC
+ * `offRoute`, and answers `Expect: 100-continue` when the app reads the body (`continueOnRead`). A request expecting something other than `100-continue` is served as if it expected nothing (RFC
  * 9110 lets a server ignore an expectation), where Node would answer a bare 417 that the app never sees.
  */
 export const listenWithAppClasses = (app: express.Express, offRoute: OffRoute = {}): ((...args: unknown[]) => http.Server) => {
@@ -68,6 +89,10 @@ export const listenWithAppClasses = (app: express.Express, offRoute: OffRoute = 
     if (offRoute.clientError !== undefined) server.on('clientError', offRoute.clientError);
     if (offRoute.connect !== undefined) server.on('connect', offRoute.connect);
     server.on('checkExpectation', app);
+    server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      continueOnRead(req, res);
+      app(req, res);
+    });
     const last = args[args.length - 1];
     if (typeof last === 'function') {
       let called = false;

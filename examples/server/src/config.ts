@@ -13,6 +13,10 @@ export interface ServerConfig {
   readonly masterKeyHex: string | null;
   readonly rateLimit: { readonly perKey: number; readonly perOrg: number; readonly perAddress: number; readonly windowS: number };
   readonly maxUploadBytes: number;
+  /** Bytes of uploads held at once; more is answered 503 `server_busy` before the body is read. */
+  readonly maxUploadBytesInFlight: number;
+  /** How long an upload may wait for a PDF thread before it is answered 503 `server_busy`. */
+  readonly maxInspectWaitMs: number;
   /** How long a request body may take to arrive before 408 (ESIG_BODY_TIMEOUT_S). */
   readonly bodyTimeoutMs: number;
   /** Pages per uploaded document and per request (ESIG_MAX_PAGES_PER_DOCUMENT, ESIG_MAX_PAGES_PER_REQUEST). */
@@ -100,6 +104,7 @@ export const loadConfig = (env: Env): ServerConfig => {
   const logLevel = (env.ESIG_LOG_LEVEL || 'info') as ServerConfig['logLevel'];
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('ESIG_LOG_LEVEL must be debug, info, warn or error');
 
+  const maxUploadBytes = int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024);
   return {
     port,
     host: env.ESIG_HOST || '0.0.0.0',
@@ -115,7 +120,10 @@ export const loadConfig = (env: Env): ServerConfig => {
       perOrg: int(env, 'ESIG_RATE_LIMIT_ORG', 1200, 1, 2_147_483_647),
       windowS: int(env, 'ESIG_RATE_LIMIT_WINDOW_S', 60),
     },
-    maxUploadBytes: int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
+    maxUploadBytes,
+    // At least one upload of the largest size must fit.
+    maxUploadBytesInFlight: int(env, 'ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT', 8 * maxUploadBytes, maxUploadBytes),
+    maxInspectWaitMs: int(env, 'ESIG_MAX_INSPECT_WAIT_S', 10, 1, 86_400) * 1000,
     bodyTimeoutMs: int(env, 'ESIG_BODY_TIMEOUT_S', 60) * 1000,
     embedSessionTtlS: int(env, 'ESIG_EMBED_SESSION_TTL_S', 300),
     pageLimits: {

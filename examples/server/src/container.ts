@@ -40,7 +40,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
   c.register(T.UnitOfWork, { useValue: db.uow });
   // PDF and image work (upload inspection, sealing, the signing-time preflight) runs on worker threads:
   // it grows with the input, and the event loop must keep answering while it runs.
-  c.register(T.PdfPool, once(() => createPdfWorkerPool(config.pdfThreads === null ? {} : { threads: config.pdfThreads })));
+  c.register(T.PdfPool, once(() => createPdfWorkerPool({ maxInspectWaitMs: config.maxInspectWaitMs, ...(config.pdfThreads === null ? {} : { threads: config.pdfThreads }) })));
   c.register(T.Pdf, once((r) => r.resolve(T.PdfPool).inspector));
   c.register(T.Renderer, once((r) => r.resolve(T.PdfPool).renderer));
   c.register(T.Stamps, once((r) => r.resolve(T.PdfPool).stamps));
@@ -133,6 +133,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         ...defaultHttpOptions(config.publicUrl),
         rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg, perAddress: config.rateLimit.perAddress },
         maxUploadBytes: config.maxUploadBytes,
+        maxUploadBytesInFlight: config.maxUploadBytesInFlight,
         bodyTimeoutMs: config.bodyTimeoutMs,
         embedSessionTtlS: config.embedSessionTtlS,
         trustProxy: config.trustProxy,

@@ -1,4 +1,5 @@
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GrantedScope, Mode } from '@esig/core';
@@ -105,9 +106,49 @@ export const startTestServer = async (env: Record<string, string> = {}) => {
     return { doc, req, rcp };
   };
 
+  /**
+   * An upload the server has taken (authenticated, allowed, and within the bytes it holds at once) and started to read:
+   * it asks with `Expect: 100-continue`, and the server answers `100 Continue` only when it reads the body. Its first
+   * bytes are then sent, and the rest only when `finish` sends it (then the answer is read, and the server has let the
+   * upload go), or never, if `destroy` drops the connection. Rejects with the server's answer if it refuses it.
+   */
+  const holdUpload = (declared: number | 'chunked', bearer: string = key) =>
+    new Promise<{ finish: () => Promise<string>; destroy: () => void }>((resolve, reject) => {
+      const { hostname, port } = new URL(running.url);
+      const first = '%PDF-1.7';
+      let text = '';
+      let held = false;
+      let closed: (answer: string) => void = () => undefined;
+      const socket = connect(Number(port), hostname, () => {
+        const length = declared === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${declared}`;
+        socket.write(
+          `POST /api/v1/documents?name=held.pdf HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/pdf\r\n${length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+        );
+      });
+      socket.on('data', (b) => {
+        text += b.toString('utf8');
+        if (held || !text.includes('\r\n\r\n')) return;
+        if (!text.startsWith('HTTP/1.1 100 ')) return reject(new Error(`the upload was not taken: ${text}`));
+        held = true;
+        text = text.slice(text.indexOf('\r\n\r\n') + 4);
+        socket.write(declared === 'chunked' ? `${first.length.toString(16)}\r\n${first}\r\n` : first);
+        resolve({
+          finish: () =>
+            new Promise<string>((done) => {
+              closed = done;
+              socket.write(declared === 'chunked' ? '0\r\n\r\n' : Buffer.alloc(declared - first.length, 0x20));
+            }),
+          destroy: () => socket.destroy(),
+        });
+      });
+      socket.on('close', () => (held ? closed(text) : reject(new Error(`the connection closed: ${text}`))));
+      socket.on('error', reject);
+    });
+
   return {
     url: running.url,
     key,
+    holdUpload,
     /** The wired container, to look at adapters (the PDF worker pool) while the server runs. */
     container: running.container,
     dir,
