@@ -26,9 +26,18 @@ export const uploadBudget = (
     if (held + bytes > limitBytes)
       return reject(req, res, serverBusy(`The server is receiving too many uploads; retry after ${RETRY_AFTER_S} s.`, RETRY_AFTER_S));
     held += bytes;
-    res.once('close', () => {
+    const socket = req.socket;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       held -= bytes;
-    });
+      socket.removeListener('close', release);
+    };
+    res.once('close', release);
+    // A response queued behind another on its connection (pipelining) gets no 'close' of its own when the
+    // connection closes first: the connection's 'close' ends it then.
+    socket.once('close', release);
     next();
   };
   return Object.assign(middleware, { held: () => held });

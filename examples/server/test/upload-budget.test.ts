@@ -1,4 +1,8 @@
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PdfInspector } from '@esig/core';
+import { T } from '../src/tokens.js';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
 
@@ -8,6 +12,69 @@ beforeAll(async () => {
   s = await startTestServer({ ESIG_MAX_UPLOAD_BYTES: String(64 * 1024), ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT: String(100 * 1024) });
 });
 afterAll(async () => s.close());
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** Whether an upload of `bytes` fits beside those held now (the server answers `100 Continue` rather than 503). */
+const fits = (bytes: number) =>
+  s.holdUpload(bytes).then(
+    (held) => (held.destroy(), true),
+    (e: unknown) => {
+      if (/was not taken: HTTP\/1\.1 503 /.test(String(e))) return false;
+      throw e;
+    },
+  );
+
+/** Polls `fits(bytes)` until it answers `want` (a reservation ends once the server sees the probe's connection close). */
+const fitsSoon = async (bytes: number, want: boolean) => {
+  for (let i = 0; i < 100; i++) {
+    if ((await fits(bytes)) === want) return want;
+    await sleep(20);
+  }
+  return !want;
+};
+
+/** A connection to the server that has sent `parts`; what it receives is in `text()`. */
+const sendRaw = (...parts: Array<string | Uint8Array>) =>
+  new Promise<{ socket: Socket; text: () => string }>((resolve, reject) => {
+    const { hostname, port } = new URL(s.url);
+    let text = '';
+    const socket = connect(Number(port), hostname, () => {
+      for (const p of parts) socket.write(p);
+      resolve({ socket, text: () => text });
+    });
+    socket.on('data', (b) => (text += b.toString('latin1')));
+    socket.on('error', reject);
+  });
+
+const uploadHead = (length: number, extra = '') =>
+  `POST /api/v1/documents?name=raw.pdf HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/pdf\r\nContent-Length: ${length}\r\n${extra}\r\n`;
+
+/** Holds every upload at its inspection until `open` (a PDF thread busy for as long as the test says); counts those held. */
+const holdInspections = () => {
+  const inspector = s.container.resolve(T.PdfPool).inspector as { inspect: PdfInspector['inspect'] };
+  const inspect = inspector.inspect;
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((ok) => (open = ok));
+  let held = 0;
+  inspector.inspect = (bytes, limits) => async () => {
+    held++;
+    await opened;
+    return inspect(bytes, limits)();
+  };
+  return {
+    held: () => held,
+    open: () => {
+      inspector.inspect = inspect;
+      open();
+    },
+  };
+};
+
+const until = async (what: () => boolean) => {
+  for (let i = 0; i < 250 && !what(); i++) await sleep(20);
+  expect(what()).toBe(true);
+};
 
 const upload = (bytes: Uint8Array) => s.call('POST', '/api/v1/documents?name=next.pdf', { raw: { bytes, contentType: 'application/pdf' } });
 
@@ -54,6 +121,22 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
     await expect(s.holdUpload(1000, 'esig_test_nope')).rejects.toThrow(/was not taken: HTTP\/1\.1 401 /);
     const held = await s.holdUpload(1000);
     expect(await held.finish()).toMatch(/^HTTP\/1\.1 422 /);
+  });
+
+  it('lets a pipelined upload go when its connection closes before the answer ahead of it: what it held is not kept for good', async () => {
+    const inspections = holdInspections();
+    try {
+      // Two uploads on one connection: the second is read, and its answer waits for the first one's, which is held.
+      const c = await sendRaw(uploadHead(1000), new Uint8Array(1000).fill(0x41), uploadHead(60_000), new Uint8Array(60_000).fill(0x41));
+      await until(() => inspections.held() === 2);
+      // The client goes away before either is answered.
+      c.socket.destroy();
+      await sleep(100);
+    } finally {
+      inspections.open();
+    }
+    // Both are answered (to no one): nothing of them is held, and an upload of the largest size fits again.
+    expect(await fitsSoon(60_000, true)).toBe(true);
   });
 
   it('refuses a budget smaller than one upload of the largest size when it starts', async () => {
