@@ -11,7 +11,7 @@ const RETRY_AFTER_S = 5;
  * minute: without a bound, a few slow-to-read files followed by many large ones held gigabytes while they waited
  * their turn. Each upload reserves its `Content-Length` (the route's limit when it sends none), before a byte of it
  * is read; one that does not fit is answered 503 `server_busy` with `Retry-After`, and nothing of it is read. The
- * reservation ends with the response, however it ends.
+ * reservation ends when the upload is answered (its client there or not), or when its body is cut off.
  */
 export const uploadBudget = (
   limitBytes: number,
@@ -26,18 +26,27 @@ export const uploadBudget = (
     if (held + bytes > limitBytes)
       return reject(req, res, serverBusy(`The server is receiving too many uploads; retry after ${RETRY_AFTER_S} s.`, RETRY_AFTER_S));
     held += bytes;
-    const socket = req.socket;
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       held -= bytes;
-      socket.removeListener('close', release);
     };
-    res.once('close', release);
-    // A response queued behind another on its connection (pipelining) gets no 'close' of its own when the
-    // connection closes first: the connection's 'close' ends it then.
-    socket.once('close', release);
+    // Held until the upload is answered: a client that leaves once it has sent its body leaves it with the server,
+    // which still reads and stores it. (The connection's end is no sign: a response queued behind another on its
+    // connection, pipelined, gets no 'close' of its own when the connection closes first.)
+    const end = res.end;
+    res.end = function (this: Response, ...args: unknown[]) {
+      try {
+        return (end as (...a: unknown[]) => Response).apply(this, args);
+      } finally {
+        release();
+      }
+    } as Response['end'];
+    // A body cut off before its end is never handed on (the parser drops what it had): nothing is held then.
+    req.once('close', () => {
+      if (!req.complete) release();
+    });
     next();
   };
   return Object.assign(middleware, { held: () => held });

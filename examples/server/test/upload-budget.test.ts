@@ -18,14 +18,15 @@ const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 /** Whether an upload of `bytes` fits beside those held now (the server answers `100 Continue` rather than 503). */
 const fits = (bytes: number) =>
   s.holdUpload(bytes).then(
-    (held) => (held.destroy(), true),
+    // Its own reservation ends once the server sees its connection close.
+    async (held) => (held.destroy(), await sleep(50), true),
     (e: unknown) => {
       if (/was not taken: HTTP\/1\.1 503 /.test(String(e))) return false;
       throw e;
     },
   );
 
-/** Polls `fits(bytes)` until it answers `want` (a reservation ends once the server sees the probe's connection close). */
+/** Polls `fits(bytes)` until it answers `want`. */
 const fitsSoon = async (bytes: number, want: boolean) => {
   for (let i = 0; i < 100; i++) {
     if ((await fits(bytes)) === want) return want;
@@ -136,6 +137,22 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
       inspections.open();
     }
     // Both are answered (to no one): nothing of them is held, and an upload of the largest size fits again.
+    expect(await fitsSoon(60_000, true)).toBe(true);
+  });
+
+  it('keeps counting an upload whose client left after sending it, until the server is done with it', async () => {
+    const inspections = holdInspections();
+    try {
+      const c = await sendRaw(uploadHead(60_000), new Uint8Array(60_000).fill(0x41));
+      await until(() => inspections.held() === 1);
+      // The client goes away (it timed out, say): its 60 000 bytes are still held, read and stored.
+      c.socket.destroy();
+      await sleep(100);
+      expect(await fits(60_000)).toBe(false);
+    } finally {
+      inspections.open();
+    }
+    // Once it is answered (to no one), what it held is free.
     expect(await fitsSoon(60_000, true)).toBe(true);
   });
 
