@@ -58,7 +58,7 @@ export interface EsigHttpOptions {
   readonly maxUploadBytes: number;
   /**
    * The bytes of uploads this process holds at once, counted by their `Content-Length` (`maxUploadBytes` for one
-   * sent without). An upload that would pass it is answered 503 `server_busy`, with `Retry-After`, before its body
+   * sent without, or compressed). An upload that would pass it is answered 503 `server_busy`, with `Retry-After`, before its body
    * is read. Default: 8 × `maxUploadBytes`.
    */
   readonly maxUploadBytesInFlight?: number;

@@ -9,7 +9,7 @@ const RETRY_AFTER_S = 5;
  * Bounds the bytes of the uploads a process holds at once. An upload is held in memory from its first byte until
  * its answer (the inspector reads it whole, the store writes it whole), and each key may start hundreds a
  * minute: without a bound, a few slow-to-read files followed by many large ones held gigabytes while they waited
- * their turn. Each upload reserves its `Content-Length` (the route's limit when it sends none), before a byte of it
+ * their turn. Each upload reserves its `Content-Length` (the route's limit when it sends none, or sends it compressed), before a byte of it
  * is read; one that does not fit is answered 503 `server_busy` with `Retry-After`, and nothing of it is read. The
  * reservation ends when the upload is answered (its client there or not), or when its body is cut off.
  */
@@ -21,8 +21,12 @@ export const uploadBudget = (
   let held = 0;
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
     const declared = Number(req.headers['content-length']);
+    // A body sent compressed (Content-Encoding: gzip, deflate, br) is held decoded, up to the route's limit
+    // whatever its length: a few hundred bytes of gzip make the largest upload. It reserves the limit.
+    const encoding = req.headers['content-encoding'];
+    const encoded = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
     // A length over the route's limit is refused (413) by the body parser without reading it: reserve the limit.
-    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxUploadBytes) : maxUploadBytes;
+    const bytes = !encoded && Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxUploadBytes) : maxUploadBytes;
     if (held + bytes > limitBytes)
       return reject(req, res, serverBusy(`The server is receiving too many uploads; retry after ${RETRY_AFTER_S} s.`, RETRY_AFTER_S));
     held += bytes;

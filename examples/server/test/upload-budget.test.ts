@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PdfInspector } from '@esig/core';
@@ -153,6 +154,22 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
       inspections.open();
     }
     // Once it is answered (to no one), what it held is free.
+    expect(await fitsSoon(60_000, true)).toBe(true);
+  });
+
+  it('counts an upload sent compressed (Content-Encoding) at the largest size: it is held decoded, whatever its length', async () => {
+    const inspections = holdInspections();
+    try {
+      // 60 000 bytes, gzipped to about a hundred: the server inflates them to 60 000 before it inspects them.
+      const zipped = gzipSync(new Uint8Array(60_000).fill(0x41));
+      expect(zipped.length).toBeLessThan(1000);
+      const c = await sendRaw(uploadHead(zipped.length, 'Content-Encoding: gzip\r\n'), zipped);
+      await until(() => inspections.held() === 1);
+      expect(await fits(60_000)).toBe(false);
+      c.socket.destroy();
+    } finally {
+      inspections.open();
+    }
     expect(await fitsSoon(60_000, true)).toBe(true);
   });
 
