@@ -44,6 +44,17 @@ const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /**
+ * Whether a body sent as is (no `Content-Encoding`) declares more than `limit` bytes: the body parser would refuse it
+ * (413) only once it had read all of it, after a `100 Continue` to a client that waits for one.
+ */
+const declaredOver = (req: Request, limit: number) => {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false;
+  const declared = Number(req.headers['content-length']);
+  return Number.isSafeInteger(declared) && declared > limit;
+};
+
+/**
  * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the
  * connection closes after the answer instead of draining it.
  */
@@ -275,7 +286,11 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
               (req: Request, res: Response, next: NextFunction) => {
                 // No body at all (`req.is` is then null whatever the type): the handler says the file is missing.
                 if (!hasBody(req)) return next();
-                if (req.is('application/pdf')) return uploads(req, res, () => rawPdf(req, res, next));
+                if (req.is('application/pdf')) {
+                  // Refused from its headers, before any of it is sent (a multipart body may be longer than its file).
+                  if (declaredOver(req, opts.maxUploadBytes)) return rejectEarly(req, res, { _tag: 'PayloadTooLarge', limitBytes: opts.maxUploadBytes });
+                  return uploads(req, res, () => rawPdf(req, res, next));
+                }
                 if (req.is('multipart/form-data')) return uploads(req, res, () => multipart(req, res, next));
                 rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/pdf or multipart/form-data' });
               },
@@ -285,6 +300,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
               (req: Request, res: Response, next: NextFunction) => {
                 if (!hasBody(req)) return next();
                 if (!req.is('application/json')) return rejectEarly(req, res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+                if (declaredOver(req, opts.maxJsonBytes)) return rejectEarly(req, res, { _tag: 'PayloadTooLarge', limitBytes: opts.maxJsonBytes });
                 jsonParser(req, res, next);
               },
             ];

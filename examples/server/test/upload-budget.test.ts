@@ -173,6 +173,24 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
     expect(await fitsSoon(60_000, true)).toBe(true);
   });
 
+  it('answers 413 to a body declared over the limit from its headers, without `100 Continue` and without reading it', async () => {
+    // An upload: refused before a byte of it is sent (the client waits for `100 Continue`).
+    const taken = await s.holdUpload(10 * 64 * 1024).then(
+      (held) => (held.destroy(), 'taken: 100 Continue'),
+      (e: unknown) => String(e),
+    );
+    expect(taken).toMatch(/was not taken: HTTP\/1\.1 413 /);
+    // A JSON call over ESIG's JSON limit (1 MiB), the same.
+    const c = await sendRaw(
+      `POST /api/v1/signature-requests HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await until(() => c.text().includes('\r\n\r\n'));
+    expect(c.text()).toMatch(/^HTTP\/1\.1 413 /);
+    expect(c.text()).toMatch(/\r\nConnection: close\r\n/i);
+    expect(c.text()).toContain('"code":"payload_too_large"');
+    c.socket.destroy();
+  });
+
   it('refuses a budget smaller than one upload of the largest size when it starts', async () => {
     await expect(startTestServer({ ESIG_MAX_UPLOAD_BYTES: String(64 * 1024), ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT: String(1024) })).rejects.toThrow(
       /ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT/,
