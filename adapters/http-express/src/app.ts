@@ -253,7 +253,20 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const uploadBytesInFlight = opts.maxUploadBytesInFlight ?? 8 * opts.maxUploadBytes;
   // A smaller budget would refuse every upload of the largest size, for good.
   if (!(uploadBytesInFlight >= opts.maxUploadBytes)) throw new Error(`maxUploadBytesInFlight (${uploadBytesInFlight}) must be at least maxUploadBytes (${opts.maxUploadBytes})`);
-  const uploads = uploadBudget(uploadBytesInFlight, opts.maxUploadBytes, rejectEarly);
+  const uploadBytesPerTenant = opts.maxUploadBytesInFlightPerTenant ?? Math.max(opts.maxUploadBytes, Math.floor(uploadBytesInFlight / 2));
+  if (!(uploadBytesPerTenant >= opts.maxUploadBytes && uploadBytesPerTenant <= uploadBytesInFlight))
+    throw new Error(`maxUploadBytesInFlightPerTenant (${uploadBytesPerTenant}) must be from maxUploadBytes (${opts.maxUploadBytes}) to maxUploadBytesInFlight (${uploadBytesInFlight})`);
+  const uploads = uploadBudget({
+    limitBytes: uploadBytesInFlight,
+    perTenantBytes: uploadBytesPerTenant,
+    maxUploadBytes: opts.maxUploadBytes,
+    // Uploads come only from callers `guard` let through.
+    tenantOf: (res) => {
+      const t = locals(res).principal!.tenant;
+      return `${t.mode}:${t.orgId}`;
+    },
+    reject: rejectEarly,
+  });
   const multer1 = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
   // Any other fault of the multipart parser (no boundary, a truncated or garbled body) is the client's.
   const multipart = (req: Request, res: Response, next: NextFunction) =>

@@ -62,6 +62,12 @@ export interface EsigHttpOptions {
    * is read. Default: 8 × `maxUploadBytes`.
    */
   readonly maxUploadBytesInFlight?: number;
+  /**
+   * What one organization in one mode may hold of `maxUploadBytesInFlight`, so that no caller can take all of it from
+   * the others (a reservation is held from an upload's headers, while its body may still take `bodyTimeoutMs` to
+   * come). Default: half of it, and at least `maxUploadBytes`.
+   */
+  readonly maxUploadBytesInFlightPerTenant?: number;
   readonly maxJsonBytes: number;
   /** How long a request body may take to arrive (408 after). */
   readonly bodyTimeoutMs: number;

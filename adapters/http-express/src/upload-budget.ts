@@ -13,12 +13,23 @@ const RETRY_AFTER_S = 5;
  * is read; one that does not fit is answered 503 `server_busy` with `Retry-After`, and nothing of it is read. The
  * reservation ends when the upload is answered (its client there or not), or when its body is cut off.
  */
-export const uploadBudget = (
-  limitBytes: number,
-  maxUploadBytes: number,
-  reject: (req: Request, res: Response, e: ApiError) => void,
-) => {
+export const uploadBudget = (o: {
+  readonly limitBytes: number;
+  /**
+   * What one tenant (an organization in one mode) may hold of `limitBytes`. Reserving before the body arrives is what
+   * keeps a refused upload unread, but it also lets a caller hold its reservation while sending nothing, for as long as
+   * the body's read timeout: eight requests a minute of headers alone held the whole default budget, and every other
+   * tenant's uploads were refused. With a share, a tenant can take at most its share from the others.
+   */
+  readonly perTenantBytes: number;
+  readonly maxUploadBytes: number;
+  /** The caller's tenant, as a key; the middleware runs only for authenticated callers. */
+  readonly tenantOf: (res: Response) => string;
+  readonly reject: (req: Request, res: Response, e: ApiError) => void;
+}) => {
+  const { limitBytes, perTenantBytes, maxUploadBytes, reject } = o;
   let held = 0;
+  const byTenant = new Map<string, number>();
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
     const declared = Number(req.headers['content-length']);
     // A body sent compressed (Content-Encoding: gzip, deflate, br) is held decoded, up to the route's limit
@@ -27,14 +38,20 @@ export const uploadBudget = (
     const encoded = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
     // A length over the route's limit is refused (413) by the body parser without reading it: reserve the limit.
     const bytes = !encoded && Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxUploadBytes) : maxUploadBytes;
-    if (held + bytes > limitBytes)
+    const tenant = o.tenantOf(res);
+    const tenantHeld = byTenant.get(tenant) ?? 0;
+    if (held + bytes > limitBytes || tenantHeld + bytes > perTenantBytes)
       return reject(req, res, serverBusy(`The server is receiving too many uploads; retry after ${RETRY_AFTER_S} s.`, RETRY_AFTER_S));
     held += bytes;
+    byTenant.set(tenant, tenantHeld + bytes);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       held -= bytes;
+      const left = byTenant.get(tenant)! - bytes;
+      if (left === 0) byTenant.delete(tenant);
+      else byTenant.set(tenant, left);
     };
     // Held until the upload is answered: a client that leaves once it has sent its body leaves it with the server,
     // which still reads and stores it. (The connection's end is no sign: a response queued behind another on its
@@ -53,5 +70,5 @@ export const uploadBudget = (
     });
     next();
   };
-  return Object.assign(middleware, { held: () => held });
+  return Object.assign(middleware, { held: () => held, tenants: () => byTenant.size });
 };

@@ -15,6 +15,8 @@ export interface ServerConfig {
   readonly maxUploadBytes: number;
   /** Bytes of uploads held at once; more is answered 503 `server_busy` before the body is read. */
   readonly maxUploadBytesInFlight: number;
+  /** What one organization in one mode may hold of `maxUploadBytesInFlight`. */
+  readonly maxUploadBytesInFlightPerTenant: number;
   /** How long an upload may wait for a PDF thread before it is answered 503 `server_busy`. */
   readonly maxInspectWaitMs: number;
   /** How long a request body may take to arrive before 408 (ESIG_BODY_TIMEOUT_S). */
@@ -105,6 +107,8 @@ export const loadConfig = (env: Env): ServerConfig => {
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('ESIG_LOG_LEVEL must be debug, info, warn or error');
 
   const maxUploadBytes = int(env, 'ESIG_MAX_UPLOAD_BYTES', 25 * 1024 * 1024);
+  // At least one upload of the largest size must fit, in all and for one tenant.
+  const maxUploadBytesInFlight = int(env, 'ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT', 8 * maxUploadBytes, maxUploadBytes);
   return {
     port,
     host: env.ESIG_HOST || '0.0.0.0',
@@ -121,8 +125,14 @@ export const loadConfig = (env: Env): ServerConfig => {
       windowS: int(env, 'ESIG_RATE_LIMIT_WINDOW_S', 60),
     },
     maxUploadBytes,
-    // At least one upload of the largest size must fit.
-    maxUploadBytesInFlight: int(env, 'ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT', 8 * maxUploadBytes, maxUploadBytes),
+    maxUploadBytesInFlight,
+    maxUploadBytesInFlightPerTenant: int(
+      env,
+      'ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT_PER_TENANT',
+      Math.max(maxUploadBytes, Math.floor(maxUploadBytesInFlight / 2)),
+      maxUploadBytes,
+      maxUploadBytesInFlight,
+    ),
     maxInspectWaitMs: int(env, 'ESIG_MAX_INSPECT_WAIT_S', 10, 1, 86_400) * 1000,
     bodyTimeoutMs: int(env, 'ESIG_BODY_TIMEOUT_S', 60) * 1000,
     embedSessionTtlS: int(env, 'ESIG_EMBED_SESSION_TTL_S', 300),

@@ -134,6 +134,7 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         rateLimit: { perKey: config.rateLimit.perKey, perOrg: config.rateLimit.perOrg, perAddress: config.rateLimit.perAddress },
         maxUploadBytes: config.maxUploadBytes,
         maxUploadBytesInFlight: config.maxUploadBytesInFlight,
+        maxUploadBytesInFlightPerTenant: config.maxUploadBytesInFlightPerTenant,
         bodyTimeoutMs: config.bodyTimeoutMs,
         embedSessionTtlS: config.embedSessionTtlS,
         trustProxy: config.trustProxy,

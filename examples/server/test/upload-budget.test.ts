@@ -191,9 +191,32 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
     c.socket.destroy();
   });
 
+  it('lets one organization in one mode hold at most its share, so that it cannot take the whole budget from the others', async () => {
+    // A caller that sends an upload's headers and none of its body holds its reservation until the read timeout.
+    // The default share is half the budget, and at least one upload of the largest size: here 64 KiB of 100.
+    const held = await s.holdUpload('chunked');
+    try {
+      // Its own next upload, however small, is over its share.
+      const more = await s.call('POST', '/api/v1/documents?name=more.pdf', { raw: { bytes: new Uint8Array(1000).fill(0x41), contentType: 'application/pdf' } });
+      expect(more.status).toBe(503);
+      expect(more.body.code).toBe('server_busy');
+      // Another organization, and the same organization's live mode, still upload (a body that is no PDF: read, 422).
+      for (const key of [await s.newKey('other-org', 'test'), await s.newKey('default', 'live')]) {
+        const r = await s.call('POST', '/api/v1/documents?name=other.pdf', { key, raw: { bytes: new Uint8Array(30_000).fill(0x41), contentType: 'application/pdf' } });
+        expect(r.status).toBe(422);
+      }
+    } finally {
+      expect(await held.finish()).toMatch(/^HTTP\/1\.1 422 /);
+    }
+  });
+
   it('refuses a budget smaller than one upload of the largest size when it starts', async () => {
     await expect(startTestServer({ ESIG_MAX_UPLOAD_BYTES: String(64 * 1024), ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT: String(1024) })).rejects.toThrow(
       /ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT/,
     );
+    for (const share of [String(1024), String(200 * 1024)])
+      await expect(
+        startTestServer({ ESIG_MAX_UPLOAD_BYTES: String(64 * 1024), ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT: String(100 * 1024), ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT_PER_TENANT: share }),
+      ).rejects.toThrow(/ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT_PER_TENANT/);
   });
 });
