@@ -26,7 +26,7 @@ import { mountSigningPage } from './signing-page.js';
 import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 import { mountEmbedPage } from './embed-page.js';
 import { listenWithAppClasses } from './server-classes.js';
-import { uploadBudget } from './upload-budget.js';
+import { declaredLength, encoded, uploadBudget } from './upload-budget.js';
 
 interface Locals {
   requestId: string;
@@ -43,16 +43,14 @@ const isJson = (text: unknown): boolean => typeof text === 'string' && E.isRight
 const hasBody = (req: Request) =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
+/** The key under which a tenant's (an organization's, in one mode) reservations are counted. */
+const tenantKey = (p: Principal) => `${p.tenant.mode}:${p.tenant.orgId}`;
+
 /**
  * Whether a body sent as is (no `Content-Encoding`) declares more than `limit` bytes: the body parser would refuse it
  * (413) only once it had read all of it, after a `100 Continue` to a client that waits for one.
  */
-const declaredOver = (req: Request, limit: number) => {
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false;
-  const declared = Number(req.headers['content-length']);
-  return Number.isSafeInteger(declared) && declared > limit;
-};
+const declaredOver = (req: Request, limit: number) => !encoded(req) && declaredLength(req) > limit;
 
 /**
  * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the
@@ -211,7 +209,49 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     // Their bodies arrive within the read timeout, as the API's do: these endpoints need no credential.
     if (admitted(res, decision, oauthRateLimited(res))) oauthDeadline(req, res, () => oauth(req, res, next));
   });
-  if (opts.mcp) app.all(MCP_PATH, deadline, opts.mcp);
+  const uploadBytesInFlight = opts.maxUploadBytesInFlight ?? 8 * opts.maxUploadBytes;
+  // A smaller budget would refuse every upload of the largest size, for good.
+  if (!(uploadBytesInFlight >= opts.maxUploadBytes)) throw new Error(`maxUploadBytesInFlight (${uploadBytesInFlight}) must be at least maxUploadBytes (${opts.maxUploadBytes})`);
+  const uploadBytesPerTenant = opts.maxUploadBytesInFlightPerTenant ?? Math.max(opts.maxUploadBytes, Math.floor(uploadBytesInFlight / 2));
+  if (!(uploadBytesPerTenant >= opts.maxUploadBytes && uploadBytesPerTenant <= uploadBytesInFlight))
+    throw new Error(`maxUploadBytesInFlightPerTenant (${uploadBytesPerTenant}) must be from maxUploadBytes (${opts.maxUploadBytes}) to maxUploadBytesInFlight (${uploadBytesInFlight})`);
+  const uploads = uploadBudget({
+    limitBytes: uploadBytesInFlight,
+    perTenantBytes: uploadBytesPerTenant,
+    maxBytes: opts.maxUploadBytes,
+    // Uploads come only from callers `guard` let through.
+    tenantOf: (res) => tenantKey(locals(res).principal!),
+    reject: rejectEarly,
+  });
+  /**
+   * The tool server's bodies, held whole as uploads are (its upload tool takes a PDF as base64, up to
+   * `mcpMaxBodyBytes`), and not counted by the API's rate limits: a budget of their own, with the same sizes.
+   */
+  const mcpMaxBodyBytes = opts.mcpMaxBodyBytes ?? 40 * 1024 * 1024;
+  const mcpBodies = uploadBudget({
+    // One body of the largest size always fits.
+    limitBytes: Math.max(uploadBytesInFlight, mcpMaxBodyBytes),
+    perTenantBytes: Math.max(uploadBytesPerTenant, mcpMaxBodyBytes),
+    maxBytes: mcpMaxBodyBytes,
+    // Not the request's principal: the tool server's calls are not the API's, and are not logged as its calls.
+    tenantOf: (res) => (res.locals as { mcpTenant: string }).mcpTenant,
+    reject: rejectEarly,
+  });
+  /**
+   * A body larger than any JSON call of the API's is reserved from `mcpBodies` under its caller's tenant before it is
+   * read. The credential is looked up here for that (the tool server checks it again); a caller without a valid one
+   * passes on unreserved, and the tool server answers it 401 without reading its body.
+   */
+  const mcpGate = async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || !hasBody(req) || (!encoded(req) && declaredLength(req) <= opts.maxJsonBytes)) return next();
+    const m = /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '');
+    const principal = m === null ? null : await auth(m[1]!)();
+    if (principal === null || E.isLeft(principal)) return next();
+    (res.locals as { mcpTenant?: string }).mcpTenant = tenantKey(principal.right);
+    mcpBodies(req, res, next);
+  };
+
+  if (opts.mcp) app.all(MCP_PATH, deadline, mcpGate, opts.mcp);
 
   // 2. Authentication, then rate limiting by key and org (or by client address before a key is known).
   app.use(async (req, res, next) => {
@@ -250,23 +290,6 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
 
   const jsonParser = express.json({ limit: opts.maxJsonBytes, strict: true, type: () => true });
   const rawPdf = express.raw({ limit: opts.maxUploadBytes, type: () => true });
-  const uploadBytesInFlight = opts.maxUploadBytesInFlight ?? 8 * opts.maxUploadBytes;
-  // A smaller budget would refuse every upload of the largest size, for good.
-  if (!(uploadBytesInFlight >= opts.maxUploadBytes)) throw new Error(`maxUploadBytesInFlight (${uploadBytesInFlight}) must be at least maxUploadBytes (${opts.maxUploadBytes})`);
-  const uploadBytesPerTenant = opts.maxUploadBytesInFlightPerTenant ?? Math.max(opts.maxUploadBytes, Math.floor(uploadBytesInFlight / 2));
-  if (!(uploadBytesPerTenant >= opts.maxUploadBytes && uploadBytesPerTenant <= uploadBytesInFlight))
-    throw new Error(`maxUploadBytesInFlightPerTenant (${uploadBytesPerTenant}) must be from maxUploadBytes (${opts.maxUploadBytes}) to maxUploadBytesInFlight (${uploadBytesInFlight})`);
-  const uploads = uploadBudget({
-    limitBytes: uploadBytesInFlight,
-    perTenantBytes: uploadBytesPerTenant,
-    maxUploadBytes: opts.maxUploadBytes,
-    // Uploads come only from callers `guard` let through.
-    tenantOf: (res) => {
-      const t = locals(res).principal!.tenant;
-      return `${t.mode}:${t.orgId}`;
-    },
-    reject: rejectEarly,
-  });
   const multer1 = multer({ storage: multer.memoryStorage(), limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 5 } }).single('file');
   // Any other fault of the multipart parser (no boundary, a truncated or garbled body) is the client's.
   const multipart = (req: Request, res: Response, next: NextFunction) =>

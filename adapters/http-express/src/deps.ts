@@ -68,6 +68,11 @@ export interface EsigHttpOptions {
    * come). Default: half of it, and at least `maxUploadBytes`.
    */
   readonly maxUploadBytesInFlightPerTenant?: number;
+  /**
+   * The largest body `mcp` reads (`@esig/mcp`'s own limit, 40 MiB). A body of `/mcp` larger than `maxJsonBytes` is
+   * reserved, by its length or by this when it has none, from a budget of the same sizes as the uploads' own.
+   */
+  readonly mcpMaxBodyBytes?: number;
   readonly maxJsonBytes: number;
   /** How long a request body may take to arrive (408 after). */
   readonly bodyTimeoutMs: number;

@@ -2,6 +2,18 @@ import type { NextFunction, Request, Response } from 'express';
 import { serverBusy } from '@esig/core';
 import type { ApiError } from './problem.js';
 
+/** Whether a body is sent compressed (`Content-Encoding`): it is held decoded, whatever its length. */
+export const encoded = (req: Request): boolean => {
+  const encoding = req.headers['content-encoding'];
+  return encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
+};
+
+/** The body's declared length; NaN without a valid one (chunked). */
+export const declaredLength = (req: Request): number => {
+  const declared = Number(req.headers['content-length']);
+  return Number.isSafeInteger(declared) && declared >= 0 ? declared : Number.NaN;
+};
+
 /** The `Retry-After` of an upload turned away: uploads in flight finish within seconds, or time out. */
 const RETRY_AFTER_S = 5;
 
@@ -22,22 +34,21 @@ export const uploadBudget = (o: {
    * tenant's uploads were refused. With a share, a tenant can take at most its share from the others.
    */
   readonly perTenantBytes: number;
-  readonly maxUploadBytes: number;
+  /** The route's largest body: what a body of unknown length (chunked), or sent compressed, reserves. */
+  readonly maxBytes: number;
   /** The caller's tenant, as a key; the middleware runs only for authenticated callers. */
   readonly tenantOf: (res: Response) => string;
   readonly reject: (req: Request, res: Response, e: ApiError) => void;
 }) => {
-  const { limitBytes, perTenantBytes, maxUploadBytes, reject } = o;
+  const { limitBytes, perTenantBytes, maxBytes, reject } = o;
   let held = 0;
   const byTenant = new Map<string, number>();
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const declared = Number(req.headers['content-length']);
+    const declared = declaredLength(req);
     // A body sent compressed (Content-Encoding: gzip, deflate, br) is held decoded, up to the route's limit
-    // whatever its length: a few hundred bytes of gzip make the largest upload. It reserves the limit.
-    const encoding = req.headers['content-encoding'];
-    const encoded = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
-    // A length over the route's limit is refused (413) by the body parser without reading it: reserve the limit.
-    const bytes = !encoded && Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxUploadBytes) : maxUploadBytes;
+    // whatever its length: a few hundred bytes of gzip make the largest upload. It reserves the limit, as one of
+    // unknown length does. A length over the route's limit is refused (413) without reading it: reserve the limit.
+    const bytes = encoded(req) || Number.isNaN(declared) ? maxBytes : Math.min(declared, maxBytes);
     const tenant = o.tenantOf(res);
     const tenantHeld = byTenant.get(tenant) ?? 0;
     if (held + bytes > limitBytes || tenantHeld + bytes > perTenantBytes)

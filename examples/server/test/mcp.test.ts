@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpsReceiver } from '@esig/testkit/https-receiver';
@@ -401,6 +401,46 @@ describe('the tool server', () => {
     expect(r.isError).toBe(true);
     expect(JSON.stringify(r.content)).toContain('insufficient_scope');
     await client.close();
+  });
+
+  it('holds its large bodies within a budget per organization and mode, refusing one more before reading it', async () => {
+    // The tool server is not rate limited itself, and reads bodies of up to 40 MiB (a PDF as base64) whole: a caller
+    // that sends a large body's headers and then nothing held it, as many at once as it liked.
+    const t = await connectAgent();
+    /** A POST of `length` declared bytes that waits for `100 Continue` before its body: the first answer it gets. */
+    const post = (length: number, bearer = t.access_token) =>
+      new Promise<{ head: string; socket: import('node:net').Socket }>((resolve, reject) => {
+        const { hostname, port } = new URL(s.url);
+        let text = '';
+        const socket = connect(Number(port), hostname, () =>
+          socket.write(
+            `POST /mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+          ),
+        );
+        socket.on('data', (b) => {
+          text += b.toString('latin1');
+          if (text.includes('\r\n\r\n')) resolve({ head: text.slice(0, text.indexOf('\r\n')), socket });
+        });
+        socket.on('error', reject);
+      });
+    // Half of the default budget (8 × 25 MiB) is one tenant's share: two bodies of 40 MB fit, a third does not.
+    const held = [await post(40_000_000), await post(40_000_000)];
+    try {
+      expect(held.map((h) => h.head)).toEqual(['HTTP/1.1 100 Continue', 'HTTP/1.1 100 Continue']);
+      const third = await post(40_000_000);
+      expect(third.head).toBe('HTTP/1.1 503 Service Unavailable');
+      third.socket.destroy();
+      // Small calls are not counted: the same agent's tool calls go on.
+      const client = await mcpClient(t.access_token);
+      expect((await client.callTool({ name: 'list_documents', arguments: { limit: 1 } })).isError).toBeFalsy();
+      await client.close();
+      // A caller without a valid token reserves nothing: it is answered 401 before any of its body is sent.
+      const stranger = await post(40_000_000, 'esig_oat_nope');
+      stranger.socket.destroy();
+      expect(stranger.head).toBe('HTTP/1.1 401 Unauthorized');
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
   });
 
   it('rate limits apply to tool calls per token: a 429 comes back as an isError result with the wait, not retried', async () => {
