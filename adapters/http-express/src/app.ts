@@ -26,7 +26,8 @@ import { mountSigningPage } from './signing-page.js';
 import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 import { mountEmbedPage } from './embed-page.js';
 import { listenWithAppClasses } from './server-classes.js';
-import { declaredLength, encoded, uploadBudget } from './upload-budget.js';
+import { uploadBudget } from './upload-budget.js';
+import { declaredLength, declaredOver, encoded } from './body-length.js';
 
 interface Locals {
   requestId: string;
@@ -46,11 +47,6 @@ const hasBody = (req: Request) =>
 /** The key under which a tenant's (an organization's, in one mode) reservations are counted. */
 const tenantKey = (p: Principal) => `${p.tenant.mode}:${p.tenant.orgId}`;
 
-/**
- * Whether a body sent as is (no `Content-Encoding`) declares more than `limit` bytes: the body parser would refuse it
- * (413) only once it had read all of it, after a `100 Continue` to a client that waits for one.
- */
-const declaredOver = (req: Request, limit: number) => !encoded(req) && declaredLength(req) > limit;
 
 /**
  * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the

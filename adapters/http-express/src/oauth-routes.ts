@@ -17,6 +17,7 @@ import {
 } from '@esig/core';
 import type { EsigHttpDeps } from './deps.js';
 import { noteFault } from './send.js';
+import { declaredOver } from './body-length.js';
 
 /** The tool server's path and the paths of the authorization server's endpoints. */
 export const MCP_PATH = '/mcp';
@@ -104,6 +105,9 @@ const errorPage = (message: string) =>
  * documents (RFC 9728, RFC 8414), dynamic registration (RFC 7591), the consent page, the token endpoint
  * (authorization_code with PKCE S256, refresh_token with rotation) and revocation (RFC 7009).
  */
+/** The largest body of an OAuth call (a registration's metadata, a form). */
+const OAUTH_BODY_LIMIT = 64 * 1024;
+
 export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata: ClientMetadataFetcher }, publicUrl: string): express.Router => {
   const router = express.Router();
   const issuer = publicUrl.replace(/\/$/, '');
@@ -111,8 +115,14 @@ export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata
   const publicOrigin = new URL(issuer).origin;
   const resolve = resolveOAuthClient({ stores: deps.stores, metadata: deps.clientMetadata, clock: deps.clock });
   const keyAuth = authenticate(deps);
-  const form = express.urlencoded({ extended: false, limit: '64kb' });
-  const json = express.json({ limit: '64kb' });
+  const form = express.urlencoded({ extended: false, limit: OAUTH_BODY_LIMIT });
+  const json = express.json({ limit: OAUTH_BODY_LIMIT });
+  // A body declared over the limit is refused from its headers, unread (as the parsers' own 413, below).
+  router.use((req, res, next) => {
+    if (!declaredOver(req, OAUTH_BODY_LIMIT)) return next();
+    res.setHeader('Connection', 'close');
+    next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
+  });
 
   router.get(PROTECTED_RESOURCE_METADATA_PATH, cors, (_req, res) =>
     void res.json({ resource, authorization_servers: [issuer], scopes_supported: OAUTH_SCOPES, bearer_methods_supported: ['header'], resource_name: 'esig' }),

@@ -29,6 +29,7 @@ import { SIGNING_BASE, SIGNING_PATH, json, op, pdf, signer, toExpressPath } from
 import { setRoutePattern } from './log-path.js';
 import { sendProblem, sendReply } from './send.js';
 import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
+import { declaredOver } from './body-length.js';
 
 /** The signer's view as JSON (docs/signer-api.md): only what this recipient may see. */
 export const presentSignerView = (v: SignerView): SignerViewResource => ({
@@ -141,9 +142,12 @@ const clientOf = (req: Request): ClientInfo => ({ ip: req.ip ?? null, userAgent:
  * missing body counts as `{}`), within `deadline`. A write with an `Idempotency-Key` (see `SignerRoute.write`) runs
  * under the key's record once the link is known: an unknown link is `404` before any record is looked up.
  */
+/** The largest body of a signer call: a drawn signature is at most a 200 kB data URL. */
+const SIGNER_JSON_LIMIT = 512 * 1024;
+
 export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: RequestHandler, deps: EsigHttpDeps): express.Router => {
   const router = express.Router();
-  const jsonParser = express.json({ limit: 512 * 1024, strict: true, type: () => true });
+  const jsonParser = express.json({ limit: SIGNER_JSON_LIMIT, strict: true, type: () => true });
 
   const precheck = (route: AnySignerRoute) => (req: Request, res: Response, next: NextFunction) => {
     setRoutePattern(res, route.path);
@@ -151,6 +155,11 @@ export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: 
     if (E.isLeft(token)) return sendProblem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
     if (route.body !== undefined && req.headers['content-type'] !== undefined && !req.is('application/json'))
       return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
+    if (route.body !== undefined && declaredOver(req, SIGNER_JSON_LIMIT)) {
+      // Unread: the connection cannot be reused.
+      res.setHeader('Connection', 'close');
+      return sendProblem(res, { _tag: 'PayloadTooLarge', limitBytes: SIGNER_JSON_LIMIT });
+    }
     next();
   };
 

@@ -1,18 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { serverBusy } from '@esig/core';
 import type { ApiError } from './problem.js';
-
-/** Whether a body is sent compressed (`Content-Encoding`): it is held decoded, whatever its length. */
-export const encoded = (req: Request): boolean => {
-  const encoding = req.headers['content-encoding'];
-  return encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
-};
-
-/** The body's declared length; NaN without a valid one (chunked). */
-export const declaredLength = (req: Request): number => {
-  const declared = Number(req.headers['content-length']);
-  return Number.isSafeInteger(declared) && declared >= 0 ? declared : Number.NaN;
-};
+import { declaredLength, encoded } from './body-length.js';
 
 /** The `Retry-After` of an upload turned away: uploads in flight finish within seconds, or time out. */
 const RETRY_AFTER_S = 5;

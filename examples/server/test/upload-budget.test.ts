@@ -189,6 +189,22 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
     expect(c.text()).toMatch(/\r\nConnection: close\r\n/i);
     expect(c.text()).toContain('"code":"payload_too_large"');
     c.socket.destroy();
+    // The signer API (a well-formed link: the body's size is judged before the link is looked up) and the OAuth
+    // endpoints, the same, each in its own shape.
+    const declared = (path: string, length: number, type = 'application/json') =>
+      sendRaw(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`);
+    for (const [path, type, body] of [
+      [`/api/v1/signing/${'A'.repeat(43)}/sign`, 'application/json', '"code":"payload_too_large"'],
+      ['/oauth/token', 'application/x-www-form-urlencoded', '"error":"invalid_request"'],
+      ['/oauth/register', 'application/json', '"error":"invalid_client_metadata"'],
+    ] as const) {
+      const r = await declared(path, 10 * 1024 * 1024, type);
+      await until(() => r.text().includes('\r\n\r\n'));
+      expect(r.text(), path).toMatch(/^HTTP\/1\.1 413 /);
+      expect(r.text(), path).toMatch(/\r\nConnection: close\r\n/i);
+      await until(() => r.text().includes(body));
+      r.socket.destroy();
+    }
   });
 
   it('lets one organization in one mode hold at most its share, so that it cannot take the whole budget from the others', async () => {
