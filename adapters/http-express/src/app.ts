@@ -243,6 +243,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     const m = /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '');
     const principal = m === null ? null : await auth(m[1]!)();
     if (principal === null || E.isLeft(principal)) return next();
+    // Over the tool server's own limit: its parser would read all of it before refusing it (as a JSON-RPC parse error).
+    if (declaredOver(req, mcpMaxBodyBytes)) return rejectEarly(req, res, { _tag: 'PayloadTooLarge', limitBytes: mcpMaxBodyBytes });
     (res.locals as { mcpTenant?: string }).mcpTenant = tenantKey(principal.right);
     mcpBodies(req, res, next);
   };

@@ -24,7 +24,7 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
     response: { status: 201, codec: c.DocumentResource, description: 'The stored document.' },
     errors: {
       invalid_document: 'the file is not a readable PDF (corrupt, encrypted, no pages)',
-      server_busy: 'the server holds or is reading as many uploads as it can; nothing was read or stored: send it again after `Retry-After` seconds',
+      server_busy: 'the server holds as many uploads as it can (refused before the body is read), or this one waited too long for a PDF thread; nothing was stored: send it again after `Retry-After` seconds',
     },
     handle: ({ principal, upload, query }) =>
       pipe(

@@ -435,6 +435,10 @@ describe('the tool server', () => {
       expect((await client.callTool({ name: 'list_documents', arguments: { limit: 1 } })).isError).toBeFalsy();
       await client.close();
       // A caller without a valid token reserves nothing: it is answered 401 before any of its body is sent.
+      // A body over the tool server's 40 MiB is refused from its headers, not read and then called a parse error.
+      const over = await post(40 * 1024 * 1024 + 1);
+      over.socket.destroy();
+      expect(over.head).toBe('HTTP/1.1 413 Payload Too Large');
       const stranger = await post(40_000_000, 'esig_oat_nope');
       stranger.socket.destroy();
       expect(stranger.head).toBe('HTTP/1.1 401 Unauthorized');
