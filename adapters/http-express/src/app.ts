@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import type { DomainError, Principal, RateDecision } from '@esig/core';
-import { admitApiKey, authenticate, composeKeyAdmission, credentialId, principalBuckets, hasScope, keyIdOf, insufficientScope, validationFailed } from '@esig/core';
+import { admitApiKey, authenticate, authenticateAccessToken, composeKeyAdmission, credentialId, principalBuckets, hasScope, keyIdOf, insufficientScope, validationFailed } from '@esig/core';
 import { UploadForm } from './codecs.js';
 import { decode, decodeEach } from './decode.js';
 import type { EsigHttpDeps, EsigHttpOptions } from './deps.js';
@@ -114,6 +114,8 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const logs = createLogBuffer(deps.uow, deps.logger);
   const openApi = JSON.stringify(buildOpenApi(routes, signerRoutes, opts.publicUrl));
   const auth = authenticate(deps);
+  /** The tool server takes OAuth access tokens only. */
+  const accessToken = authenticateAccessToken(deps);
   const admit = admitApiKey({ keyAdmission: deps.keyAdmission ?? composeKeyAdmission(deps.stores.apiKeys, deps.rateLimiter), crypto: deps.crypto });
   const keyLimits = { perKey: opts.rateLimit.perKey, perOrg: opts.rateLimit.perOrg };
   /** The window of a caller known only by its address: signing pages, OAuth endpoints, calls without a valid key. */
@@ -241,7 +243,7 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
   const mcpGate = async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'POST' || !hasBody(req) || (!encoded(req) && declaredLength(req) <= opts.maxJsonBytes)) return next();
     const m = /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '');
-    const principal = m === null ? null : await auth(m[1]!)();
+    const principal = m === null ? null : await accessToken(m[1]!)();
     if (principal === null || E.isLeft(principal)) return next();
     // Over the tool server's own limit: its parser would read all of it before refusing it (as a JSON-RPC parse error).
     if (declaredOver(req, mcpMaxBodyBytes)) return rejectEarly(req, res, { _tag: 'PayloadTooLarge', limitBytes: mcpMaxBodyBytes });

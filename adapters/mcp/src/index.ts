@@ -50,7 +50,15 @@ export interface McpServerOptions {
   /** The `fetch` the tools' API client uses (default the global one). */
   readonly fetch?: typeof fetch;
   readonly version?: string;
+  /**
+   * The largest body read, in bytes (default 40 MiB): an `upload_document` call carries its PDF as base64, a third
+   * larger than the file. Give the HTTP adapter's `mcpMaxBodyBytes` the same value.
+   */
+  readonly maxBodyBytes?: number;
 }
+
+/** The default of `McpServerOptions.maxBodyBytes`: room for a 25 MiB PDF as base64. */
+export const DEFAULT_MCP_MAX_BODY_BYTES = 40 * 1024 * 1024;
 
 const problemText = (e: unknown): CallToolResult => {
   if (e instanceof EsigError) {
@@ -108,7 +116,7 @@ export const createMcpHandler = (opts: McpServerOptions): RequestHandler => {
   const publicUrl = opts.publicUrl.replace(/\/$/, '');
   const origins = new Set([new URL(publicUrl).origin, ...(opts.allowedOrigins ?? [])]);
   const metadataUrl = `${publicUrl}/.well-known/oauth-protected-resource/mcp`;
-  const json = express.json({ limit: '40mb' });
+  const json = express.json({ limit: opts.maxBodyBytes ?? DEFAULT_MCP_MAX_BODY_BYTES });
   const apiBase = typeof opts.apiBaseUrl === 'function' ? opts.apiBaseUrl : () => opts.apiBaseUrl as string;
   const version = opts.version ?? '0.1.0';
 

@@ -100,7 +100,7 @@ export const TOOLS: readonly EsigTool[] = [
   {
     name: 'upload_document',
     description:
-      'Uploads a PDF to be signed, given as base64 in contentBase64 (at most 25 MiB decoded). Returns the new Document with its id (doc_…), status UPLOADED and pageCount. A corrupt, encrypted or empty PDF is refused with invalid_document.',
+      'Uploads a PDF to be signed, given as base64 in contentBase64 (at most the server’s upload limit decoded: 25 MiB unless its operator set another). Returns the new Document with its id (doc_…), status UPLOADED and pageCount. A corrupt, encrypted or empty PDF is refused with invalid_document.',
     inputSchema: {
       type: 'object',
       properties: {

@@ -11,7 +11,7 @@ import { createSmtpTransport } from '@esig/mailer-smtp';
 import { createPdfWorkerPool } from '@esig/pdf-pdflib';
 import { createAesGcmSecretBox, createUlidGenerator, nodeCrypto, systemClock } from '@esig/runtime-node';
 import { createClientMetadataFetcher, createHttpsWebhookSender } from '@esig/webhook-https';
-import { createMcpHandler } from '@esig/mcp';
+import { DEFAULT_MCP_MAX_BODY_BYTES, createMcpHandler } from '@esig/mcp';
 import type { ServerConfig } from './config.js';
 import type { Database } from './database.js';
 import { createJsonLogger } from './logger.js';
@@ -19,6 +19,9 @@ import { loadMasterKey } from './master-key.js';
 import { T } from './tokens.js';
 
 const USER_AGENT = 'esig-webhooks/1.0';
+
+/** The largest `/mcp` body: an upload of the largest size as base64 (4 bytes for every 3), and room for the call. */
+const mcpMaxBodyBytes = (maxUploadBytes: number) => Math.max(DEFAULT_MCP_MAX_BODY_BYTES, Math.ceil(maxUploadBytes / 3) * 4 + 1024 * 1024);
 
 /**
  * The composition root: the only place that reads the environment and wires adapters to the core's ports.
@@ -138,7 +141,9 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         bodyTimeoutMs: config.bodyTimeoutMs,
         embedSessionTtlS: config.embedSessionTtlS,
         trustProxy: config.trustProxy,
+        mcpMaxBodyBytes: mcpMaxBodyBytes(config.maxUploadBytes),
         mcp: createMcpHandler({
+          maxBodyBytes: mcpMaxBodyBytes(config.maxUploadBytes),
           publicUrl: config.publicUrl,
           apiBaseUrl: () => r.resolve(T.SelfUrl).url,
           allowedOrigins: config.mcpAllowedOrigins,

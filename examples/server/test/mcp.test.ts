@@ -447,6 +447,44 @@ describe('the tool server', () => {
     }
   });
 
+  it('reads a body as large as an upload of the server’s largest size as base64, when that is over 40 MiB', async () => {
+    // ESIG_MAX_UPLOAD_BYTES of 45 MiB: its base64 is 60 MiB, past the tool server's default limit.
+    const bigPort = await freePort();
+    const big = await startTestServer({
+      ESIG_PORT: String(bigPort),
+      ESIG_PUBLIC_URL: `http://127.0.0.1:${bigPort}`,
+      ESIG_MAX_UPLOAD_BYTES: String(45 * 1024 * 1024),
+      ESIG_RATE_LIMIT_ADDRESS: '100000',
+    });
+    try {
+      const res = `${big.url}/mcp`;
+      const client = (await (await fetch(`${big.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Big', redirect_uris: [REDIRECT] }) })).json()) as { client_id: string };
+      const p = pkce();
+      const consent = { client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: 'S256', resource: res };
+      const post = await fetch(`${big.url}/oauth/authorize`, { ...form({ ...consent, api_key: big.key, decision: 'allow' }), redirect: 'manual' });
+      const code = new URL(post.headers.get('location')!).searchParams.get('code')!;
+      const t = (await (await fetch(`${big.url}/oauth/token`, form({ grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, redirect_uri: REDIRECT, resource: res }))).json()) as { access_token: string };
+      const { hostname, port } = new URL(big.url);
+      /** The first answer to a POST of `length` declared bytes that waits for `100 Continue`. */
+      const head = (length: number) =>
+        new Promise<string>((resolve, reject) => {
+          let text = '';
+          const socket = connect(Number(port), hostname, () =>
+            socket.write(`POST /mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${t.access_token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`),
+          );
+          socket.on('data', (b) => {
+            text += b.toString('latin1');
+            if (text.includes('\r\n\r\n')) (socket.destroy(), resolve(text.slice(0, text.indexOf('\r\n'))));
+          });
+          socket.on('error', reject);
+        });
+      expect(await head(Math.ceil((45 * 1024 * 1024) / 3) * 4 + 1000)).toBe('HTTP/1.1 100 Continue');
+      expect(await head(62 * 1024 * 1024)).toBe('HTTP/1.1 413 Payload Too Large');
+    } finally {
+      await big.close();
+    }
+  });
+
   it('rate limits apply to tool calls per token: a 429 comes back as an isError result with the wait, not retried', async () => {
     const t = await connectAgent();
     const client = await mcpClient(t.access_token);
