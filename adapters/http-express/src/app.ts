@@ -47,7 +47,6 @@ const hasBody = (req: Request) =>
 /** The key under which a tenant's (an organization's, in one mode) reservations are counted. */
 const tenantKey = (p: Principal) => `${p.tenant.mode}:${p.tenant.orgId}`;
 
-
 /**
  * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the
  * connection closes after the answer instead of draining it.

@@ -79,8 +79,9 @@ const continueOnRead = (req: http.IncomingMessage, res: http.ServerResponse) => 
 /**
  * Express's own `app.listen` (the same arguments; a callback is also called with a failed listen's error), on a
  * server made with `serverClassesFor(app)`, which hands what its HTTP parser refuses and `CONNECT` requests to
- * `offRoute`, and answers `Expect: 100-continue` when the app reads the body (`continueOnRead`). A request expecting something other than `100-continue` is served as if it expected nothing (RFC
- * 9110 lets a server ignore an expectation), where Node would answer a bare 417 that the app never sees.
+ * `offRoute`, and answers `Expect: 100-continue` when the app reads the body (`continueOnRead`). A request
+ * expecting something other than `100-continue` is served as if it expected nothing (RFC 9110 lets a server ignore
+ * an expectation), where Node would answer a bare 417 that the app never sees.
  */
 export const listenWithAppClasses = (app: express.Express, offRoute: OffRoute = {}): ((...args: unknown[]) => http.Server) => {
   const classes = serverClassesFor(app);

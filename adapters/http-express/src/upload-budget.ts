@@ -10,9 +10,10 @@ const RETRY_AFTER_S = 5;
  * Bounds the bytes of the uploads a process holds at once. An upload is held in memory from its first byte until
  * its answer (the inspector reads it whole, the store writes it whole), and each key may start hundreds a
  * minute: without a bound, a few slow-to-read files followed by many large ones held gigabytes while they waited
- * their turn. Each upload reserves its `Content-Length` (the route's limit when it sends none, or sends it compressed), before a byte of it
- * is read; one that does not fit is answered 503 `server_busy` with `Retry-After`, and nothing of it is read. The
- * reservation ends when the upload is answered (its client there or not), or when its body is cut off.
+ * their turn. Each upload reserves its `Content-Length` (the route's limit when it sends none, or sends it
+ * compressed) before a byte of it is read; one that does not fit is answered 503 `server_busy` with `Retry-After`,
+ * and nothing of it is read. The reservation ends when the upload is answered (its client there or not), or when its
+ * body is cut off.
  */
 export const uploadBudget = (o: {
   readonly limitBytes: number;
@@ -70,5 +71,5 @@ export const uploadBudget = (o: {
     });
     next();
   };
-  return Object.assign(middleware, { held: () => held, tenants: () => byTenant.size });
+  return middleware;
 };
