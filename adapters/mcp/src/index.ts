@@ -152,10 +152,12 @@ export const createMcpHandler = (opts: McpServerOptions): RequestHandler => {
       const esig = new Esig({ apiKey: token, baseUrl: apiBase(), maxRetries: 0, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
       const server = buildServer(TOOLS, esig, version);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => {
+      // Closed once the call is answered, not when its client leaves: a transport closed before its tools have
+      // answered never answers, and a response never ended keeps what the HTTP adapter reserved for its body.
+      const closeAll = () => {
         void transport.close();
         void server.close();
-      });
+      };
       // Invalid params are refused by us, as -32602 with a sentence: the SDK parses a request's params before any
       // handler of ours runs, and answers -32603 with its schema's issues as JSON (or -32700 for the whole body).
       // The refusal goes out between the transport, which has still checked the headers and the protocol version,
@@ -176,6 +178,8 @@ export const createMcpHandler = (opts: McpServerOptions): RequestHandler => {
         await transport.handleRequest(req, res, screened.body);
       } catch {
         if (!res.headersSent) res.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      } finally {
+        closeAll();
       }
     });
   };

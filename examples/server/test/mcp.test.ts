@@ -8,6 +8,7 @@ import { makePdf } from '@esig/testkit/pdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { startTestServer } from './harness.js';
+import { T } from '../src/tokens.js';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -482,6 +483,69 @@ describe('the tool server', () => {
       expect(await head(62 * 1024 * 1024)).toBe('HTTP/1.1 413 Payload Too Large');
     } finally {
       await big.close();
+    }
+  });
+
+  it('lets a large body go once a tool call ends whose client left before its answer, so no tenant is refused for good', async () => {
+    // A budget of one 40 MiB body for everyone (the tool server's limit; uploads of 64 KiB at most).
+    const port = await freePort();
+    const small = await startTestServer({
+      ESIG_PORT: String(port),
+      ESIG_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ESIG_MAX_UPLOAD_BYTES: String(64 * 1024),
+      ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT: String(100 * 1024),
+      ESIG_RATE_LIMIT_ADDRESS: '100000',
+    });
+    try {
+      const res = `${small.url}/mcp`;
+      const agentOf = async (key: string) => {
+        const client = (await (await fetch(`${small.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Left', redirect_uris: [REDIRECT] }) })).json()) as { client_id: string };
+        const p = pkce();
+        const consent = { client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: 'S256', resource: res };
+        const post = await fetch(`${small.url}/oauth/authorize`, { ...form({ ...consent, api_key: key, decision: 'allow' }), redirect: 'manual' });
+        const code = new URL(post.headers.get('location')!).searchParams.get('code')!;
+        return ((await (await fetch(`${small.url}/oauth/token`, form({ grant_type: 'authorization_code', code, code_verifier: p.verifier, client_id: client.client_id, redirect_uri: REDIRECT, resource: res }))).json()) as { access_token: string }).access_token;
+      };
+      const mallory = await agentOf(small.key);
+      const alice = await agentOf(await small.newKey('alice', 'test'));
+      const { hostname, port: p } = new URL(small.url);
+      const send = (text: string) =>
+        new Promise<{ socket: import('node:net').Socket; text: () => string }>((resolve, reject) => {
+          let got = '';
+          const socket = connect(Number(p), hostname, () => (socket.write(text), resolve({ socket, text: () => got })));
+          socket.on('data', (b) => (got += b.toString('latin1')));
+          socket.on('error', reject);
+        });
+      const until = async (what: () => boolean) => {
+        for (let i = 0; i < 250 && !what(); i++) await new Promise((ok) => setTimeout(ok, 20));
+      };
+      /** The first answer to a 40 MB POST that waits for `100 Continue`. */
+      const head = async (bearer: string) => {
+        const c = await send(`POST /mcp HTTP/1.1\r\nHost: ${hostname}:${p}\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 40000000\r\nExpect: 100-continue\r\n\r\n`);
+        await until(() => c.text().includes('\r\n\r\n'));
+        c.socket.destroy();
+        await new Promise((ok) => setTimeout(ok, 50));
+        return c.text().slice(0, c.text().indexOf('\r\n'));
+      };
+      expect(await head(alice)).toBe('HTTP/1.1 100 Continue');
+      // A tool call that takes a while (its API call is slow), in a 2 MB body: the client sends it all, then leaves.
+      const docs = small.container.resolve(T.Stores).documents;
+      const list = docs.list.bind(docs);
+      let listed = 0;
+      docs.list = (tenant, q) => async () => (await new Promise((ok) => setTimeout(ok, 300)), listed++, list(tenant, q)());
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_documents', arguments: { limit: 1 } } }) + ' '.repeat(2_000_000);
+      const left = await send(
+        `POST /mcp HTTP/1.1\r\nHost: ${hostname}:${p}\r\nAuthorization: Bearer ${mallory}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      await new Promise((ok) => setTimeout(ok, 150));
+      left.socket.destroy();
+      await until(() => listed === 1);
+      docs.list = list;
+      await new Promise((ok) => setTimeout(ok, 200));
+      // The call is over: what it held is free again, for the other organization too.
+      expect(await head(alice)).toBe('HTTP/1.1 100 Continue');
+    } finally {
+      await small.close();
     }
   });
 
