@@ -27,7 +27,7 @@ import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 import { mountEmbedPage } from './embed-page.js';
 import { listenWithAppClasses } from './server-classes.js';
 import { uploadBudget } from './upload-budget.js';
-import { declaredLength, declaredOver, encoded } from './body-length.js';
+import { declaredOver } from './body-length.js';
 
 interface Locals {
   requestId: string;
@@ -235,12 +235,13 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     reject: rejectEarly,
   });
   /**
-   * A body larger than any JSON call of the API's is reserved from `mcpBodies` under its caller's tenant before it is
-   * read. The credential is looked up here for that (the tool server checks it again); a caller without a valid one
-   * passes on unreserved, and the tool server answers it 401 without reading its body.
+   * Every body is reserved from `mcpBodies` under its caller's tenant before it is read, small ones too: the tool
+   * server has no rate limit, so bodies left uncounted (up to `maxJsonBytes` each) could be held as many at once as
+   * a caller liked. The credential is looked up here for that (the tool server checks it again); a caller without a
+   * valid one passes on unreserved, and the tool server answers it 401 without reading its body.
    */
   const mcpGate = async (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'POST' || !hasBody(req) || (!encoded(req) && declaredLength(req) <= opts.maxJsonBytes)) return next();
+    if (req.method !== 'POST' || !hasBody(req)) return next();
     const m = /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '');
     const principal = m === null ? null : await accessToken(m[1]!)();
     if (principal === null || E.isLeft(principal)) return next();

@@ -69,8 +69,8 @@ export interface EsigHttpOptions {
    */
   readonly maxUploadBytesInFlightPerTenant?: number;
   /**
-   * The largest body `mcp` reads (`@esig/mcp`'s own limit, 40 MiB). A body of `/mcp` larger than `maxJsonBytes` is
-   * reserved, by its length or by this when it has none, from a budget of the same sizes as the uploads' own.
+   * The largest body `mcp` reads (`@esig/mcp`'s own limit, 40 MiB). Every body of `/mcp` (of a caller with a valid access
+   * token) is reserved, by its length or by this when it has none, from a budget of the same sizes as the uploads' own.
    */
   readonly mcpMaxBodyBytes?: number;
   readonly maxJsonBytes: number;

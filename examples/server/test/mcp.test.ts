@@ -486,8 +486,22 @@ describe('the tool server', () => {
     }
   });
 
-  it('lets a large body go once a tool call ends whose client left before its answer, so no tenant is refused for good', async () => {
-    // A budget of one 40 MiB body for everyone (the tool server's limit; uploads of 64 KiB at most).
+  /**
+   * A server whose budget of `/mcp` bodies is one 40 MiB body for everyone (the tool server's limit; uploads of
+   * 64 KiB at most), two agents of two organizations, and a raw connection to it.
+   */
+  const withSmallBudget = async (
+    test: (o: {
+      small: TestServer;
+      mallory: string;
+      alice: string;
+      send: (text: string) => Promise<{ socket: import('node:net').Socket; text: () => string }>;
+      until: (what: () => boolean) => Promise<void>;
+      head: (bearer: string) => Promise<string>;
+      hostname: string;
+      p: string;
+    }) => Promise<void>,
+  ) => {
     const port = await freePort();
     const small = await startTestServer({
       ESIG_PORT: String(port),
@@ -499,7 +513,7 @@ describe('the tool server', () => {
     try {
       const res = `${small.url}/mcp`;
       const agentOf = async (key: string) => {
-        const client = (await (await fetch(`${small.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Left', redirect_uris: [REDIRECT] }) })).json()) as { client_id: string };
+        const client = (await (await fetch(`${small.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Small', redirect_uris: [REDIRECT] }) })).json()) as { client_id: string };
         const p = pkce();
         const consent = { client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: 'S256', resource: res };
         const post = await fetch(`${small.url}/oauth/authorize`, { ...form({ ...consent, api_key: key, decision: 'allow' }), redirect: 'manual' });
@@ -528,6 +542,14 @@ describe('the tool server', () => {
         return c.text().slice(0, c.text().indexOf('\r\n'));
       };
       expect(await head(alice)).toBe('HTTP/1.1 100 Continue');
+      await test({ small, mallory, alice, send, until, head, hostname, p });
+    } finally {
+      await small.close();
+    }
+  };
+
+  it('lets a large body go once a tool call ends whose client left before its answer, so no tenant is refused for good', () =>
+    withSmallBudget(async ({ small, mallory, alice, send, until, head, hostname, p }) => {
       // A tool call that takes a while (its API call is slow), in a 2 MB body: the client sends it all, then leaves.
       const docs = small.container.resolve(T.Stores).documents;
       const list = docs.list.bind(docs);
@@ -544,10 +566,24 @@ describe('the tool server', () => {
       await new Promise((ok) => setTimeout(ok, 200));
       // The call is over: what it held is free again, for the other organization too.
       expect(await head(alice)).toBe('HTTP/1.1 100 Continue');
-    } finally {
-      await small.close();
-    }
-  });
+    }));
+
+  it('counts bodies of up to 1 MiB too: the tool server has no rate limit, so they were held unbounded, as many at once as a caller liked', () =>
+    withSmallBudget(async ({ mallory, alice, send, head, hostname, p }) => {
+      // Two calls of 1 MB each, all but their last byte sent: the server holds them until the read timeout.
+      const held = await Promise.all(
+        [1, 2].map(() =>
+          send(`POST /mcp HTTP/1.1\r\nHost: ${hostname}:${p}\r\nAuthorization: Bearer ${mallory}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000000\r\n\r\n${' '.repeat(999_999)}`),
+        ),
+      );
+      try {
+        await new Promise((ok) => setTimeout(ok, 200));
+        // With them, one body of the largest size does not fit.
+        expect(await head(alice)).toBe('HTTP/1.1 503 Service Unavailable');
+      } finally {
+        for (const h of held) h.socket.destroy();
+      }
+    }));
 
   it('rate limits apply to tool calls per token: a 429 comes back as an isError result with the wait, not retried', async () => {
     const t = await connectAgent();
