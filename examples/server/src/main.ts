@@ -12,6 +12,7 @@ import { buildContainer } from './container.js';
 import { openDatabase } from './database.js';
 import { createKey } from './operator.js';
 import { T } from './tokens.js';
+import { closesGracefully } from './graceful-close.js';
 
 /*
  * The server's lifecycle: start the HTTP server and the in-process workers on a wired container, or the
@@ -123,8 +124,10 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   }
   // Express 5 calls the listen callback on a failed listen too, with the error (the port taken, say): a
   // callback that ignored it reported "listening" for a server that was not.
+  let closeServer: () => Promise<void> = async () => undefined;
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, (error?: Error) => (error === undefined ? resolve(s) : reject(error)));
+    closeServer = closesGracefully(s);
   }).catch(async (e: unknown) => {
     // Nothing left open that would keep the process alive after it reports the failure.
     await closeApp();
@@ -151,11 +154,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
     bootstrap,
     worker,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Idle keep-alive connections would hold close() open for the keep-alive timeout.
-        server.closeIdleConnections();
-      });
+      await closeServer();
       await worker?.stopListening();
       await worker?.stop();
       await closeApp();
