@@ -117,9 +117,10 @@ export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata
   const keyAuth = authenticate(deps);
   const form = express.urlencoded({ extended: false, limit: OAUTH_BODY_LIMIT });
   const json = express.json({ limit: OAUTH_BODY_LIMIT });
-  // A body declared over the limit is refused from its headers, unread (as the parsers' own 413, below).
+  // A body declared over the limit is refused from its headers, unread (as the parsers' own 413, below). Only the
+  // POSTs read a body: a GET of a path this router does not serve goes on to its 404 whatever it declares.
   router.use((req, res, next) => {
-    if (!declaredOver(req, OAUTH_BODY_LIMIT)) return next();
+    if (req.method !== 'POST' || !declaredOver(req, OAUTH_BODY_LIMIT)) return next();
     res.setHeader('Connection', 'close');
     next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
   });

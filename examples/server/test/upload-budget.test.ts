@@ -205,6 +205,11 @@ describe('uploads held at once (ESIG_MAX_UPLOAD_BYTES_IN_FLIGHT)', () => {
       await until(() => r.text().includes(body));
       r.socket.destroy();
     }
+    // A path the OAuth router does not serve is still not found, whatever length a request to it declares.
+    const stray = await sendRaw(`GET /.well-known/nothing-here HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`);
+    await until(() => stray.text().includes('\r\n\r\n'));
+    expect(stray.text()).toMatch(/^HTTP\/1\.1 404 /);
+    stray.socket.destroy();
   });
 
   it('lets one organization in one mode hold at most its share, so that it cannot take the whole budget from the others', async () => {
