@@ -17,7 +17,7 @@ import { statusOf, toProblem } from './problem.js';
 import type { Route, Upload, WriteOp } from './route.js';
 import { SIGNING_BASE, toExpressPath } from './route.js';
 import { buildRoutes } from './routes.js';
-import { faultOf, sendProblem, sendReply } from './send.js';
+import { faultOf, rejectEarly, sendProblem, sendReply } from './send.js';
 import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
 import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
 import { createLogBuffer } from './log-buffer.js';
@@ -27,7 +27,7 @@ import { MCP_PATH, createOAuthRouter } from './oauth-routes.js';
 import { mountEmbedPage } from './embed-page.js';
 import { listenWithAppClasses } from './server-classes.js';
 import { uploadBudget } from './upload-budget.js';
-import { declaredOver } from './body-length.js';
+import { declaredOver, hasBody } from './body-length.js';
 
 interface Locals {
   requestId: string;
@@ -41,20 +41,8 @@ const locals = (res: Response): Locals => res.locals as Locals;
 
 const isJson = (text: unknown): boolean => typeof text === 'string' && E.isRight(E.tryCatch(() => JSON.parse(text) as unknown, () => null));
 
-const hasBody = (req: Request) =>
-  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-
 /** The key under which a tenant's (an organization's, in one mode) reservations are counted. */
 const tenantKey = (p: Principal) => `${p.tenant.mode}:${p.tenant.orgId}`;
-
-/**
- * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the
- * connection closes after the answer instead of draining it.
- */
-const rejectEarly = (req: Request, res: Response, e: ApiError) => {
-  if (hasBody(req) && !req.complete) res.setHeader('Connection', 'close');
-  sendProblem(res, e);
-};
 
 /**
  * Bounds how long a body may take to arrive, so a client trickling bytes cannot hold a connection (and the

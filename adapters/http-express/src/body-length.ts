@@ -1,5 +1,9 @@
 import type { Request } from 'express';
 
+/** Whether a request has a body at all (a length other than 0, or chunks). */
+export const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
 /** Whether a body is sent compressed (`Content-Encoding`): it is held decoded, whatever its length. */
 export const encoded = (req: Request): boolean => {
   const encoding = req.headers['content-encoding'];

@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { hasBody } from './body-length.js';
 import type { ApiError } from './problem.js';
 import { statusOf, toProblem } from './problem.js';
 import type { Reply } from './route.js';
@@ -31,6 +32,15 @@ export const sendProblem = (res: Response, e: ApiError): void => {
   if (e._tag === 'StoreFailure' || e._tag === 'MailUnavailable') noteFault(res, e.cause);
   if (e._tag === 'RateLimited' || e._tag === 'ServerBusy') res.setHeader('Retry-After', String(e.retryAfterS));
   res.status(statusOf(e)).type('application/problem+json').send(JSON.stringify(toProblem(e, String(res.locals.requestId))));
+};
+
+/**
+ * Answers a rejection decided before the body was read. The unread rest of the body is not wanted: the
+ * connection closes after the answer instead of draining it.
+ */
+export const rejectEarly = (req: Request, res: Response, e: ApiError): void => {
+  if (hasBody(req) && !req.complete) res.setHeader('Connection', 'close');
+  sendProblem(res, e);
 };
 
 /** A handler's answer: JSON, or bytes shown inline under their file name. */

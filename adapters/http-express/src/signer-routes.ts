@@ -27,7 +27,7 @@ import { presentField } from './presenters.js';
 import type { AnySignerRoute, WriteOp } from './route.js';
 import { SIGNING_BASE, SIGNING_PATH, json, op, pdf, signer, toExpressPath } from './route.js';
 import { setRoutePattern } from './log-path.js';
-import { sendProblem, sendReply } from './send.js';
+import { rejectEarly, sendProblem, sendReply } from './send.js';
 import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
 import { declaredOver } from './body-length.js';
 
@@ -155,11 +155,7 @@ export const createSignerRouter = (routes: readonly AnySignerRoute[], deadline: 
     if (E.isLeft(token)) return sendProblem(res, { _tag: 'NotFound', resource: 'signing_link', id: 'given' });
     if (route.body !== undefined && req.headers['content-type'] !== undefined && !req.is('application/json'))
       return sendProblem(res, { _tag: 'UnsupportedMediaType', expected: 'application/json' });
-    if (route.body !== undefined && declaredOver(req, SIGNER_JSON_LIMIT)) {
-      // Unread: the connection cannot be reused.
-      res.setHeader('Connection', 'close');
-      return sendProblem(res, { _tag: 'PayloadTooLarge', limitBytes: SIGNER_JSON_LIMIT });
-    }
+    if (route.body !== undefined && declaredOver(req, SIGNER_JSON_LIMIT)) return rejectEarly(req, res, { _tag: 'PayloadTooLarge', limitBytes: SIGNER_JSON_LIMIT });
     next();
   };
 
