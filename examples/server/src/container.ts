@@ -142,16 +142,22 @@ export const buildContainer = (config: ServerConfig, db: Database): DependencyCo
         embedSessionTtlS: config.embedSessionTtlS,
         trustProxy: config.trustProxy,
         mcpMaxBodyBytes: mcpMaxBodyBytes(config.maxUploadBytes),
-        mcp: createMcpHandler({
-          maxBodyBytes: mcpMaxBodyBytes(config.maxUploadBytes),
-          publicUrl: config.publicUrl,
-          apiBaseUrl: () => r.resolve(T.SelfUrl).url,
-          allowedOrigins: config.mcpAllowedOrigins,
-          verifyAccessToken: async (token) => {
-            const deps = { stores: r.resolve(T.Stores), crypto: r.resolve(T.Crypto), clock: r.resolve(T.Clock) };
-            return E.isRight(await authenticateAccessToken(deps)(token)());
-          },
-        }),
+        mcp: r.resolve(T.Mcp),
+      }),
+    ),
+  );
+  c.register(
+    T.Mcp,
+    once((r) =>
+      createMcpHandler({
+        maxBodyBytes: mcpMaxBodyBytes(config.maxUploadBytes),
+        publicUrl: config.publicUrl,
+        apiBaseUrl: () => r.resolve(T.SelfUrl).url,
+        allowedOrigins: config.mcpAllowedOrigins,
+        verifyAccessToken: async (token) => {
+          const deps = { stores: r.resolve(T.Stores), crypto: r.resolve(T.Crypto), clock: r.resolve(T.Clock) };
+          return E.isRight(await authenticateAccessToken(deps)(token)());
+        },
       }),
     ),
   );

@@ -131,6 +131,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
   }).catch(async (e: unknown) => {
     // Nothing left open that would keep the process alive after it reports the failure.
     await closeApp();
+    await c.resolve(T.Mcp).close();
     await c.resolve(T.PdfPool).close();
     await db.close();
     throw e;
@@ -158,6 +159,7 @@ export const startServer = async (config: ServerConfig, out: (line: string) => v
       await worker?.stopListening();
       await worker?.stop();
       await closeApp();
+      await c.resolve(T.Mcp).close();
       await c.resolve(T.PdfPool).close();
       await db.close();
     },

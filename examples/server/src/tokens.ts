@@ -1,6 +1,7 @@
 import type { InjectionToken } from 'tsyringe';
 import type { Clock, Crypto, CursorSigner, DocumentRenderer, IdGenerator, JobHandlers, KeyAdmission, MailTransport, PdfInspector, RateLimiter, SecretBox, StampPreflight, Stores, Tenant, UnitOfWork, WebhookSender } from '@esig/core';
 import type { PdfWorkerPool } from '@esig/pdf-pdflib';
+import type { McpHandler } from '@esig/mcp';
 import type { Database } from './database.js';
 import type { EsigApp, EsigHttpDeps, Logger } from '@esig/http-express';
 import type { ServerConfig } from './config.js';
@@ -29,6 +30,8 @@ export const T = {
   JobHandlers: Symbol('JobHandlers') as InjectionToken<JobHandlers>,
   HttpDeps: Symbol('EsigHttpDeps') as InjectionToken<EsigHttpDeps>,
   App: Symbol('App') as InjectionToken<EsigApp>,
+  /** The tool server at `/mcp`, with the worker threads it answers on. */
+  Mcp: Symbol('McpHandler') as InjectionToken<McpHandler>,
   /** Where this process's own API listens (set once listening): the tool server calls the API there. */
   SelfUrl: Symbol('SelfUrl') as InjectionToken<{ url: string }>,
 } as const;

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { McpCall } from '../src/answer.js';
+import { McpThreadStopped, createMcpThreads } from '../src/threads.js';
+
+const entry = { filename: new URL('./fixtures/echo-thread.mjs', import.meta.url).href };
+const call = (method: string, bytes = 3): McpCall => ({ method, url: 'http://127.0.0.1/mcp', headers: [], body: new Uint8Array(bytes), token: 't', apiBaseUrl: 'http://127.0.0.1:9', version: '0' });
+const decoded = (a: { body: Uint8Array }) => JSON.parse(new TextDecoder().decode(a.body)) as { method: string; bytes: number };
+
+describe('the tool server’s threads', () => {
+  it('answer calls on a thread; a body’s bytes move to the thread, not copied', async () => {
+    const threads = createMcpThreads(entry, { threads: 1 });
+    try {
+      const c = call('POST', 1_000_000);
+      const a = await threads.answer(c);
+      expect(a.status).toBe(200);
+      expect(decoded(a)).toEqual({ method: 'POST', bytes: 1_000_000 });
+      // Transferred: the caller's buffer is detached.
+      expect(c.body.byteLength).toBe(0);
+      // A view into a larger buffer (a pooled Buffer) is copied rather than detaching what it shares.
+      const shared = new Uint8Array(64);
+      const view = shared.subarray(8, 16);
+      expect(decoded(await threads.answer({ ...call('POST'), body: view }))).toEqual({ method: 'POST', bytes: 8 });
+      expect(shared.byteLength).toBe(64);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a thread that stops fails its own calls only, with McpThreadStopped, and the next call gets a new thread', async () => {
+    const threads = createMcpThreads(entry, { threads: 2 });
+    try {
+      // One thread holds a call and will exit; the other holds one that must survive it.
+      const held = threads.answer(call('HOLD'));
+      const other = threads.answer(call('HOLD'));
+      // The EXIT goes to the thread with the fewest calls in hand: both have one, so the first.
+      const exit = threads.answer(call('EXIT'));
+      await expect(exit).rejects.toBeInstanceOf(McpThreadStopped);
+      await expect(held).rejects.toBeInstanceOf(McpThreadStopped);
+      // The next call goes to the slot left without a thread (no calls in hand), which starts a new one.
+      expect(decoded(await threads.answer(call('AFTER')))).toEqual({ method: 'AFTER', bytes: 3 });
+      let otherSettled = false;
+      void other.finally(() => (otherSettled = true)).catch(() => undefined);
+      await new Promise((ok) => setImmediate(ok));
+      expect(otherSettled).toBe(false);
+      await threads.close();
+      await expect(other).rejects.toBeInstanceOf(McpThreadStopped);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('refuses calls once closed, and a thread count that is not a positive integer', async () => {
+    const threads = createMcpThreads(entry, { threads: 1 });
+    await threads.close();
+    await expect(threads.answer(call('POST'))).rejects.toBeInstanceOf(McpThreadStopped);
+    expect(() => createMcpThreads(entry, { threads: 0 })).toThrow(/threads must be an integer ≥ 1/);
+    expect(() => createMcpThreads(entry, { threads: 1.5 })).toThrow(/threads must be an integer ≥ 1/);
+  });
+});
