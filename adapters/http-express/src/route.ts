@@ -15,6 +15,12 @@ export interface WriteOp<A> {
   readonly present: (a: A) => unknown;
   /** A refusal the command commits with (a wrong identification code, which counts): answered, and stored, as the problem. */
   readonly refused?: (a: A) => DomainError | null;
+  /**
+   * Runs once the write has ended, whatever its outcome (after the answer is sent, not awaited by it): frees
+   * what the handler set aside outside the command (staged content), which a command that ran and committed
+   * has made its own. Best effort: it must not fail.
+   */
+  readonly release?: () => Promise<unknown>;
 }
 
 export interface Upload {
@@ -104,7 +110,8 @@ export const write = <P extends Record<string, t.Mixed> = {}, Q extends t.Mixed 
 /** `/a/{id}` → `/a/:id`. */
 export const toExpressPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
-export const op = <A>(command: Command<A>, status: number, present: (a: A) => unknown): WriteOp<A> => ({ command, status, present });
+export const op = <A>(command: Command<A>, status: number, present: (a: A) => unknown, release?: () => Promise<unknown>): WriteOp<A> =>
+  release === undefined ? { command, status, present } : { command, status, present, release };
 
 // ---- The signer API ----------------------------------------------------------------------------------
 

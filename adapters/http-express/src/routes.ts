@@ -33,9 +33,15 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
           const name = u.name ?? query.name;
           return name === undefined || name.trim() === ''
             ? TE.left(validationFailed([{ path: 'name', message: 'is required' }], 'name is required.'))
-            : pipe(core.inspectUpload(d)(principal, u.bytes), TE.map((pdf) => ({ pdf, name })));
+            : pipe(
+                core.inspectUpload(d)(principal, u.bytes),
+                // Written ahead of the command's transaction, which then only names them: a large PDF never
+                // holds the writer, or on SQLite the event loop, in one piece.
+                TE.chainW((inspected) => core.stageUpload(d)(principal, inspected)),
+                TE.map((pdf) => ({ pdf, name })),
+              );
         }),
-        TE.map(({ pdf, name }) => op(core.uploadDocument(d)(principal, { name, pdf }), 201, presentDocument)),
+        TE.map(({ pdf, name }) => op(core.uploadDocument(d)(principal, { name, pdf }), 201, presentDocument, core.releaseUpload(d)(principal, pdf))),
       ),
   }),
   read({

@@ -65,15 +65,24 @@ export const runWrite = async (
     res.end(s.body);
   };
 
-  if (o.key === undefined) {
-    const r = await execute(deps)(w.command)();
-    const stored = render(r);
-    return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
+  // Whether this run's command committed: then what the handler set aside is the command's, and there is
+  // nothing to release. Anything else (a failure, a refusal, a replay, a throw) releases it.
+  let committed = false;
+  try {
+    if (o.key === undefined) {
+      const r = await execute(deps)(w.command)();
+      committed = E.isRight(r) && (w.refused?.(r.right) ?? null) === null;
+      const stored = render(r);
+      return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
+    }
+    const fingerprint = deps.crypto.sha256Hex(fingerprintSource({ credential: o.caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }));
+    const r = await executeIdempotently(deps)({ tenant: o.caller.tenant, key: `${o.caller.keySpace ?? ''}${o.key}`, fingerprint, sealResponse: o.sealResponse }, w.command, render)();
+    committed = E.isRight(r) && !r.right.replayed && r.right.response.status < 400;
+    if (E.isLeft(r)) sendProblem(res, r.left);
+    else sendStored(r.right.response, r.right.replayed);
+  } finally {
+    if (!committed && w.release !== undefined) void w.release().catch(() => undefined);
   }
-  const fingerprint = deps.crypto.sha256Hex(fingerprintSource({ credential: o.caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }));
-  const r = await executeIdempotently(deps)({ tenant: o.caller.tenant, key: `${o.caller.keySpace ?? ''}${o.key}`, fingerprint, sealResponse: o.sealResponse }, w.command, render)();
-  if (E.isLeft(r)) sendProblem(res, r.left);
-  else sendStored(r.right.response, r.right.replayed);
 };
 
 /** What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. */

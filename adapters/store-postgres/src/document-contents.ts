@@ -1,4 +1,5 @@
 import type { DocumentContentStore } from '@esig/core';
+import { writingWhole } from '@esig/core';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '@esig/core/task-either';
@@ -12,9 +13,11 @@ const ContentRow = rowType({ bytes: Bytes });
 /**
  * PDF bytes as bytea, keyed by (org_id, mode, document_id) where document_id is `contentKeyName(key)`. `put` overwrites: storing the same document's
  * bytes twice keeps the last. Bytes are copied on the way in and out, so neither side can alter what the
- * other holds.
+ * other holds. Written whole, in the transaction that names them (`writingWhole`): the driver sends them over
+ * the socket without holding the event loop, and PostgreSQL writes them in its own processes.
  */
-export const pgDocumentContents = (conn: Conn): DocumentContentStore => ({
+export const pgDocumentContents = (conn: Conn): DocumentContentStore =>
+  writingWhole({
   put: (tenant, key, bytes) =>
     pipe(
       run(
@@ -45,4 +48,4 @@ export const pgDocumentContents = (conn: Conn): DocumentContentStore => ({
             ),
       ),
     ),
-});
+  });

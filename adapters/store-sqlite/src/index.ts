@@ -8,6 +8,8 @@ import { createConn, openDatabase } from './connection.js';
 import { createKeyCache } from './key-cache.js';
 import { assertNotTooNew, migrate, schemaVersion } from './migrations.js';
 import { bindStores, topLevelStores } from './stores.js';
+import { DEFAULT_CONTENT_OPTIONS, PIECE_BYTES } from './document-contents.js';
+export { PIECE_BYTES } from './document-contents.js';
 import { createUnitOfWork } from './unit-of-work.js';
 
 export { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './migrations.js';
@@ -80,6 +82,11 @@ export interface SqliteStoreOptions {
    * would also sort a new index of a large table there whole.
    */
   readonly statementJournals?: 'memory' | 'file';
+  /**
+   * Bytes per piece of content staged ahead of its transaction (default 256 KiB, `PIECE_BYTES`): each piece is
+   * written and committed on its own, so that no single write grows with a document. Tests make it small.
+   */
+  readonly contentPieceBytes?: number;
 }
 
 /**
@@ -141,15 +148,18 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
   const read = createConn(readDb);
   const newJobs = createJobSignal();
   const keys = createKeyCache(write);
+  const pieceBytes = opts.contentPieceBytes ?? PIECE_BYTES;
+  if (!Number.isSafeInteger(pieceBytes) || pieceBytes < 1) throw new RangeError(`contentPieceBytes must be a whole number of at least 1; got ${pieceBytes}`);
+  const contents = { ...DEFAULT_CONTENT_OPTIONS, pieceBytes };
   const uow = createUnitOfWork(
     write,
-    (conn) => bindStores(conn, { cache: keys, role: 'write' }),
+    (conn) => bindStores(conn, { cache: keys, role: 'write' }, contents),
     newJobs.emit,
     keys.transactionEnded,
     createNestingGuard(opts.checkNesting ?? false),
   );
   return {
-    stores: topLevelStores(read, uow, keys),
+    stores: topLevelStores(read, uow, keys, contents),
     uow,
     onNewJobs: newJobs.subscribe,
     migrate: () => {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { DependencyContainer } from 'tsyringe';
 import * as E from 'fp-ts/lib/Either.js';
 import type { IssuedKey, JobHandlers, JobKind, NewJobKinds, Org } from '@esig/core';
-import { JOB_KINDS, concerns, purgeExpiredIdempotencyRecords, purgeUnusedOAuthClients } from '@esig/core';
+import { JOB_KINDS, STAGED_CONTENT_PURGE_BATCH, concerns, purgeExpiredIdempotencyRecords, purgeStagedContent, purgeUnusedOAuthClients } from '@esig/core';
 import type { RunningWorker } from '@esig/runtime-node';
 import { startPurger, startWorker } from '@esig/runtime-node';
 import type { ServerConfig } from './config.js';
@@ -30,6 +30,8 @@ const WEBHOOK_KINDS: ReadonlySet<string> = new Set<JobKind>(['webhook.deliver', 
 export const IDEMPOTENCY_PURGE_INTERVAL_MS: number = 10 * 60_000;
 /** How often registered OAuth clients that never reached consent are looked for (see UNUSED_OAUTH_CLIENT_TTL_MS). */
 export const OAUTH_CLIENT_PURGE_INTERVAL_MS: number = 60 * 60_000;
+/** Between runs of the purge of staged content never stored (`purgeStagedContent`). */
+export const STAGED_CONTENT_PURGE_INTERVAL_MS: number = 10 * 60_000;
 
 /**
  * Starts the background workers of this process: one for webhook deliveries, with ESIG_WEBHOOK_CONCURRENCY
@@ -81,9 +83,17 @@ export const startWorkers = async (c: DependencyContainer, config: ServerConfig)
     intervalMs: OAUTH_CLIENT_PURGE_INTERVAL_MS,
     logger: c.resolve(T.Logger),
   });
+  // Content staged for a command that then failed without discarding it, or for one a crash interrupted.
+  const stagedPurger = startPurger({
+    what: 'staged content',
+    purge: purgeStagedContent({ stores: c.resolve(T.Stores), clock: c.resolve(T.Clock) }),
+    batch: STAGED_CONTENT_PURGE_BATCH,
+    intervalMs: STAGED_CONTENT_PURGE_INTERVAL_MS,
+    logger: c.resolve(T.Logger),
+  });
   return {
     wake,
-    stop: async () => void (await Promise.all([purger.stop(), clientPurger.stop(), ...workers.map((w) => w.worker.stop())])),
+    stop: async () => void (await Promise.all([purger.stop(), clientPurger.stop(), stagedPurger.stop(), ...workers.map((w) => w.worker.stop())])),
     stopListening,
   };
 };

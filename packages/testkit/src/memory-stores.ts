@@ -34,7 +34,7 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from '@esig/core';
-import { MAX_PURGE_BATCH, autoCommit, concurrentModification, isDedupeKeyPrefix, requestIdOf, storeFailure } from '@esig/core';
+import { MAX_PURGE_BATCH, autoCommit, writingWhole, concurrentModification, isDedupeKeyPrefix, requestIdOf, storeFailure } from '@esig/core';
 
 /** Everything the memory database holds; rows are private copies, never handed out. */
 interface Tables {
@@ -266,7 +266,8 @@ const makeStores = (v: View): Stores => ({
       }),
   },
 
-  documentContents: {
+  // Writes whole: a staged handle holds its bytes until `put`.
+  documentContents: writingWhole({
     put: (t, key, bytes) =>
       op(v, () => {
         v.put('contents', tenantKey(t, contentName(key)), copyBytes(bytes));
@@ -277,7 +278,7 @@ const makeStores = (v: View): Stores => ({
         const b = v.get('contents', tenantKey(t, contentName(key)));
         return ok(b === undefined ? null : copyBytes(b));
       }),
-  },
+  }),
 
   signatureRequests: {
     insert: (req) =>

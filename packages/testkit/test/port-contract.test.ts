@@ -3,7 +3,7 @@
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { ContentKey, DocumentContentStore, Stores, UnitOfWork } from '@esig/core';
-import { overridePorts } from '@esig/core';
+import { overridePorts, writingWhole } from '@esig/core';
 import { TENANT_A, ok } from '../src/builders.js';
 import { createMemoryStores } from '../src/memory-stores.js';
 import { describeStoreContract } from '../src/store-contract.js';
@@ -11,18 +11,22 @@ import { describeStoreContract } from '../src/store-contract.js';
 const mapContents = (): DocumentContentStore => {
   const blobs = new Map<string, Uint8Array>();
   const name = (t: { orgId: string; mode: string }, k: ContentKey) => JSON.stringify([t.orgId, t.mode, k]);
-  return {
+  return writingWhole({
     put: (t, k, bytes) => TE.fromIO(() => void blobs.set(name(t, k), Uint8Array.from(bytes))),
     get: (t, k) => TE.fromIO(() => {
       const b = blobs.get(name(t, k));
       return b === undefined ? null : Uint8Array.from(b);
     }),
-  };
+  });
 };
 
 describeStoreContract(
   'a Map of contents beside the memory stores',
-  async () => ({ ...overridePorts(createMemoryStores(), { documentContents: () => mapContents() }), cleanup: async () => undefined }),
+  async () => {
+    // One store for the harness: overridePorts builds the port anew for each transaction.
+    const contents = mapContents();
+    return { ...overridePorts(createMemoryStores(), { documentContents: () => contents }), cleanup: async () => undefined };
+  },
   { ports: ['documentContents'] },
 );
 

@@ -5,6 +5,9 @@ import { invalidDocument } from '../errors.js';
 import type { Document, PageLimits, PageSize } from '../model/document.js';
 import type { Principal } from '../model/principal.js';
 import type { Clock } from '../ports/clock.js';
+import type { StagedContent } from '../ports/document-content-store.js';
+import type { StoreError } from '../errors.js';
+import type { Stores } from '../ports/stores.js';
 import type { Crypto } from '../ports/crypto.js';
 import type { IdGenerator } from '../ports/id-generator.js';
 import type { PdfInspector } from '../ports/pdf-inspector.js';
@@ -22,6 +25,8 @@ export interface InspectedPdf {
   readonly pageSizes: readonly PageSize[];
   readonly sizeBytes: number;
   readonly sha256: string;
+  /** Its bytes written ahead of the transaction (`stageUpload`), which then stores only their key; absent until. */
+  readonly staged?: StagedContent;
 }
 
 /**
@@ -56,6 +61,39 @@ export const inspectUpload =
       })),
     );
   };
+
+/**
+ * Writes an inspected PDF's bytes ahead of the transaction that stores the document (`DocumentContentStore.stage`):
+ * a store may then write them in pieces, none of which holds the process or the writer for long, and the
+ * transaction only names them. The same PDF, staged; `uploadDocument` puts the staged content. Once the command
+ * has run, call `releaseUpload` whatever its outcome: it discards the content if no document holds it.
+ *
+ * @example
+ * const staged = await pipe(inspectUpload(deps)(me, bytes), TE.chainW((pdf) => stageUpload(deps)(me, pdf)))();
+ */
+export const stageUpload =
+  (deps: { readonly stores: Stores }) =>
+  (p: Principal, pdf: InspectedPdf): TE.TaskEither<StoreError, InspectedPdf> =>
+    pdf.staged !== undefined
+      ? TE.right(pdf)
+      : pipe(
+          deps.stores.documentContents.stage(p.tenant, pdf.bytes),
+          TE.map((staged) => ({ ...pdf, staged })),
+        );
+
+/**
+ * Best effort, after the upload's command, whatever its outcome: discards the staged content unless the
+ * command stored it (the store leaves content a key names alone). A failure is left to the purge.
+ */
+export const releaseUpload =
+  (deps: { readonly stores: Stores }) =>
+  (p: Principal, pdf: InspectedPdf): TE.TaskEither<never, void> =>
+    pdf.staged === undefined
+      ? TE.right(undefined)
+      : pipe(
+          deps.stores.documentContents.discard(p.tenant, pdf.staged),
+          TE.orElseW(() => TE.right(undefined)),
+        );
 
 /**
  * Stores an inspected PDF and its metadata, and records `document.created`, in one transaction.
@@ -94,7 +132,7 @@ export const uploadDocument =
         ]),
       ),
       TE.chainW(() => tx.documents.insert(doc)),
-      TE.chainW(() => tx.documentContents.put(p.tenant, uploadKey(doc.id), input.pdf.bytes)),
+      TE.chainW(() => tx.documentContents.put(p.tenant, uploadKey(doc.id), input.pdf.staged ?? input.pdf.bytes)),
       TE.chainW(() =>
         recordEvent(tx, deps.ids, {
           id: deps.ids.next('evt'),

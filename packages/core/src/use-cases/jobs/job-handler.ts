@@ -22,6 +22,19 @@ export const jobFailure = (detail: string, permanent = false): JobFailure => ({ 
  */
 export type JobHandler<in K extends JobKind = JobKind> = (job: JobOf<K>) => TaskEither<DomainError | JobFailure, Command<void>>;
 
+/**
+ * A record that set something aside outside the transaction (content staged ahead of it): the worker calls
+ * `release` once the record has run or will not run (it failed, the lease was lost, it committed), best effort,
+ * never failing. It must leave alone what a committed record made its own (`DocumentContentStore.discard` does).
+ */
+export type ReleasingCommand = Command<void> & { readonly release: () => Promise<unknown> };
+
+/** `record`, with what to `release` once it has run. */
+export const withRelease = (record: Command<void>, release: () => Promise<unknown>): ReleasingCommand => Object.assign((tx: Parameters<Command<void>>[0]) => record(tx), { release });
+
+/** What to call once `record` has run: its `release`, or nothing. */
+export const releaseOf = (record: Command<void>): (() => Promise<unknown>) | undefined => (record as Partial<ReleasingCommand>).release;
+
 
 /** A handler for each kind a worker runs (a kind without one is never claimed). */
 export type JobHandlers = { readonly [K in JobKind]?: JobHandler<K> };

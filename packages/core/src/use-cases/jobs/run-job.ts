@@ -8,6 +8,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Stores } from '../../ports/stores.js';
 import type { TransactionOptions, UnitOfWork } from '../../ports/unit-of-work.js';
 import type { JobFailure, JobHandler, JobHandlers } from './job-handler.js';
+import { releaseOf } from './job-handler.js';
 
 /** 5 s, 10 s, 20 s … capped at an hour: a mail server that is down for a while is retried patiently. */
 export const defaultRetryDelayMs = (attempts: number): number => Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
@@ -96,8 +97,18 @@ export const settleClaimedJob =
   (deps: RunJobDeps) =>
   (job: Job, worker: string, done: PerformedJob, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
   async () => {
-    if (lost()) return { _tag: 'LeaseLost' };
+    // What the handler set aside for its record (staged content) is freed once the record has run, committed
+    // or not: a record that committed without using it (the work was done already) leaves it to nobody too.
+    const release = () => {
+      const r = E.isRight(done) ? releaseOf(done.right) : undefined;
+      if (r !== undefined) void r().catch(() => undefined);
+    };
+    if (lost()) {
+      release();
+      return { _tag: 'LeaseLost' };
+    }
     const outcome = E.isLeft(done) ? done : await deps.uow.transaction((tx) => recordAndComplete(tx, job, worker, done.right), RECORD)();
+    release();
     if (E.isRight(outcome)) return { _tag: 'Done' };
     const e = outcome.left;
     if (e._tag === 'ConcurrentModification' && e.resource === 'job') return { _tag: 'LeaseLost' };
