@@ -33,8 +33,11 @@ let db = null;
 try {
   const Database = require(workerData.driver);
   let last = '';
-  // 'timed-out': nobody asked to stop during the interval; a stop makes the wait end early (or not start).
-  while (Atomics.wait(state, 0, 0, workerData.intervalMs) === 'timed-out') {
+  for (;;) {
+    // Sleeps for the interval, unless a checkpoint was asked for ([3]) meanwhile; a stop or a request wakes it.
+    if (Atomics.load(state, 3) === 0) Atomics.wait(state, 0, 0, workerData.intervalMs);
+    if (Atomics.load(state, 0) !== 0) break;
+    Atomics.store(state, 3, 0);
     try {
       // Opened at the first tick, not at start: a store closed at once (a CLI command, a test) never opens one.
       if (db === null) {
@@ -48,6 +51,9 @@ try {
       if (message !== last) parentPort.postMessage({ error: message });
       last = message;
     }
+    // One more checkpoint tried: whoever waits for one (checkpointed()) may go on.
+    Atomics.add(state, 2, 1);
+    Atomics.notify(state, 2);
   }
 } catch (e) {
   parentPort.postMessage({ error: String((e && e.message) || e) });
@@ -61,6 +67,11 @@ try {
 }
 `;
 
+/** `Atomics.waitAsync` (Node 16 and later), which the ES2022 library this package compiles against does not declare yet. */
+interface AtomicsWithWaitAsync {
+  waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): { readonly async: false; readonly value: string } | { readonly async: true; readonly value: Promise<string> };
+}
+
 export interface Checkpointer {
   /**
    * Stops the thread and waits (blocking, briefly: the checkpoint under way, if any) until it has closed its
@@ -68,6 +79,13 @@ export interface Checkpointer {
    * WAL and remove it, as without the thread.
    */
   stop(): void;
+  /**
+   * Has the thread checkpoint now (not at its next tick) and resolves once it has tried, or after `maxWaitMs`
+   * (the thread stopped or busy): so a writer of much data at once can let the checkpoints keep up with it, and
+   * the WAL restart from its beginning, instead of growing until the write connection's own backstop checkpoint
+   * copies it all on the event loop.
+   */
+  checkpointed(maxWaitMs?: number): Promise<void>;
 }
 
 /**
@@ -80,8 +98,9 @@ export interface Checkpointer {
  */
 export const startCheckpointer = (path: string, onError: (message: string) => void, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer => {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  // [0]: set to 1 to ask the thread to stop; [1]: set to 1 by the thread once its connection is closed.
-  const shared = new SharedArrayBuffer(8);
+  // [0]: set to 1 to ask the thread to stop; [1]: set to 1 by the thread once its connection is closed;
+  // [2]: how many checkpoints the thread has tried; [3]: set to 1 to ask for one now.
+  const shared = new SharedArrayBuffer(16);
   const state = new Int32Array(shared);
   // Resolved now: the thread must open the store's file even if the process changes its folder meanwhile.
   const thread = new Worker(THREAD, { eval: true, workerData: { path: resolve(path), driver, intervalMs, state: shared } });
@@ -100,6 +119,15 @@ export const startCheckpointer = (path: string, onError: (message: string) => vo
       Atomics.store(state, 0, 1);
       Atomics.notify(state, 0);
       if (!gone) Atomics.wait(state, 1, 0, STOP_WAIT_MS);
+    },
+    checkpointed: async (maxWaitMs = 1_000) => {
+      if (gone || Atomics.load(state, 0) !== 0) return;
+      const tried = Atomics.load(state, 2);
+      Atomics.store(state, 3, 1);
+      Atomics.notify(state, 0);
+      // Waits without blocking the event loop; a checkpoint tried since the request (or any later) ends it.
+      const waiting = (Atomics as unknown as AtomicsWithWaitAsync).waitAsync(state, 2, tried, maxWaitMs);
+      if (waiting.async) await waiting.value;
     },
   };
 };

@@ -150,7 +150,7 @@ export const openSqliteStore = (opts: SqliteStoreOptions): SqliteStore => {
   const keys = createKeyCache(write);
   const pieceBytes = opts.contentPieceBytes ?? PIECE_BYTES;
   if (!Number.isSafeInteger(pieceBytes) || pieceBytes < 1) throw new RangeError(`contentPieceBytes must be a whole number of at least 1; got ${pieceBytes}`);
-  const contents = { ...DEFAULT_CONTENT_OPTIONS, pieceBytes };
+  const contents = { ...DEFAULT_CONTENT_OPTIONS, pieceBytes, ...(checkpointer === null ? {} : { settle: () => checkpointer.checkpointed() }) };
   const uow = createUnitOfWork(
     write,
     (conn) => bindStores(conn, { cache: keys, role: 'write' }, contents),

@@ -120,7 +120,8 @@ describe('esig jobs: a seal that keeps failing is seen and finished after the ca
     expect((await esig('jobs', 'list', '--request', 'req_other')).stdout.trim()).toBe('No jobs match.');
 
     // The content is restored from a backup; the operator retries the request's failed jobs, and it finishes.
-    db.prepare('INSERT INTO document_contents (org_id, mode, document_id, bytes) VALUES (@org_id, @mode, @document_id, @bytes)').run(content);
+    // The whole row: its bytes are in `content_pieces` (staged ahead of the upload's transaction), which it names.
+    db.prepare('INSERT INTO document_contents (org_id, mode, document_id, bytes, staged_id) VALUES (@org_id, @mode, @document_id, @bytes, @staged_id)').run(content);
     db.close();
     const retried = await esig('jobs', 'retry', '--request', req.id);
     expect(retried.status, retried.stderr).toBe(0);
