@@ -1,0 +1,51 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { McpHandler } from '../src/index.js';
+import { createMcpHandler } from '../src/index.js';
+
+let server: Server;
+let handler: McpHandler;
+let url: string;
+
+beforeAll(async () => {
+  const app = express();
+  // No tool reaches the API here: port 9 on loopback answers nothing; what matters is how the body is read.
+  handler = createMcpHandler({ publicUrl: 'http://127.0.0.1', apiBaseUrl: 'http://127.0.0.1:9', verifyAccessToken: async () => true });
+  app.all('/mcp', handler);
+  server = await new Promise<Server>((ok) => {
+    const s = app.listen(0, '127.0.0.1', () => ok(s));
+  });
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+});
+afterAll(async () => {
+  await new Promise((ok) => server.close(ok));
+  await handler.close();
+});
+
+const post = async (contentType: string, body: unknown) => {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: 'Bearer esig_oat_test', 'content-type': contentType, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, body: (await r.json()) as any };
+};
+
+// A media type is case-insensitive and may carry parameters (RFC 9110 §8.3.1). express.json read such a body as
+// JSON (type-is), and the SDK's transport takes it as JSON too; the tool server must not treat it as something else.
+describe('a JSON body whose Content-Type is spelled otherwise than `application/json`', () => {
+  it.each(['Application/JSON', 'APPLICATION/JSON; charset=UTF-8'])('%s: its params are screened as any other (-32602, not the SDK’s -32603 zod dump)', async (ct) => {
+    const r = await post(ct, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 1 } });
+    expect(r).toEqual({ status: 200, body: { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Invalid params: params.name must be the name of a tool, a string, not a number.' } } });
+  });
+
+  it('an upload of 5 MiB of base64 reaches its tool (the SDK reading the body itself refused anything over 4 MiB, 413)', async () => {
+    const r = await post('Application/JSON', { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'upload_document', arguments: { name: 'a.pdf', contentBase64: 'A'.repeat(5 * 1024 * 1024) } } });
+    expect(r.status).toBe(200);
+    // The tool ran: the API behind it does not answer, so its result is the tool's connection error.
+    expect(r.body.result.isError).toBe(true);
+    expect(r.body.result.content[0].text).toMatch(/^connection_error/);
+  });
+});
