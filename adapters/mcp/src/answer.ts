@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, isJSONRPCNotification, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
@@ -143,14 +143,18 @@ export const answerMcp = async (call: McpCall, fetchFn?: typeof fetch): Promise<
   try {
     await server.connect(transport);
     const dispatch = transport.onmessage;
-    if (screened !== undefined && screened.refusals.size > 0)
-      transport.onmessage = (message, extra) => {
-        if (isJSONRPCRequest(message)) {
-          const problem = screened.refusals.get(message.id);
-          if (problem !== undefined) return void transport.send(invalidParams(message.id, problem)).catch(() => undefined);
-        }
-        dispatch?.(message, extra);
-      };
+    transport.onmessage = (message, extra) => {
+      // Stateless, a cancellation can only name a request of this same body, and the JSON response waits for an
+      // answer to each of them: the protocol server answers nothing for a cancelled request, so the call was never
+      // answered (and what the HTTP adapter reserved for its body was held for good). The request is answered as if
+      // it could not be cancelled, which the protocol allows.
+      if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') return;
+      if (screened !== undefined && isJSONRPCRequest(message)) {
+        const problem = screened.refusals.get(message.id);
+        if (problem !== undefined) return void transport.send(invalidParams(message.id, problem)).catch(() => undefined);
+      }
+      dispatch?.(message, extra);
+    };
     // A JSON body is handed over parsed, and the request itself carries none (the transport reads it only when no
     // parsed body is given).
     let request: Request;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpsReceiver } from '@esig/testkit/https-receiver';
@@ -565,6 +566,24 @@ describe('the tool server', () => {
       docs.list = list;
       await new Promise((ok) => setTimeout(ok, 200));
       // The call is over: what it held is free again, for the other organization too.
+      expect(await head(alice)).toBe('HTTP/1.1 100 Continue');
+    }));
+
+  it('answers a batch that cancels one of its own requests, so what its body reserved is not held for good', () =>
+    withSmallBudget(async ({ mallory, alice, send, until, head, hostname, p }) => {
+      // Sent compressed, a body reserves the tool server's whole limit (40 MiB here: everyone's budget). The SDK's
+      // protocol server answers nothing for a cancelled request, and the JSON response waited for its answer: the
+      // call was never answered, its reservation never ended, and every organization's large bodies were refused
+      // from then on (its client had long gone).
+      const body = gzipSync(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }]));
+      const c = await send(
+        `POST /mcp HTTP/1.1\r\nHost: ${hostname}:${p}\r\nAuthorization: Bearer ${mallory}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      c.socket.write(body);
+      await until(() => c.text().includes('"id":1}'));
+      c.socket.destroy();
+      expect(c.text()).toMatch(/^HTTP\/1\.1 200 OK/);
+      await new Promise((ok) => setTimeout(ok, 50));
       expect(await head(alice)).toBe('HTTP/1.1 100 Continue');
     }));
 
