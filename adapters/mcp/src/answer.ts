@@ -41,8 +41,18 @@ const problemText = (e: unknown): CallToolResult => {
   return { isError: true, content: [{ type: 'text', text: `internal: the tool failed (${e instanceof Error ? e.message : String(e)}).` }] };
 };
 
+/**
+ * The most base64 the PDFs of one request's answers carry together, in characters (a PDF of up to 192 MiB). The
+ * transport writes a body's answers as one JSON string, and a V8 string stops at 2^29 - 24 characters (about 512 Mi):
+ * past it, JSON.stringify threw inside the transport's send, which the protocol server only reports, and the call was
+ * never answered (fifty finished PDFs of 8 MiB in one batch were enough). A PDF past the bound is a tool error.
+ */
+export const MAX_PDF_ANSWER_CHARS = 256 * 1024 * 1024;
+
 /** One protocol server for one request, acting with `token` (stateless: nothing is shared between requests). */
 const buildServer = (tools: readonly EsigTool[], esig: Esig, version: string): Server => {
+  /** The base64 characters of the PDFs answered so far in this request. */
+  let pdfChars = 0;
   const server = new Server({ name: 'esig', title: 'esig electronic signatures', version }, { capabilities: { tools: { listChanged: false } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map((t) => ({
@@ -64,8 +74,19 @@ const buildServer = (tools: readonly EsigTool[], esig: Esig, version: string): S
     if (!validate(args)) return { isError: true, content: [{ type: 'text', text: `validation_failed: ${describeArguments(validate.errors ?? [])}.` }] };
     try {
       const out = await tool.run(esig, args as Record<string, unknown>);
-      if (out.kind === 'pdf')
+      if (out.kind === 'pdf') {
+        const chars = Math.ceil(out.bytes.byteLength / 3) * 4;
+        if (pdfChars + chars > MAX_PDF_ANSWER_CHARS) {
+          const mib = (n: number) => `${Math.round((n / 4) * 3 / 1024 / 1024)} MiB`;
+          const text =
+            chars > MAX_PDF_ANSWER_CHARS
+              ? `too_large: this PDF (${mib(chars)}) is more than one answer can carry as base64 (${mib(MAX_PDF_ANSWER_CHARS)}); download it from the REST API.`
+              : `too_large: the PDFs answered in this request already come to ${mib(pdfChars)} of the ${mib(MAX_PDF_ANSWER_CHARS)} one request's answers can carry; ask for this one in a request of its own.`;
+          return { isError: true, content: [{ type: 'text', text }] };
+        }
+        pdfChars += chars;
         return { content: [{ type: 'resource', resource: { uri: out.uri, mimeType: 'application/pdf', blob: Buffer.from(out.bytes).toString('base64') } }] };
+      }
       return { structuredContent: out.data, content: [{ type: 'text', text: JSON.stringify(out.data) }] };
     } catch (e) {
       return problemText(e);
