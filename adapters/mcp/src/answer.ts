@@ -177,9 +177,10 @@ export const PARSE_ERROR = { jsonrpc: '2.0', error: { code: -32700, message: 'Pa
  */
 export const answerMcp = async (call: McpCall, fetchFn?: typeof fetch): Promise<McpAnswer> => {
   let parsed: unknown = undefined;
-  // A body of another type is left to the transport, which refuses it (415) as it would unread. The test is the
-  // transport's own (the parsed media type, case-insensitive, parameters allowed): a JSON body this took for another
-  // type went to the transport unscreened, which read it itself up to its own 4 MiB limit (413 for an upload).
+  // A body of another type is left to the transport, which refuses it (415); the HTTP handler has not read it. The
+  // test is the transport's own (the parsed media type, case-insensitive, parameters allowed): a JSON body this took
+  // for another type went to the transport unscreened, which read it itself up to its own 4 MiB limit (413 for an
+  // upload).
   const json = isJsonContentType(call.headers.find(([name]) => name === 'content-type')?.[1]);
   if (json && call.body.byteLength > 0) {
     if (tooManyJsonValues(call.body))

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import express from 'express';
 import type { Request, RequestHandler, Response } from 'express';
@@ -76,8 +77,9 @@ export const createMcpHandler = (opts: McpServerOptions): McpHandler => {
   const publicUrl = opts.publicUrl.replace(/\/$/, '');
   const origins = new Set([new URL(publicUrl).origin, ...(opts.allowedOrigins ?? [])]);
   const metadataUrl = `${publicUrl}/.well-known/oauth-protected-resource/mcp`;
-  // Read as bytes, not parsed: decoding and parsing grow with the body, and are the thread's work.
-  const raw = express.raw({ type: () => true, limit: opts.maxBodyBytes ?? DEFAULT_MCP_MAX_BODY_BYTES });
+  // Read as bytes, not parsed: decoding and parsing grow with the body, and are the thread's work. A body of another
+  // type is left unread, as express.json left it: the transport refuses it (415) from its headers.
+  const raw = express.raw({ type: (req) => isJsonContentType(req.headers['content-type']), limit: opts.maxBodyBytes ?? DEFAULT_MCP_MAX_BODY_BYTES });
   const apiBase = typeof opts.apiBaseUrl === 'function' ? opts.apiBaseUrl : () => opts.apiBaseUrl as string;
   const version = opts.version ?? '0.1.0';
   const threadCount = opts.threads ?? (opts.fetch ? 0 : 1);

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHandler } from '../src/index.js';
@@ -47,5 +48,30 @@ describe('a JSON body whose Content-Type is spelled otherwise than `application/
     // The tool ran: the API behind it does not answer, so its result is the tool's connection error.
     expect(r.body.result.isError).toBe(true);
     expect(r.body.result.content[0].text).toMatch(/^connection_error/);
+  });
+});
+
+// The transport refuses a body of another type (415) from its headers. express.json left such a body unread; read as
+// bytes whatever its type, it was read whole first (up to the 40 MiB limit, or until the body timeout for one that
+// never ends), handed to the thread, and only then refused.
+describe('a body that is not JSON', () => {
+  it('is refused 415 from its headers, without waiting for the body', async () => {
+    const { port } = server.address() as AddressInfo;
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer esig_oat_test\r\nContent-Type: text/plain\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000000\r\n\r\nhello`,
+        ),
+      );
+      socket.on('data', (b) => {
+        text += b.toString('latin1');
+        if (text.includes('\r\n\r\n')) (socket.destroy(), resolve(text.slice(0, text.indexOf('\r\n'))));
+      });
+      socket.on('error', reject);
+      // The rest of the body never comes: an answer within 3 s is one given without it.
+      setTimeout(() => (socket.destroy(), resolve('no answer in 3 s')), 3000);
+    });
+    expect(answer).toBe('HTTP/1.1 415 Unsupported Media Type');
   });
 });
