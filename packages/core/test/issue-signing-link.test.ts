@@ -50,3 +50,28 @@ describe('issueSigningLink', () => {
     expect(await left(w.issue(principal(['signature_requests:read']), w.ana.id))).toEqual({ _tag: 'InsufficientScope', scope: 'signature_requests:write' });
   });
 });
+
+describe('inspectUpload and the file’s SHA-256', () => {
+  const bytes = Uint8Array.from([37, 80, 68, 70, 45, 49]);
+  const withHash = (sha256: string) => ({ inspect: (b: Uint8Array, l: { maxPages: number }) => pipe(fakePdfInspector().inspect(b, l), TE.map((f) => ({ ...f, sha256 }))) });
+  const inspected = async (pdf: ReturnType<typeof withHash> | ReturnType<typeof fakePdfInspector>) => {
+    const h = harness();
+    let hashed = 0;
+    const crypto = { ...h.crypto, sha256Hex: (b: Uint8Array | string) => (hashed++, h.crypto.sha256Hex(b)) };
+    const pdfFacts = await right(inspectUpload({ ...h, crypto, pdf, pageLimits: { maxPagesPerDocument: 10, maxPagesPerRequest: 20 } })(principal(['*']), bytes));
+    return { sha256: pdfFacts.sha256, hashed, real: h.crypto.sha256Hex(bytes) };
+  };
+
+  it('takes the hash the inspector computed where it read the file, and computes none on this thread', async () => {
+    const real = harness().crypto.sha256Hex(bytes);
+    expect(await inspected(withHash(real))).toEqual({ sha256: real, hashed: 0, real });
+  });
+
+  it('computes it when the inspector gives none, or one that is not 64 lower-case hex digits', async () => {
+    for (const pdf of [fakePdfInspector(), withHash('ABC'), withHash('A'.repeat(64))]) {
+      const r = await inspected(pdf);
+      expect(r.sha256).toBe(r.real);
+      expect(r.hashed).toBe(1);
+    }
+  });
+});

@@ -6,6 +6,12 @@ export interface PdfFacts {
   readonly pageCount: number;
   /** One size per page, in order (`pageSizes.length === pageCount`). */
   readonly pageSizes: readonly PageSize[];
+  /**
+   * The SHA-256 of exactly the bytes inspected, as 64 lower-case hex digits, when the inspector computed it where it
+   * read them (a worker thread): it grows with the file, and the caller then need not compute it on its own thread
+   * (11 ms for 15 MB). Without it, or in another shape, the core computes it.
+   */
+  readonly sha256?: string;
 }
 
 export interface InspectLimits {

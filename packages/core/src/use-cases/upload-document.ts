@@ -17,6 +17,8 @@ import { unstorableText } from '../storable-text.js';
 import { recordEvent } from './signing/records.js';
 import { uploadKey } from './jobs/artifacts.js';
 
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
 /** An upload that passed inspection. Only `inspectUpload` makes one, so no unchecked bytes get stored. */
 export interface InspectedPdf {
   readonly _brand: 'InspectedPdf';
@@ -57,7 +59,7 @@ export const inspectUpload =
         pageCount: facts.pageCount,
         pageSizes: facts.pageSizes,
         sizeBytes: bytes.byteLength,
-        sha256: deps.crypto.sha256Hex(bytes),
+        sha256: facts.sha256 !== undefined && SHA256_HEX.test(facts.sha256) ? facts.sha256 : deps.crypto.sha256Hex(bytes),
       })),
     );
   };
