@@ -328,7 +328,8 @@ describe('workerEntry', () => {
     mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
     const out = mkdtempSync(join(root, 'node_modules', '.cache', 'esig-pdf-compiled-'));
     try {
-      writeFileSync(join(out, 'pdf.bin'), await makePdf(2));
+      const pdf = await makePdf(2);
+      writeFileSync(join(out, 'pdf.bin'), pdf);
       writeFileSync(
         join(out, 'main.mjs'),
         `import { readFileSync } from 'node:fs';
@@ -345,7 +346,7 @@ describe('workerEntry', () => {
       );
       const { stdout } = await run(process.execPath, [join(out, 'main.mjs')], { cwd: out, env: { ...process.env, NODE_OPTIONS: '' } });
       const r = JSON.parse(stdout);
-      expect(r.facts).toEqual({ _tag: 'Right', right: { pageCount: 2, pageSizes: [{ width: 612, height: 792 }, { width: 612, height: 792 }] } });
+      expect(r.facts).toEqual({ _tag: 'Right', right: { pageCount: 2, pageSizes: [{ width: 612, height: 792 }, { width: 612, height: 792 }], sha256: createHash('sha256').update(pdf).digest('hex') } });
       expect(r.finished).toBeGreaterThan(1000);
       expect(r.stamps).toEqual({ _tag: 'Right', right: [] });
       expect(r.execArgv).toEqual([]);
