@@ -1,28 +1,16 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { McpHandler } from '../src/index.js';
-import { createMcpHandler } from '../src/index.js';
+import type { ServedMcp } from './serve.js';
+import { serveMcp } from './serve.js';
 
-let server: Server;
-let handler: McpHandler;
+let served: ServedMcp;
 let url: string;
 
 beforeAll(async () => {
-  const app = express();
-  // The tools' API calls reach nothing (port 9 on loopback): a tool call is answered with its connection error.
-  handler = createMcpHandler({ publicUrl: 'http://127.0.0.1', apiBaseUrl: 'http://127.0.0.1:9', verifyAccessToken: async () => true });
-  app.all('/mcp', handler);
-  server = await new Promise<Server>((ok) => {
-    const s = app.listen(0, '127.0.0.1', () => ok(s));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  served = await serveMcp();
+  url = served.url;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((ok) => server.close(ok));
-  await handler.close();
+  await served.close();
 });
 
 /** A POST that gives up after 5 s: a call never answered shows as a TimeoutError rather than a test that hangs. */

@@ -1,28 +1,18 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { McpHandler } from '../src/index.js';
-import { createMcpHandler } from '../src/index.js';
+import type { ServedMcp } from './serve.js';
+import { serveMcp } from './serve.js';
 
-let server: Server;
-let handler: McpHandler;
+let served: ServedMcp;
 let url: string;
 
 beforeAll(async () => {
-  const app = express();
-  // No tool reaches the API here: port 9 on loopback answers nothing; what matters is how the body is read.
-  handler = createMcpHandler({ publicUrl: 'http://127.0.0.1', apiBaseUrl: 'http://127.0.0.1:9', verifyAccessToken: async () => true });
-  app.all('/mcp', handler);
-  server = await new Promise<Server>((ok) => {
-    const s = app.listen(0, '127.0.0.1', () => ok(s));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  served = await serveMcp();
+  url = served.url;
 });
 afterAll(async () => {
-  await new Promise((ok) => server.close(ok));
-  await handler.close();
+  await served.close();
 });
 
 const post = async (contentType: string, body: unknown) => {
@@ -56,7 +46,7 @@ describe('a JSON body whose Content-Type is spelled otherwise than `application/
 // never ends), handed to the thread, and only then refused.
 describe('a body that is not JSON', () => {
   it('is refused 415 from its headers, without waiting for the body', async () => {
-    const { port } = server.address() as AddressInfo;
+    const { port } = served.server.address() as AddressInfo;
     const answer = await new Promise<string>((resolve, reject) => {
       let text = '';
       const socket = connect(port, '127.0.0.1', () =>

@@ -1,27 +1,17 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { McpHandler } from '../src/index.js';
 import { createMcpHandler } from '../src/index.js';
+import type { ServedMcp } from './serve.js';
+import { MCP_HEADERS, serveMcp } from './serve.js';
 
-let server: Server | undefined;
-let handler: McpHandler | undefined;
+let served: ServedMcp | undefined;
 afterEach(async () => {
-  await new Promise((ok) => (server ? server.close(ok) : ok(undefined)));
-  await handler?.close();
-  server = handler = undefined;
+  await served?.close();
+  served = undefined;
 });
 
 const serve = async (threads: number | undefined) => {
-  const app = express();
-  // The tools' API calls reach nothing: port 9 on loopback answers nothing. Only where the body is read matters.
-  handler = createMcpHandler({ publicUrl: 'http://127.0.0.1', apiBaseUrl: 'http://127.0.0.1:9', verifyAccessToken: async () => true, ...(threads === undefined ? {} : { threads }) });
-  app.all('/mcp', handler);
-  server = await new Promise<Server>((ok) => {
-    const s = app.listen(0, '127.0.0.1', () => ok(s));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  served = await serveMcp(threads === undefined ? {} : { threads });
+  return served.url;
 };
 
 /** An upload_document call with `mb` MiB of base64, and the large strings JSON.parse was given on this thread meanwhile. */
@@ -34,7 +24,7 @@ const uploadWatchingParse = async (url: string, mb: number) => {
     return parse(text, reviver);
   });
   try {
-    const r = await fetch(url, { method: 'POST', headers: { authorization: 'Bearer esig_oat_test', 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }, body });
+    const r = await fetch(url, { method: 'POST', headers: MCP_HEADERS, body });
     return { status: r.status, answer: (await r.json()) as { result?: { isError?: boolean; content: Array<{ text: string }> } }, large };
   } finally {
     spy.mockRestore();

@@ -1,5 +1,5 @@
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GrantedScope, Mode } from '@esig/core';
@@ -23,6 +23,15 @@ export interface CallOptions {
 }
 
 /** A real esig server (composition root, SQLite file in a temp dir) on a loopback port, and a small client. */
+/** A loopback port free at this moment: for a server whose public URL must name its port before it starts. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
 export const startTestServer = async (env: Record<string, string> = {}) => {
   const dir = mkdtempSync(join(tmpdir(), 'esig-http-'));
   const config = loadConfig({

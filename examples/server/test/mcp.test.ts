@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -8,16 +8,9 @@ import { startHttpsReceiver } from '@esig/testkit/https-receiver';
 import { makePdf } from '@esig/testkit/pdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
-import { startTestServer } from './harness.js';
+import { freePort, startTestServer } from './harness.js';
 import { T } from '../src/tokens.js';
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 const b64url = (b: Buffer) => b.toString('base64url');
 const pkce = () => {
