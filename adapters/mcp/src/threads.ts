@@ -90,7 +90,15 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
         slot.pending.set(id, { resolve, reject });
         // The body's bytes move to the thread (the caller's buffer is left empty): a 40 MiB body is not copied.
         const body = call.body.byteOffset === 0 && call.body.byteLength === call.body.buffer.byteLength ? call.body : call.body.slice();
-        worker.postMessage({ id, call: { ...call, body } } satisfies ThreadRequest, [body.buffer as ArrayBuffer]);
+        try {
+          // An empty body moves nothing. (Node drops, without a word, a message whose transfer list holds a buffer
+          // transferred already; cloned instead, such a body throws, and is refused below.)
+          worker.postMessage({ id, call: { ...call, body } } satisfies ThreadRequest, body.byteLength > 0 ? [body.buffer as ArrayBuffer] : []);
+        } catch (e) {
+          // Not sent (a body whose buffer was transferred already, say): nothing will answer it, so nothing waits.
+          slot.pending.delete(id);
+          reject(e instanceof Error ? e : new Error(String(e)));
+        }
       });
     },
     close: async () => {

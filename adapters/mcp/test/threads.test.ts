@@ -57,3 +57,21 @@ describe('the tool server’s threads', () => {
     expect(() => createMcpThreads(entry, { threads: 1.5 })).toThrow(/threads must be an integer ≥ 1/);
   });
 });
+
+describe('a call that cannot be sent', () => {
+  it('fails at once and leaves nothing waiting: a body whose buffer was transferred already', async () => {
+    const threads = createMcpThreads(entry, { threads: 1 });
+    try {
+      const c = call('POST', 1_000_000);
+      await threads.answer(c);
+      // Its buffer went to the thread with the first call: sending it again cannot be done.
+      await expect(threads.answer(c)).rejects.toThrow();
+      // The slot holds no call of it: the next one goes to the same thread and is answered.
+      expect(decoded(await threads.answer(call('NEXT')))).toEqual({ method: 'NEXT', bytes: 3 });
+      // An empty body is sent as it is (nothing to move).
+      expect(decoded(await threads.answer(call('EMPTY', 0)))).toEqual({ method: 'EMPTY', bytes: 0 });
+    } finally {
+      await threads.close();
+    }
+  });
+});
