@@ -136,8 +136,8 @@ export * from './use-cases/embed/open-embedded-session.js';
 export { embedOriginProblem } from './use-cases/embed/embed-origin.js';
 
 // ---- Background jobs -----------------------------------------------------------------------------------
-export { jobFailure, nothingToRecord } from './use-cases/jobs/job-handler.js';
-export type { JobFailure, JobHandler, JobHandlers } from './use-cases/jobs/job-handler.js';
+export { jobFailure, nothingToRecord, releaseOf, withRelease } from './use-cases/jobs/job-handler.js';
+export type { JobFailure, JobHandler, JobHandlers, ReleasingCommand } from './use-cases/jobs/job-handler.js';
 export * from './use-cases/jobs/job-handlers.js';
 export * from './use-cases/jobs/run-job.js';
 export * from './use-cases/jobs/run-due-jobs.js';

@@ -1,7 +1,8 @@
+import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
 import type { JobHandler, TransactionOptions, UnitOfWork } from '@esig/core';
-import { SETTLE_GROUP_LOCK_TIMEOUT_MS, jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, settleClaimedJobs, signAsRecipient } from '@esig/core';
+import { SETTLE_GROUP_LOCK_TIMEOUT_MS, jobFailure, jobHandlers, performClaimedJob, runClaimedJob, runDueJobs, settleClaimedJobs, signAsRecipient, withRelease } from '@esig/core';
 import { right } from './support.js';
 import { CLIENT, eventsOf, requestNow, sentRequest, signInput, world } from './world.js';
 
@@ -114,6 +115,18 @@ describe('settleClaimedJobs', () => {
     expect(counted.options).toEqual([{ deferWrites: true, rerunnable: true, lockTimeoutMs: SETTLE_GROUP_LOCK_TIMEOUT_MS }]);
     expect(await notified(w)).toBe(3);
     expect(await left(w, jobs.map((j) => j.id))).toEqual([]);
+  });
+
+  it('releases what each record set aside once it has run, recorded in a group or alone', async () => {
+    for (const serial of [false, true]) {
+      const { deps, jobs, done, counted } = await performed(serial);
+      const released: string[] = [];
+      const withReleases = done.map((d, i) => E.map((record: Parameters<typeof withRelease>[0]) => withRelease(record, async () => void released.push(jobs[i]!.id)))(d));
+      expect(await Promise.all(settleClaimedJobs(deps)('w1', jobs.map((job, i) => ({ job, done: withReleases[i]! }))))).toEqual([{ _tag: 'Done' }, { _tag: 'Done' }, { _tag: 'Done' }]);
+      expect(counted.transactions, serial ? 'alone' : 'grouped').toBe(serial ? 3 : 1);
+      await new Promise((ok) => setImmediate(ok));
+      expect(released.sort(), serial ? 'alone' : 'grouped').toEqual(jobs.map((j) => j.id).sort());
+    }
   });
 
   it('in turns, settles each alone (the store shares their commit)', async () => {

@@ -93,15 +93,22 @@ const RECORD: TransactionOptions = { deferWrites: true, rerunnable: true };
  * nothing. The transaction is started before the task's first await, so settles started in one synchronous
  * run reach a serial store's writer together and share its COMMIT (the worker groups them so).
  */
+/**
+ * What the handler set aside for its record (staged content) is freed once the record has run, committed or not
+ * (a record that committed without using it, the work being done already, leaves it to nobody too), whichever
+ * way it was recorded: alone or in a group. Best effort, not awaited.
+ */
+const releaseAfter = (record: (tx: Stores) => TE.TaskEither<DomainError, void>): void => {
+  const r = releaseOf(record);
+  if (r !== undefined) void r().catch(() => undefined);
+};
+
 export const settleClaimedJob =
   (deps: RunJobDeps) =>
   (job: Job, worker: string, done: PerformedJob, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>
   async () => {
-    // What the handler set aside for its record (staged content) is freed once the record has run, committed
-    // or not: a record that committed without using it (the work was done already) leaves it to nobody too.
     const release = () => {
-      const r = E.isRight(done) ? releaseOf(done.right) : undefined;
-      if (r !== undefined) void r().catch(() => undefined);
+      if (E.isRight(done)) releaseAfter(done.right);
     };
     if (lost()) {
       release();
@@ -211,7 +218,8 @@ export const settleClaimedJobs =
       // A group that failed in any way, even by throwing, leaves nothing behind: each member then runs alone.
       for (const m of members)
         outcomes[m.answer] = recorded.then(
-          (r) => (E.isRight(r) ? { _tag: 'Done' as const } : alone(m.j)),
+          // Recorded in the group: released here, as settling alone would have (a member run alone releases there).
+          (r) => (E.isRight(r) ? (releaseAfter(m.record), { _tag: 'Done' as const }) : alone(m.j)),
           () => alone(m.j),
         );
     };
