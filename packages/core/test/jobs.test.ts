@@ -1,13 +1,15 @@
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
 import { describe, expect, it } from 'vitest';
-import type { JobKind, JobOf, JobPayloads, JobWorkOf, Tenant } from '@esig/core';
-import { cancelSignatureRequest, declineAsRecipient, getCertificateData, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, signAsRecipient } from '@esig/core';
+import type { DocumentContentStore, JobKind, JobOf, JobPayloads, JobWorkOf, StagedContent, Tenant } from '@esig/core';
+import { cancelSignatureRequest, declineAsRecipient, getCertificateData, getSigningFinishedDocument, handleAutoRemind, handleCompletedMail, handleExpire, handleInvitationMail, handleSeal, openSigningLink, remindSignatureRequest, runClaimedJob, signAsRecipient, stagedContent, storeFailure } from '@esig/core';
 import { certificateKey, completedEventId, finishedKey } from '@esig/core/internal';
 import { TENANT, baseRequest, documentRow, iso, recipient, T0 } from './arbitraries.js';
 import { certificateIn, linkIn } from './fakes.js';
 import { left, right } from './support.js';
 import type { Sent, World } from './world.js';
-import { CLIENT, DAY, PUBLIC_URL, claim, commit, eventsOf, evidenceOf, requestNow, runJob, runOk, sentRequest, signInput, world } from './world.js';
+import { CLIENT, DAY, PUBLIC_URL, claim, commit, eventsOf, evidenceOf, requestNow, runJob, runOk, sentRequest, signInput, WORKER, world } from './world.js';
 
 const at = (w: World) => w.h.clock.now().toISOString();
 const sign = (w: World, s: Sent, i: number) => right(signAsRecipient(w.deps)(s.signers[i]!.token, signInput(s.signers[i]!), CLIENT));
@@ -381,6 +383,64 @@ describe('handleSeal', () => {
       expect(E.isRight(await commit(w, await right(handleSeal(w.deps)(job))))).toBe(true);
     expect(w.renderer.finished).toEqual([]);
     expect(await records(w, s)).toEqual(before);
+  });
+  // Both artifacts are staged ahead of the transaction (on SQLite, written in pieces): what a seal staged and
+  // did not commit must be discarded, or it stays on disk until the hourly purge.
+  describe('discards what it staged but did not commit', () => {
+    /** The world's content store, noting every handle it stages and discards; `failStage` fails the n-th stage. */
+    const spied = (w: World, failStage?: number) => {
+      const inner = w.h.stores.documentContents;
+      const staged: StagedContent[] = [];
+      const discarded: StagedContent[] = [];
+      const documentContents: DocumentContentStore = {
+        ...inner,
+        stage: (tenant, bytes) =>
+          staged.length + 1 === failStage
+            ? (staged.push(stagedContent({ bytes: null, ref: 'failed', size: 0 })), TE.left(storeFailure(new Error('disk full'))))
+            : pipe(inner.stage(tenant, bytes), TE.map((h) => (staged.push(h), h))),
+        discard: (tenant, h) => (discarded.push(h), inner.discard(tenant, h)),
+      };
+      const deps = { ...w.deps, stores: { ...w.deps.stores, documentContents } };
+      return { deps: { ...deps, handlers: { 'seal.complete': handleSeal(deps) } }, staged, discarded };
+    };
+    const signed = async () => {
+      const w = world();
+      const s = await sentRequest(w);
+      for (const i of s.signers.keys()) await sign(w, s, i);
+      const [job] = await claim(w, ['seal.complete']);
+      return { w, s, job: job! };
+    };
+    /** The release runs after the record, without being awaited by it. */
+    const settled = () => new Promise((ok) => setImmediate(ok));
+
+    it('both artifacts, when its record does not commit (the job’s lease was lost)', async () => {
+      const { w, s, job } = await signed();
+      const { deps, staged, discarded } = spied(w);
+      // Another worker finished the job meanwhile: this run's record cannot complete it, and rolls back.
+      await right(w.h.uow.transaction((tx) => tx.jobs.complete(job.id, WORKER)));
+      expect(await runClaimedJob(deps)(job, WORKER)()).toEqual({ _tag: 'LeaseLost' });
+      await settled();
+      expect(staged).toHaveLength(2);
+      expect(discarded).toEqual(staged);
+      expect(await right(w.h.stores.documentContents.get(s.p.tenant, finishedKey(s.req.id)))).toBeNull();
+    });
+
+    it('the finished PDF, when its certificate cannot be staged', async () => {
+      const { w, job } = await signed();
+      const { deps, staged, discarded } = spied(w, 2);
+      expect((await runClaimedJob(deps)(job, WORKER)())._tag).toBe('Retrying');
+      await settled();
+      expect(discarded).toEqual([staged[0]]);
+    });
+
+    it('both, once a committed record has made them its own (discard leaves named content alone)', async () => {
+      const { w, s, job } = await signed();
+      const { deps, staged, discarded } = spied(w);
+      expect(await runClaimedJob(deps)(job, WORKER)()).toEqual({ _tag: 'Done' });
+      await settled();
+      expect(discarded).toEqual(staged);
+      expect(await right(w.h.stores.documentContents.get(s.p.tenant, finishedKey(s.req.id)))).toEqual(w.renderer.finished[0]!.output);
+    });
   });
 });
 
