@@ -36,6 +36,21 @@ export interface McpThreadsOptions {
   readonly threads: number;
   /** Each thread's heap limit, in MiB. */
   readonly maxHeapMb?: number;
+  /**
+   * A thread with calls in hand that answers no ping for this long is stuck (a loop that never ends, in a
+   * library or in a bug of ours, on some input): it is stopped, its calls are answered 503, and the next call
+   * starts a new one. Default 30 s: a real call's longest synchronous stretch (parsing a 40 MiB body) is well
+   * under a second, and a call that waits on the API keeps its thread answering pings.
+   */
+  readonly stuckAfterMs?: number;
+}
+
+/** What the pool sends a thread to learn that its event loop still turns, and what the thread sends back. */
+export interface ThreadPing {
+  readonly ping: number;
+}
+export interface ThreadPong {
+  readonly pong: number;
 }
 
 /**
@@ -45,13 +60,46 @@ export interface McpThreadsOptions {
  */
 export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions): McpThreads => {
   if (!Number.isInteger(options.threads) || options.threads < 1) throw new Error(`threads must be an integer ≥ 1 (got ${options.threads})`);
+  const stuckAfterMs = options.stuckAfterMs ?? 30_000;
+  if (!(stuckAfterMs > 0)) throw new Error(`stuckAfterMs must be positive (got ${stuckAfterMs})`);
   interface Slot {
     worker: Worker | null;
     readonly pending: Map<number, { resolve: (a: McpAnswer) => void; reject: (e: Error) => void }>;
+    /** Why the pool stopped the thread, when it did: its calls fail with that. */
+    stopping: string | null;
+    /** When the thread last said anything (an answer, a pong), or was given a call while idle. */
+    heard: number;
+    /** Pings the thread while it has calls in hand. */
+    watch: ReturnType<typeof setInterval> | null;
   }
-  const slots: Slot[] = Array.from({ length: options.threads }, () => ({ worker: null, pending: new Map() }));
+  const slots: Slot[] = Array.from({ length: options.threads }, () => ({ worker: null, pending: new Map(), stopping: null, heard: 0, watch: null }));
   let nextId = 0;
   let closed = false;
+
+  const unwatch = (slot: Slot) => {
+    if (slot.watch !== null) clearInterval(slot.watch);
+    slot.watch = null;
+  };
+  /**
+   * While a thread has calls in hand, the pool pings it a few times per `stuckAfterMs`; one that has said nothing
+   * for longer is stopped. The check is made again after the event loop's poll phase (`setImmediate`), where a
+   * pong already queued is delivered: this thread may itself have been held up, and the thread not.
+   */
+  const watch = (slot: Slot, worker: Worker) => {
+    slot.heard = Date.now();
+    if (slot.watch !== null) return;
+    let ping = 0;
+    slot.watch = setInterval(() => {
+      if (Date.now() - slot.heard <= stuckAfterMs) return void worker.postMessage({ ping: ping++ } satisfies ThreadPing);
+      setImmediate(() => {
+        if (slot.worker !== worker || Date.now() - slot.heard <= stuckAfterMs) return;
+        slot.stopping = `the tool server's thread answered nothing for ${stuckAfterMs / 1000} s, and was stopped`;
+        unwatch(slot);
+        void worker.terminate();
+      });
+    }, Math.max(1, Math.floor(stuckAfterMs / 3)));
+    slot.watch.unref();
+  };
 
   const start = (slot: Slot): Worker => {
     const worker = new Worker(new URL(entry.filename), {
@@ -60,19 +108,29 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
     });
     // An idle thread does not keep the process alive; a call in hand is kept alive by its HTTP request.
     worker.unref();
-    worker.on('message', (m: ThreadReply) => {
+    // A thread's start (a new isolate, its modules loaded) is not a stuck event loop: counted from when it runs.
+    worker.on('online', () => {
+      if (slot.worker === worker) slot.heard = Date.now();
+    });
+    worker.on('message', (m: ThreadReply | ThreadPong) => {
+      if (slot.worker === worker) slot.heard = Date.now();
+      if ('pong' in m) return;
       const p = slot.pending.get(m.id);
       if (p === undefined) return;
       slot.pending.delete(m.id);
+      if (slot.pending.size === 0) unwatch(slot);
       if ('answer' in m) p.resolve(m.answer);
       else p.reject(new Error(m.failed));
     });
     const stopped = (why: string) => {
       if (slot.worker !== worker) return;
       slot.worker = null;
+      unwatch(slot);
       const failed = [...slot.pending.values()];
       slot.pending.clear();
-      for (const p of failed) p.reject(new McpThreadStopped(why));
+      const reason = slot.stopping ?? why;
+      slot.stopping = null;
+      for (const p of failed) p.reject(new McpThreadStopped(reason));
     };
     worker.on('error', (e) => stopped(`the tool server's thread failed: ${e.message}`));
     worker.on('exit', (code) => stopped(`the tool server's thread stopped (exit code ${code})`));
@@ -87,6 +145,7 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
       const worker = slot.worker ?? start(slot);
       const id = nextId++;
       return new Promise<McpAnswer>((resolve, reject) => {
+        if (slot.pending.size === 0) watch(slot, worker);
         slot.pending.set(id, { resolve, reject });
         // The body's bytes move to the thread (the caller's buffer is left empty): a 40 MiB body is not copied.
         const body = call.body.byteOffset === 0 && call.body.byteLength === call.body.buffer.byteLength ? call.body : call.body.slice();
@@ -97,12 +156,14 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
         } catch (e) {
           // Not sent (a body whose buffer was transferred already, say): nothing will answer it, so nothing waits.
           slot.pending.delete(id);
+          if (slot.pending.size === 0) unwatch(slot);
           reject(e instanceof Error ? e : new Error(String(e)));
         }
       });
     },
     close: async () => {
       closed = true;
+      for (const s of slots) unwatch(s);
       await Promise.all(slots.map((s) => s.worker?.terminate()));
     },
   };

@@ -4,7 +4,11 @@ import { McpThreadStopped, createMcpThreads } from '../src/threads.js';
 
 const entry = { filename: new URL('./fixtures/echo-thread.mjs', import.meta.url).href };
 const call = (method: string, bytes = 3): McpCall => ({ method, url: 'http://127.0.0.1/mcp', headers: [], body: new Uint8Array(bytes), token: 't', apiBaseUrl: 'http://127.0.0.1:9', version: '0' });
-const decoded = (a: { body: Uint8Array }) => JSON.parse(new TextDecoder().decode(a.body)) as { method: string; bytes: number };
+const answered = (a: { body: Uint8Array }) => JSON.parse(new TextDecoder().decode(a.body)) as { method: string; bytes: number; pongs: number };
+const decoded = (a: { body: Uint8Array }) => {
+  const { method, bytes } = answered(a);
+  return { method, bytes };
+};
 
 describe('the tool server’s threads', () => {
   it('answer calls on a thread; a body’s bytes move to the thread, not copied', async () => {
@@ -44,6 +48,36 @@ describe('the tool server’s threads', () => {
       expect(otherSettled).toBe(false);
       await threads.close();
       await expect(other).rejects.toBeInstanceOf(McpThreadStopped);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a thread stuck with calls in hand (an event loop that never turns) is stopped: its calls fail, the next call gets a new thread', async () => {
+    const threads = createMcpThreads(entry, { threads: 1, stuckAfterMs: 2_000 });
+    try {
+      const held = threads.answer(call('HOLD'));
+      const spun = threads.answer(call('SPIN'));
+      await expect(spun).rejects.toThrow(McpThreadStopped);
+      await expect(spun).rejects.toThrow(/thread answered nothing for 2 s, and was stopped/);
+      await expect(held).rejects.toBeInstanceOf(McpThreadStopped);
+      expect(decoded(await threads.answer(call('AFTER')))).toEqual({ method: 'AFTER', bytes: 3 });
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a thread that has calls in hand and answers its pings is left alone, however long its calls wait', async () => {
+    const threads = createMcpThreads(entry, { threads: 1, stuckAfterMs: 2_000 });
+    try {
+      const held = threads.answer(call('HOLD'));
+      let settled = false;
+      void held.finally(() => (settled = true)).catch(() => undefined);
+      // Nothing but pongs comes from the thread meanwhile: a pool that did not hear them would stop it after 2 s.
+      await new Promise((ok) => setTimeout(ok, 5_000));
+      expect(settled).toBe(false);
+      expect(answered(await threads.answer(call('PINGS'))).pongs).toBeGreaterThanOrEqual(3);
+      expect(settled).toBe(false);
     } finally {
       await threads.close();
     }
