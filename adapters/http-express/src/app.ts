@@ -19,7 +19,7 @@ import { SIGNING_BASE, toExpressPath } from './route.js';
 import { buildRoutes } from './routes.js';
 import { faultOf, rejectEarly, sendProblem, sendReply } from './send.js';
 import { buildSignerRoutes, createSignerRouter } from './signer-routes.js';
-import { idempotencyKeyOf, runWrite } from './write-pipeline.js';
+import { answeredFromKey, idempotencyKeyOf, runWrite } from './write-pipeline.js';
 import { createLogBuffer } from './log-buffer.js';
 import { loggedPath, setRoutePattern } from './log-path.js';
 import { mountSigningPage } from './signing-page.js';
@@ -355,7 +355,9 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     const key = idempotencyKeyOf(req);
     if (E.isLeft(key)) return sendProblem(res, key.left);
     const caller = { tenant: principal.tenant, credential: credentialId(principal.credential), requestId: locals(res).requestId };
-    return respond(res, route.handle(ctx), (w: WriteOp<unknown>) => runWrite(deps, req, res, { key: key.right, caller, sealResponse: route.replayInClear !== true }, w));
+    const sealResponse = route.replayInClear !== true;
+    if (key.right !== undefined && route.lookUpKeyFirst === true && (await answeredFromKey(deps, req, res, { key: key.right, caller, sealResponse }))) return;
+    return respond(res, route.handle(ctx), (w: WriteOp<unknown>) => runWrite(deps, req, res, { key: key.right, caller, sealResponse }, w));
   };
 
   mountSigningPage(app);

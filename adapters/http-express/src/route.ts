@@ -92,6 +92,12 @@ export interface WriteRoute<P extends Record<string, t.Mixed>, Q extends t.Mixed
    * with a token).
    */
   readonly replayInClear?: true;
+  /**
+   * Set on a route whose `handle` does costly work before its command (an upload's inspection and staging): a call
+   * with an Idempotency-Key first reads the key's record, and a replay, a key reused or a call still in flight is
+   * answered without that work. Every other route decides on the key only with its command, which saves the read.
+   */
+  readonly lookUpKeyFirst?: true;
   /** May do checks outside any transaction (e.g. parse an upload) before producing the command. */
   readonly handle: (ctx: RouteContext<ParamsOf<P>, Decoded<Q>, Decoded<B>>) => TE.TaskEither<DomainError, WriteOp<any>>;
 }

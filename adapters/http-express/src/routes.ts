@@ -19,6 +19,8 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   write({
     method: 'post', path: '/api/v1/documents', operationId: 'uploadDocument', tag: 'Documents', scope: 'documents:write',
     replayInClear: true,
+    // A client that retries an upload (the reason for its key) is answered before the file is inspected again.
+    lookUpKeyFirst: true,
     summary: 'Upload a PDF: raw `application/pdf` with `?name=`, or `multipart/form-data` with `file` and `name`.',
     query: c.UploadQuery, body: 'pdf',
     response: { status: 201, codec: c.DocumentResource, description: 'The stored document.' },

@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type { Request, Response } from 'express';
-import type { DomainError, StoredResponse, Tenant, ValidationFailed } from '@esig/core';
-import { canonicalJson, execute, executeIdempotently, fingerprintSource, isValidIdempotencyKey, validationFailed } from '@esig/core';
+import type { DomainError, IdempotencyContext, StoredResponse, Tenant, ValidationFailed } from '@esig/core';
+import { answeredAlready, canonicalJson, execute, executeIdempotently, fingerprintSource, isValidIdempotencyKey, validationFailed } from '@esig/core';
 import type { EsigHttpDeps } from './deps.js';
 import { isStorable, statusOf, toProblem } from './problem.js';
 import type { WriteOp } from './route.js';
@@ -55,15 +55,6 @@ export const runWrite = async (
       ? problem(refusal)
       : { status: w.status, body: JSON.stringify(w.present(r.right)), headers: { 'content-type': 'application/json; charset=utf-8' } };
   };
-  const sendStored = (s: StoredResponse, replayed: boolean) => {
-    if (replayed) res.setHeader('Idempotency-Replayed', 'true');
-    res.statusCode = s.status;
-    for (const [h, v] of Object.entries(s.headers)) res.setHeader(h, v);
-    // The body is a finished JSON string: written as it is, without Express's send (ETag, freshness and
-    // content-type checks this answer has no use for: writes are never cached).
-    res.setHeader('Content-Length', Buffer.byteLength(s.body));
-    res.end(s.body);
-  };
 
   // Whether this run's command committed: then what the handler set aside is the command's, and there is
   // nothing to release. Anything else (a failure, a refusal, a replay, a throw) releases it.
@@ -73,16 +64,47 @@ export const runWrite = async (
       const r = await execute(deps)(w.command)();
       committed = E.isRight(r) && (w.refused?.(r.right) ?? null) === null;
       const stored = render(r);
-      return stored ? sendStored(stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
+      return stored ? sendStored(res, stored, false) : sendProblem(res, E.isLeft(r) ? r.left : { _tag: 'Internal' });
     }
-    const fingerprint = deps.crypto.sha256Hex(fingerprintSource({ credential: o.caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) }));
-    const r = await executeIdempotently(deps)({ tenant: o.caller.tenant, key: `${o.caller.keySpace ?? ''}${o.key}`, fingerprint, sealResponse: o.sealResponse }, w.command, render)();
+    const r = await executeIdempotently(deps)(idempotencyContext(deps, req, o.caller, o.key, o.sealResponse), w.command, render)();
     committed = E.isRight(r) && !r.right.replayed && r.right.response.status < 400;
     if (E.isLeft(r)) sendProblem(res, r.left);
-    else sendStored(r.right.response, r.right.replayed);
+    else sendStored(res, r.right.response, r.right.replayed);
   } finally {
     if (!committed && w.release !== undefined) void w.release().catch(() => undefined);
   }
+};
+
+/** A write's answer as stored under its key, sent as it was, or replayed. */
+const sendStored = (res: Response, s: StoredResponse, replayed: boolean) => {
+  if (replayed) res.setHeader('Idempotency-Replayed', 'true');
+  res.statusCode = s.status;
+  for (const [h, v] of Object.entries(s.headers)) res.setHeader(h, v);
+  // The body is a finished JSON string: written as it is, without Express's send (ETag, freshness and
+  // content-type checks this answer has no use for: writes are never cached).
+  res.setHeader('Content-Length', Buffer.byteLength(s.body));
+  res.end(s.body);
+};
+
+/** The key's record as a write names it: the caller's tenant, the key in the caller's key space, and the call's fingerprint. */
+const idempotencyContext = (deps: EsigHttpDeps, req: Request, caller: WriteCaller, key: string, sealResponse: boolean): IdempotencyContext => ({
+  tenant: caller.tenant,
+  key: `${caller.keySpace ?? ''}${key}`,
+  fingerprint: deps.crypto.sha256Hex(fingerprintSource({ credential: caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) })),
+  sealResponse,
+});
+
+/**
+ * For a route that looks its key up first (`WriteRoute.lookUpKeyFirst`): answers the call from the key's record when
+ * the record decides it already (a replay, a key reused, a call in flight), before the route's costly work; `false`
+ * when the call goes on. What goes on is decided again, with the command.
+ */
+export const answeredFromKey = async (deps: EsigHttpDeps, req: Request, res: Response, o: { readonly key: string; readonly caller: WriteCaller; readonly sealResponse: boolean }): Promise<boolean> => {
+  const r = await answeredAlready(deps)(idempotencyContext(deps, req, o.caller, o.key, o.sealResponse))();
+  if (E.isLeft(r)) return (sendProblem(res, r.left), true);
+  if (r.right === null) return false;
+  sendStored(res, r.right, true);
+  return true;
 };
 
 /** What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. */

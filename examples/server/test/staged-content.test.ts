@@ -52,18 +52,23 @@ describe('staged content', () => {
     expect(orphans()).toBe(0);
   });
 
-  it('an upload refused after its PDF was staged (its Idempotency-Key used for another file) leaves no staged piece behind', async () => {
-    // The key's record is checked once the upload was inspected and staged: another body under it is refused, 422.
+  it('an upload under an Idempotency-Key used for another file is refused before its file is inspected or staged', async () => {
+    // An upload looks its key up first (WriteRoute.lookUpKeyFirst): a key bound to another body is refused 422 at
+    // once, so a file that is not even a PDF is refused for its key, not for its content, and nothing is staged.
     const first = await s.call('POST', '/api/v1/documents?name=first.pdf', { raw: { bytes: await makePdf(2), contentType: 'application/pdf' }, headers: { 'idempotency-key': 'staged-other-1' } });
     expect(first.status).toBe(201);
     const before = pieces();
-    const r = await s.call('POST', '/api/v1/documents?name=first.pdf', { raw: { bytes: await makePdf(3), contentType: 'application/pdf' }, headers: { 'idempotency-key': 'staged-other-1' } });
-    expect(r.status).toBe(422);
-    await eventually(() => orphans() === 0, 'the refused upload’s pieces discarded');
+    const other = await s.call('POST', '/api/v1/documents?name=first.pdf', { raw: { bytes: await makePdf(3), contentType: 'application/pdf' }, headers: { 'idempotency-key': 'staged-other-1' } });
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('idempotency_key_reused');
+    const garbage = await s.call('POST', '/api/v1/documents?name=first.pdf', { raw: { bytes: new TextEncoder().encode('not a pdf at all'), contentType: 'application/pdf' }, headers: { 'idempotency-key': 'staged-other-1' } });
+    expect(garbage.status).toBe(422);
+    expect(garbage.body.code).toBe('idempotency_key_reused');
     expect(pieces()).toBe(before);
+    expect(orphans()).toBe(0);
   });
 
-  it('a replayed upload (the same Idempotency-Key) stores the bytes once and discards what the replay staged', async () => {
+  it('a replayed upload (the same Idempotency-Key) stores the bytes once: the replay stages nothing', async () => {
     const bytes = await makePdf(3);
     const first = await s.call('POST', '/api/v1/documents?name=once.pdf', { raw: { bytes, contentType: 'application/pdf' }, headers: { 'idempotency-key': 'staged-replay-1' } });
     expect(first.status).toBe(201);
@@ -71,8 +76,9 @@ describe('staged content', () => {
     const again = await s.call('POST', '/api/v1/documents?name=once.pdf', { raw: { bytes, contentType: 'application/pdf' }, headers: { 'idempotency-key': 'staged-replay-1' } });
     expect(again.status).toBe(201);
     expect(again.body.id).toBe(first.body.id);
-    await eventually(() => orphans() === 0, 'the replay’s pieces discarded');
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
     expect(pieces()).toBe(afterFirst);
+    expect(orphans()).toBe(0);
   });
 
   it('a sealed request’s finished PDF and certificate are stored as pieces, and nothing staged is left', async () => {

@@ -5,7 +5,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Command, DomainError, IdempotencyContext, IdempotencyRecord, StoredResponse, Tenant, TransactionOptions, UnitOfWork } from '@esig/core';
-import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, IDEMPOTENCY_PURGE_GRACE_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
+import { IDEMPOTENCY_LOCK_MS, answeredAlready, IDEMPOTENCY_TTL_MS, canonicalJson, execute, executeIdempotently, fingerprintSource, invalidState, overridePorts, IDEMPOTENCY_PURGE_GRACE_MS, purgeExpiredIdempotencyRecords, storeFailure } from '@esig/core';
 import { decideIdempotency } from '@esig/core/internal';
 import { OTHER_TENANTS, TENANT, documentRow, fingerprintArb, idempotencyRecordArb, iso, jsonArb, nowArb } from './arbitraries.js';
 import type { Harness } from './support.js';
@@ -55,6 +55,43 @@ describe('decideIdempotency', () => {
         expect(decideIdempotency(inFlight, fp, new Date(now + IDEMPOTENCY_TTL_MS))).toEqual({ _tag: 'Proceed' });
       }),
     );
+  });
+});
+
+describe('answeredAlready', () => {
+  it('reads what the key’s record decides, as executeIdempotently would, and writes nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(idempotencyRecordArb, nowArb, fc.boolean(), fingerprintArb, async ({ at }, now, sameFp, otherFp) => {
+        const h = harness();
+        h.clock.set(new Date(now));
+        // Stored as a call kept in clear keeps it.
+        const record = at(now);
+        const stored: IdempotencyRecord = record.response === null ? record : { ...record, response: { ...record.response, inClear: true as const } };
+        await right(h.uow.transaction((tx) => tx.idempotency.insertIfAbsent(stored)));
+        const fingerprint = sameFp ? record.fingerprint : otherFp;
+        const r = await answeredAlready({ ...h, secrets })({ tenant: TENANT, key: record.key, fingerprint, sealResponse: false })();
+        const d = decideIdempotency(stored, fingerprint, new Date(now));
+        if (d._tag === 'Replay') expect(r).toEqual(E.right(record.response));
+        else if (d._tag === 'Conflict') expect(r).toEqual(E.left(expect.objectContaining({ _tag: 'IdempotencyKeyReused' })));
+        else if (d._tag === 'InProgress') expect(r).toEqual(E.left(expect.objectContaining({ _tag: 'IdempotencyInProgress' })));
+        else expect(r).toEqual(E.right(null));
+        // Only a read: the record is as it was, and no other key's was made.
+        expect(await right(h.stores.idempotency.find(TENANT, record.key))).toEqual(stored);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('answers null for a key with no record, and a sealed answer opened', async () => {
+    const h = harness();
+    const ctx = { tenant: TENANT, key: 'k', fingerprint: 'f' };
+    expect(await answeredAlready({ ...h, secrets })(ctx)()).toEqual(E.right(null));
+    const response: StoredResponse = { status: 201, body: '{"id":"doc_1"}', headers: { 'content-type': 'application/json' } };
+    const first = await right(executeIdempotently({ ...h, secrets })(ctx, () => TE.right(1), () => response));
+    expect(first.replayed).toBe(false);
+    // Stored sealed, answered opened.
+    expect((await right(h.stores.idempotency.find(TENANT, 'k')))!.response!.body).not.toContain('doc_1');
+    expect(await answeredAlready({ ...h, secrets })(ctx)()).toEqual(E.right(response));
   });
 });
 

@@ -99,6 +99,54 @@ export interface IdempotencyContext {
   readonly sealResponse?: boolean;
 }
 
+/**
+ * A stored answer as it is replayed. A record's mark is believed only where the caller stores in clear too: a record
+ * of a sealed call that says it is in clear was not written by it (a forged or foreign row), and is not replayed.
+ */
+const openStored =
+  (secrets: SecretBox, ctx: Pick<IdempotencyContext, 'sealResponse'>) =>
+  (r: StoredResponse): TE.TaskEither<DomainError, StoredResponse> =>
+    r.inClear === true
+      ? ctx.sealResponse === false
+        ? TE.right({ status: r.status, body: r.body, headers: r.headers })
+        : TE.left(storeFailure(new Error('an idempotency record of a sealed call says its response is in clear')))
+      : pipe(
+          TE.fromEither(secrets.open(r.body)),
+          TE.bimap(
+            // Sealed under another master key: an operator's mistake, not the client's.
+            () => storeFailure(new Error('an idempotency record could not be opened (was the master key changed?)')),
+            (body) => ({ ...r, body }),
+          ),
+        );
+
+/**
+ * What a key's record decides already, read before a write's costly work outside its command (an upload's
+ * inspection on a PDF thread, its bytes staged on disk): the stored answer to replay, or the refusal the call would
+ * get (`IdempotencyKeyReused`, `IdempotencyInProgress`); `null` when it should go on to `executeIdempotently`, which
+ * decides again, and alone claims the key. Only a read, outside any transaction: a client that retries a large
+ * upload gets its first answer without the file being inspected and written again.
+ */
+export const answeredAlready =
+  (deps: { readonly stores: Stores; readonly clock: Clock; readonly secrets: SecretBox }) =>
+  (ctx: IdempotencyContext): TE.TaskEither<DomainError, StoredResponse | null> =>
+    pipe(
+      deps.stores.idempotency.find(ctx.tenant, ctx.key),
+      TE.chainW((existing): TE.TaskEither<DomainError, StoredResponse | null> => {
+        const decision = decideIdempotency(existing, ctx.fingerprint, deps.clock.now());
+        switch (decision._tag) {
+          case 'Replay':
+            return decision.record.response === null ? TE.left(storeFailure(new Error('a completed idempotency record has no response'))) : openStored(deps.secrets, ctx)(decision.record.response);
+          case 'Conflict':
+            return TE.left(idempotencyKeyReused());
+          case 'InProgress':
+            return TE.left(idempotencyInProgress());
+          case 'TakeOver':
+          case 'Proceed':
+            return TE.right(null);
+        }
+      }),
+    );
+
 /** What deciding on a key came to: a stored answer to replay, or the claim this caller now holds, to run under. */
 type Decided = { readonly replay: StoredResponse } | { readonly claim: IdempotencyRecord };
 
@@ -149,21 +197,7 @@ export const executeIdempotently =
       ctx.sealResponse === false
         ? { status: r.status, body: r.body, headers: r.headers, inClear: true }
         : { status: r.status, body: deps.secrets.seal(r.body), headers: r.headers };
-    // A record's mark is believed only where the caller stores in clear too: a record of a sealed call that says
-    // it is in clear was not written by it (a forged or foreign row), and is not replayed.
-    const open = (r: StoredResponse): TE.TaskEither<DomainError, StoredResponse> =>
-      r.inClear === true
-        ? ctx.sealResponse === false
-          ? TE.right({ status: r.status, body: r.body, headers: r.headers })
-          : TE.left(storeFailure(new Error('an idempotency record of a sealed call says its response is in clear')))
-        : pipe(
-            TE.fromEither(deps.secrets.open(r.body)),
-            TE.bimap(
-              // Sealed under another master key: an operator's mistake, not the client's.
-              () => storeFailure(new Error('an idempotency record could not be opened (was the master key changed?)')),
-              (body) => ({ ...r, body }),
-            ),
-          );
+    const open = openStored(deps.secrets, ctx);
     const freshRecord = (now: Date) => ({
       tenant: ctx.tenant,
       key: ctx.key,
