@@ -6,7 +6,7 @@ import type pg from 'pg';
  * The schema version this code is written for: the number of the last file in `migrations/`. Loading
  * checks that the folder agrees, so adding a migration without raising this fails at the first start.
  */
-export const LATEST_SCHEMA_VERSION = 17;
+export const LATEST_SCHEMA_VERSION = 18;
 
 export { SchemaTooNewError } from '@esig/store-sql';
 export type { Migration } from '@esig/store-sql';

@@ -27,6 +27,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import type { PostgresStore, PostgresStoreOptions } from '../src/index.js';
 import { LATEST_SCHEMA_VERSION, RowDecodeError, SchemaTooNewError, openPostgresStore } from '../src/index.js';
 import { loadMigrations, migrate } from '../src/migrations.js';
+import type { Conn } from '../src/connection.js';
+import { queryConfig } from '../src/connection.js';
+import { READ_SLICE_BYTES, pgDocumentContents } from '../src/document-contents.js';
 import type { TestDatabase } from './pg.js';
 import { available, countSocketWrites, countSyncs, createTestDatabase, emptyAllTables } from './pg.js';
 
@@ -93,8 +96,8 @@ describe.skipIf(!available)('postgres adapter', () => {
     it('a migration that builds or drops an index of a live table first limits its wait for a lock (since 15)', () => {
       // Such a migration holds the table; without a limit it waits behind every open transaction on it while every
       // statement of the service on it waits behind the migration (the test of migration 15 below shows it).
-      const indexing = loadMigrations().filter((m) => m.version >= 15 && /\b(CREATE|DROP) INDEX\b/i.test(m.sql));
-      expect(indexing.map((m) => m.version)).toEqual(expect.arrayContaining([15, 16, 17]));
+      const indexing = loadMigrations().filter((m) => m.version >= 15 && /\b(CREATE|DROP) INDEX\b|\bALTER TABLE\b/i.test(m.sql));
+      expect(indexing.map((m) => m.version)).toEqual(expect.arrayContaining([15, 16, 17, 18]));
       for (const m of indexing) {
         const firstStatement = m.sql.replace(/^\s*(--[^\n]*\n\s*)*/, '');
         expect(firstStatement, `migration ${m.version}`).toMatch(/^SET LOCAL lock_timeout = '\d+s';/);
@@ -1171,6 +1174,47 @@ describe.skipIf(!available)('postgres adapter', () => {
       expect(Object.getPrototypeOf(got)).toBe(Uint8Array.prototype);
       expect(got.byteLength).toBe(big.byteLength);
       expect(Buffer.compare(got, big)).toBe(0);
+    });
+
+    it('large content is read in slices, a statement each, and one replaced while it is read comes back whole: the new, never a mix', async () => {
+      // The store's statements on the pool, answered as the driver answers them; each answer's bytea noted.
+      const answered: number[] = [];
+      let onSlice: (n: number) => Promise<void> = async () => undefined;
+      const conn: Conn = {
+        query: async (stmt, values) => {
+          const r = await s.pool.query(queryConfig(stmt, values));
+          const bytes = r.rows[0]?.bytes as Buffer | null | undefined;
+          if (bytes) answered.push(bytes.byteLength);
+          if (typeof stmt === 'string' && stmt.includes('substring')) await onSlice(answered.length);
+          return r;
+        },
+        unusable: () => null,
+      };
+      const contents = pgDocumentContents(conn);
+      const key = { kind: 'upload', documentId: 'doc_sliced' } as const;
+      const old = Uint8Array.from({ length: 3 * READ_SLICE_BYTES + 5 }, (_, i) => (i * 7) & 0xff);
+      await ok(contents.put(TENANT_A, key, old));
+      const got = (await ok(contents.get(TENANT_A, key)))!;
+      expect(Buffer.compare(got, old)).toBe(0);
+      // Four slices, none over READ_SLICE_BYTES: no answer holds the whole.
+      expect(answered).toEqual([READ_SLICE_BYTES, READ_SLICE_BYTES, READ_SLICE_BYTES, 5]);
+      // Small content comes whole with the first statement.
+      answered.length = 0;
+      await ok(contents.put(TENANT_A, { kind: 'upload', documentId: 'doc_small' }, old.subarray(0, 100)));
+      expect((await ok(contents.get(TENANT_A, { kind: 'upload', documentId: 'doc_small' })))!.byteLength).toBe(100);
+      expect(answered).toEqual([100]);
+      // Replaced after its second slice (as another transaction would): read again, the new bytes whole.
+      // Of the same size: only the row version tells the two apart.
+      const next = Uint8Array.from({ length: old.byteLength }, (_, i) => (i * 13 + 1) & 0xff);
+      onSlice = async (n) => {
+        if (n === 2) await db.raw((c) => c.query("UPDATE document_contents SET bytes = $1 WHERE document_id = 'doc_sliced'", [Buffer.from(next)]));
+      };
+      answered.length = 0;
+      const reread = (await ok(contents.get(TENANT_A, key)))!;
+      expect(Buffer.compare(reread, next)).toBe(0);
+      expect(answered.length).toBeGreaterThan(3);
+      // Stored uncompressed out of line (migration 18), so that a slice reads only its own TOAST chunks.
+      expect(await db.raw(async (c) => (await c.query("SELECT attstorage FROM pg_attribute WHERE attrelid = 'document_contents'::regclass AND attname = 'bytes'")).rows[0].attstorage)).toBe('e');
     });
 
     it('sizes beyond 2 GiB and aggregates with every optional part set round-trip', async () => {
