@@ -67,32 +67,45 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
     readonly pending: Map<number, { resolve: (a: McpAnswer) => void; reject: (e: Error) => void }>;
     /** Why the pool stopped the thread, when it did: its calls fail with that. */
     stopping: string | null;
-    /** When the thread last said anything (an answer, a pong), or was given a call while idle. */
-    heard: number;
+    /**
+     * The ping the thread has not answered yet, and when it was sent (`performance.now()`, a clock that does not
+     * step): `null` when none is waiting. A thread is judged by a ping it left unanswered, never by how long ago it
+     * last spoke: the pool's own event loop may have been held up (a long synchronous stretch, a pause of the whole
+     * process) while the thread had nothing to answer, and the wall clock may step.
+     */
+    unanswered: { readonly ping: number; at: number } | null;
     /** Pings the thread while it has calls in hand. */
     watch: ReturnType<typeof setInterval> | null;
   }
-  const slots: Slot[] = Array.from({ length: options.threads }, () => ({ worker: null, pending: new Map(), stopping: null, heard: 0, watch: null }));
+  const slots: Slot[] = Array.from({ length: options.threads }, () => ({ worker: null, pending: new Map(), stopping: null, unanswered: null, watch: null }));
   let nextId = 0;
+  // Numbered across every thread and watch: a late pong to an earlier watch's ping answers none of a later one's.
+  let ping = 0;
   let closed = false;
 
   const unwatch = (slot: Slot) => {
     if (slot.watch !== null) clearInterval(slot.watch);
     slot.watch = null;
+    slot.unanswered = null;
   };
   /**
-   * While a thread has calls in hand, the pool pings it a few times per `stuckAfterMs`; one that has said nothing
-   * for longer is stopped. The check is made again after the event loop's poll phase (`setImmediate`), where a
-   * pong already queued is delivered: this thread may itself have been held up, and the thread not.
+   * While a thread has calls in hand, the pool pings it a few times per `stuckAfterMs`, one ping waiting at a time;
+   * one that leaves a ping unanswered for longer is stopped. The check is made again after the event loop's poll
+   * phase (`setImmediate`), where a pong already queued is delivered: this thread may itself have been held up, and
+   * the thread not.
    */
   const watch = (slot: Slot, worker: Worker) => {
-    slot.heard = Date.now();
     if (slot.watch !== null) return;
-    let ping = 0;
+    slot.unanswered = null;
+    const stale = () => slot.unanswered !== null && performance.now() - slot.unanswered.at > stuckAfterMs;
     slot.watch = setInterval(() => {
-      if (Date.now() - slot.heard <= stuckAfterMs) return void worker.postMessage({ ping: ping++ } satisfies ThreadPing);
+      if (slot.unanswered === null) {
+        slot.unanswered = { ping, at: performance.now() };
+        return void worker.postMessage({ ping: ping++ } satisfies ThreadPing);
+      }
+      if (!stale()) return;
       setImmediate(() => {
-        if (slot.worker !== worker || Date.now() - slot.heard <= stuckAfterMs) return;
+        if (slot.worker !== worker || !stale()) return;
         slot.stopping = `the tool server's thread answered nothing for ${stuckAfterMs / 1000} s, and was stopped`;
         unwatch(slot);
         void worker.terminate();
@@ -110,11 +123,13 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
     worker.unref();
     // A thread's start (a new isolate, its modules loaded) is not a stuck event loop: counted from when it runs.
     worker.on('online', () => {
-      if (slot.worker === worker) slot.heard = Date.now();
+      if (slot.worker === worker && slot.unanswered !== null) slot.unanswered.at = performance.now();
     });
     worker.on('message', (m: ThreadReply | ThreadPong) => {
-      if (slot.worker === worker) slot.heard = Date.now();
-      if ('pong' in m) return;
+      if ('pong' in m) {
+        if (slot.worker === worker && slot.unanswered !== null && m.pong >= slot.unanswered.ping) slot.unanswered = null;
+        return;
+      }
       const p = slot.pending.get(m.id);
       if (p === undefined) return;
       slot.pending.delete(m.id);

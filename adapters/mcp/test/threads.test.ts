@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { McpCall } from '../src/answer.js';
 import { McpThreadStopped, createMcpThreads } from '../src/threads.js';
 
@@ -77,6 +77,37 @@ describe('the tool server’s threads', () => {
       await new Promise((ok) => setTimeout(ok, 5_000));
       expect(settled).toBe(false);
       expect(answered(await threads.answer(call('PINGS'))).pongs).toBeGreaterThanOrEqual(3);
+      expect(settled).toBe(false);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a healthy thread is not stopped because the pool’s own event loop was held up, or the clock stepped forward', async () => {
+    const threads = createMcpThreads(entry, { threads: 1, stuckAfterMs: 2_000 });
+    try {
+      const held = threads.answer(call('HOLD'));
+      let settled = false;
+      void held.finally(() => (settled = true)).catch(() => undefined);
+      // The thread runs and answers: no ping of the pool's is left unanswered.
+      await threads.answer(call('READY'));
+      // The pool's own event loop is held for three times the bound (a long synchronous stretch of the API's, a
+      // pause of the whole process): the thread, meanwhile, was never asked anything it did not answer.
+      const until = performance.now() + 6_000;
+      while (performance.now() < until);
+      // A few of the pool's checks go by.
+      await new Promise((ok) => setTimeout(ok, 3_000));
+      expect(settled).toBe(false);
+      // Then the wall clock steps forward by a minute (NTP, a VM resumed): no time passed for the thread.
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
+      try {
+        await new Promise((ok) => setTimeout(ok, 3_000));
+        expect(settled).toBe(false);
+      } finally {
+        vi.useRealTimers();
+      }
+      // The same thread still answers (a new one would have had to fail `held`).
+      expect(decoded(await threads.answer(call('AFTER')))).toEqual({ method: 'AFTER', bytes: 3 });
       expect(settled).toBe(false);
     } finally {
       await threads.close();
