@@ -107,8 +107,20 @@ export const answeredFromKey = async (deps: EsigHttpDeps, req: Request, res: Res
   return true;
 };
 
-/** What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. */
+/**
+ * What the idempotency fingerprint covers besides method and path: the query and the body, by meaning. Taken once a
+ * call: a route that looks its key up first (`answeredFromKey`) names the record again with its command, and an
+ * upload's digest is a hash of the whole file on the event loop.
+ */
+const digests = new WeakMap<Request, string>();
 const bodyDigest = (req: Request, sha256Hex: (d: Uint8Array | string) => string): string => {
+  const known = digests.get(req);
+  if (known !== undefined) return known;
+  const digest = takeBodyDigest(req, sha256Hex);
+  digests.set(req, digest);
+  return digest;
+};
+const takeBodyDigest = (req: Request, sha256Hex: (d: Uint8Array | string) => string): string => {
   const query = canonicalJson({ ...req.query });
   const file = (req as Request & { file?: { buffer: Buffer } }).file;
   if (file) return sha256Hex(`${query}|multipart|${canonicalJson(req.body ?? {})}|${sha256Hex(file.buffer)}`);
