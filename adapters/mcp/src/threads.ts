@@ -65,8 +65,6 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
   interface Slot {
     worker: Worker | null;
     readonly pending: Map<number, { resolve: (a: McpAnswer) => void; reject: (e: Error) => void }>;
-    /** Why the pool stopped the thread, when it did: its calls fail with that. */
-    stopping: string | null;
     /**
      * The ping the thread has not answered yet, and when it was sent (`performance.now()`, a clock that does not
      * step): `null` when none is waiting. A thread is judged by a ping it left unanswered, never by how long ago it
@@ -77,7 +75,7 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
     /** Pings the thread while it has calls in hand. */
     watch: ReturnType<typeof setInterval> | null;
   }
-  const slots: Slot[] = Array.from({ length: options.threads }, () => ({ worker: null, pending: new Map(), stopping: null, unanswered: null, watch: null }));
+  const slots: Slot[] = Array.from({ length: options.threads }, () => ({ worker: null, pending: new Map(), unanswered: null, watch: null }));
   let nextId = 0;
   // Numbered across every thread and watch: a late pong to an earlier watch's ping answers none of a later one's.
   let ping = 0;
@@ -87,6 +85,18 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
     if (slot.watch !== null) clearInterval(slot.watch);
     slot.watch = null;
     slot.unanswered = null;
+  };
+  /**
+   * Lets the slot's thread go, if it is still `worker`: its calls fail with `why`, and the next call starts a new
+   * thread. Anything the thread says from now on is its own affair.
+   */
+  const letGo = (slot: Slot, worker: Worker, why: string) => {
+    if (slot.worker !== worker) return;
+    slot.worker = null;
+    unwatch(slot);
+    const failed = [...slot.pending.values()];
+    slot.pending.clear();
+    for (const p of failed) p.reject(new McpThreadStopped(why));
   };
   /**
    * While a thread has calls in hand, the pool pings it a few times per `stuckAfterMs`, one ping waiting at a time;
@@ -106,8 +116,9 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
       if (!stale()) return;
       setImmediate(() => {
         if (slot.worker !== worker || !stale()) return;
-        slot.stopping = `the tool server's thread answered nothing for ${stuckAfterMs / 1000} s, and was stopped`;
-        unwatch(slot);
+        // Let go at once, before it has stopped: a thread blocked in a system call (which terminating it does not
+        // interrupt) stops only once the call returns, and no call must wait for that, nor be given to it meanwhile.
+        letGo(slot, worker, `the tool server's thread answered nothing for ${stuckAfterMs / 1000} s, and was stopped`);
         void worker.terminate();
       });
     }, Math.max(1, Math.floor(stuckAfterMs / 3)));
@@ -137,18 +148,8 @@ export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions)
       if ('answer' in m) p.resolve(m.answer);
       else p.reject(new Error(m.failed));
     });
-    const stopped = (why: string) => {
-      if (slot.worker !== worker) return;
-      slot.worker = null;
-      unwatch(slot);
-      const failed = [...slot.pending.values()];
-      slot.pending.clear();
-      const reason = slot.stopping ?? why;
-      slot.stopping = null;
-      for (const p of failed) p.reject(new McpThreadStopped(reason));
-    };
-    worker.on('error', (e) => stopped(`the tool server's thread failed: ${e.message}`));
-    worker.on('exit', (code) => stopped(`the tool server's thread stopped (exit code ${code})`));
+    worker.on('error', (e) => letGo(slot, worker, `the tool server's thread failed: ${e.message}`));
+    worker.on('exit', (code) => letGo(slot, worker, `the tool server's thread stopped (exit code ${code})`));
     slot.worker = worker;
     return worker;
   };

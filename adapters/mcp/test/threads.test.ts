@@ -67,6 +67,25 @@ describe('the tool server’s threads', () => {
     }
   });
 
+  it('a thread found stuck is let go at once: its calls fail then, and the next call gets a new thread, however long it takes to stop', async () => {
+    const threads = createMcpThreads(entry, { threads: 1, stuckAfterMs: 2_000 });
+    try {
+      // Blocked in a system call for 10 s: terminating the thread takes that long.
+      const blocked = threads.answer(call('BLOCK'));
+      let settled = false;
+      void blocked.finally(() => (settled = true)).catch(() => undefined);
+      // Found stuck after 2 to 2.67 s; a call made well after that must not be given to the thread let go.
+      await new Promise((ok) => setTimeout(ok, 5_000));
+      const after = threads.answer(call('AFTER'));
+      expect(decoded(await after)).toEqual({ method: 'AFTER', bytes: 3 });
+      // The blocked call was failed when the thread was found stuck, before its thread stopped.
+      expect(settled).toBe(true);
+      await expect(blocked).rejects.toThrow(/answered nothing for 2 s, and was stopped/);
+    } finally {
+      await threads.close();
+    }
+  });
+
   it('a thread that has calls in hand and answers its pings is left alone, however long its calls wait', async () => {
     const threads = createMcpThreads(entry, { threads: 1, stuckAfterMs: 2_000 });
     try {
