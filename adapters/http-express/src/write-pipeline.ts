@@ -89,10 +89,19 @@ const sendStored = (res: Response, s: StoredResponse, replayed: boolean) => {
 /** The key's record as a write names it: the caller's tenant, the key in the caller's key space, and the call's fingerprint. */
 const idempotencyContext = (deps: EsigHttpDeps, req: Request, caller: WriteCaller, key: string, sealResponse: boolean): IdempotencyContext => ({
   tenant: caller.tenant,
-  key: `${caller.keySpace ?? ''}${key}`,
+  key: recordKey(caller, key),
   fingerprint: deps.crypto.sha256Hex(fingerprintSource({ credential: caller.credential, method: req.method, path: req.path, bodyDigest: bodyDigest(req, deps.crypto.sha256Hex) })),
   sealResponse,
 });
+
+/**
+ * The name of a key's record: the caller's key space, then the key. An API client has no key space, and its keys are
+ * the tenant's as sent, but for those that begin as a key space does (`link:`, a signing link's) or as the escape
+ * itself (`api:`): they are named `api:<key>`. So no client's key names a record of a signing link's (whose token's
+ * hash the organization can compute from an embedded signing URL), and the mapping stays one to one.
+ */
+const recordKey = (caller: WriteCaller, key: string): string =>
+  caller.keySpace !== undefined ? `${caller.keySpace}${key}` : /^(?:link|api):/.test(key) ? `api:${key}` : key;
 
 /**
  * For a route that looks its key up first (`WriteRoute.lookUpKeyFirst`): answers the call from the key's record when

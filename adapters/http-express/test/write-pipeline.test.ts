@@ -36,7 +36,10 @@ beforeAll(async () => {
   app.post('/w', async (req, res) => {
     res.locals.requestId = 'log_1';
     const key = req.header('idempotency-key');
-    const o = { key, caller: { tenant: TENANT, credential: 'key_1', requestId: 'log_1' }, sealResponse: false };
+    // A signing link's call (`x-link`), or an API client's.
+    const link = req.header('x-link');
+    const caller = link ? { tenant: TENANT, credential: `link:${link}`, requestId: 'log_1', keySpace: `link:${link}:` } : { tenant: TENANT, credential: 'key_1', requestId: 'log_1' };
+    const o = { key, caller, sealResponse: false };
     if (req.query.first === '1' && key !== undefined && (await answeredFromKey(deps, req, res, { ...o, key }))) return;
     handled++;
     await runWrite(deps, req, res, o, opFor(String(req.body)));
@@ -48,8 +51,8 @@ beforeAll(async () => {
 });
 afterAll(() => close());
 
-const post = async (body: string, key?: string, first = false) => {
-  const r = await fetch(`${url}${first ? '?first=1' : ''}`, { method: 'POST', body, headers: { 'content-type': 'text/plain', ...(key ? { 'idempotency-key': key } : {}) } });
+const post = async (body: string, key?: string, first = false, link?: string) => {
+  const r = await fetch(`${url}${first ? '?first=1' : ''}`, { method: 'POST', body, headers: { 'content-type': 'text/plain', ...(key ? { 'idempotency-key': key } : {}), ...(link ? { 'x-link': link } : {}) } });
   return { status: r.status, replayed: r.headers.get('idempotency-replayed') === 'true', body: (await r.json()) as { code?: string } };
 };
 /** What was released by the call `f` makes: the release runs after the answer is sent. */
@@ -73,6 +76,18 @@ describe('a write’s set-aside work', () => {
     // A stored refusal is replayed as such, and what the replay set aside released too.
     expect(await releasedBy(() => post('refuse', 'k2'))).toMatchObject({ r: { status: 400 }, released: ['refuse'] });
     expect(await releasedBy(() => post('refuse', 'k2'))).toMatchObject({ r: { status: 400, replayed: true }, released: ['refuse'] });
+  });
+
+  it('an API client’s key never names a signing link’s record, whatever it spells', async () => {
+    // A link's keys are named `link:<token hash>:<key>`; the organization can compute the hash of a link it holds.
+    for (const first of [false, true]) {
+      const hash = `h${first ? 1 : 0}`;
+      expect(await post('ok', `link:${hash}:k5`, first), 'the API client, first').toMatchObject({ status: 201, replayed: false });
+      expect(await post('ok', 'k5', first, hash), 'the link, after').toMatchObject({ status: 201, replayed: false });
+      // Each replays its own, and the escape keeps the mapping one to one.
+      expect(await post('ok', `link:${hash}:k5`, first)).toMatchObject({ status: 201, replayed: true });
+      expect(await post('ok', `api:link:${hash}:k5`, first)).toMatchObject({ status: 201, replayed: false });
+    }
   });
 
   it('a route that looks its key up first answers a replay and a key reused without doing its work', async () => {
