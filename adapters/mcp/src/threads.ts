@@ -61,7 +61,8 @@ export interface ThreadPong {
 export const createMcpThreads = (entry: ThreadEntry, options: McpThreadsOptions): McpThreads => {
   if (!Number.isInteger(options.threads) || options.threads < 1) throw new Error(`threads must be an integer ≥ 1 (got ${options.threads})`);
   const stuckAfterMs = options.stuckAfterMs ?? 30_000;
-  if (!(stuckAfterMs > 0)) throw new Error(`stuckAfterMs must be positive (got ${stuckAfterMs})`);
+  // setInterval takes at most 2^31 − 1 ms (a longer delay, Infinity among them, becomes 1 ms): a third of it, here.
+  if (!(stuckAfterMs > 0 && stuckAfterMs <= 3 * (2 ** 31 - 1))) throw new Error(`stuckAfterMs must be positive and at most about 74 days (got ${stuckAfterMs})`);
   interface Slot {
     worker: Worker | null;
     readonly pending: Map<number, { resolve: (a: McpAnswer) => void; reject: (e: Error) => void }>;

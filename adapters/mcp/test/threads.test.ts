@@ -140,6 +140,8 @@ describe('the tool server’s threads', () => {
     await expect(threads.answer(call('POST'))).rejects.toBeInstanceOf(McpThreadStopped);
     expect(() => createMcpThreads(entry, { threads: 0 })).toThrow(/threads must be an integer ≥ 1/);
     expect(() => createMcpThreads(entry, { threads: 1.5 })).toThrow(/threads must be an integer ≥ 1/);
+    // A bound setInterval cannot hold would ping every millisecond.
+    for (const stuckAfterMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 7e9]) expect(() => createMcpThreads(entry, { threads: 1, stuckAfterMs })).toThrow(/stuckAfterMs must be positive/);
   });
 });
 
