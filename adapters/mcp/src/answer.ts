@@ -175,13 +175,22 @@ export const PARSE_ERROR = { jsonrpc: '2.0', error: { code: -32700, message: 'Pa
  * base64 and JSON again), which is why the HTTP handler runs it on a worker thread, away from the API's event loop.
  * `fetch` is the API client's, when one is given (only on the calling thread: a function does not cross threads).
  */
+/** The charset a Content-Type names, lower-cased (quotes taken off), or undefined when it names none. */
+const charsetOf = (contentType: string | undefined): string | undefined => /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+
 export const answerMcp = async (call: McpCall, fetchFn?: typeof fetch): Promise<McpAnswer> => {
   let parsed: unknown = undefined;
   // A body of another type is left to the transport, which refuses it (415); the HTTP handler has not read it. The
   // test is the transport's own (the parsed media type, case-insensitive, parameters allowed): a JSON body this took
   // for another type went to the transport unscreened, which read it itself up to its own 4 MiB limit (413 for an
   // upload).
-  const json = isJsonContentType(call.headers.find(([name]) => name === 'content-type')?.[1]);
+  const contentType = call.headers.find(([name]) => name === 'content-type')?.[1];
+  const json = isJsonContentType(contentType);
+  // JSON-RPC over HTTP is UTF-8 (RFC 8259 §8.1): a body said to be in another encoding would be read as UTF-8 anyway,
+  // its text other than what the client meant. Refused, as the REST API refuses a charset it does not read.
+  const charset = charsetOf(contentType);
+  if (json && charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    return jsonAnswer(415, { jsonrpc: '2.0', error: { code: -32000, message: `Unsupported Media Type: a JSON-RPC body is UTF-8, not ${charset}.` }, id: null });
   if (json && call.body.byteLength > 0) {
     if (tooManyJsonValues(call.body))
       return jsonAnswer(400, { jsonrpc: '2.0', error: { code: -32600, message: `Invalid Request: a body of more than ${MAX_JSON_VALUES} JSON values is not read.` }, id: null });

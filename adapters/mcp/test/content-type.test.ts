@@ -41,6 +41,20 @@ describe('a JSON body whose Content-Type is spelled otherwise than `application/
   });
 });
 
+describe('a JSON body said to be in an encoding other than UTF-8', () => {
+  it.each(['application/json; charset=ISO-8859-1', 'application/json; charset="utf-16"'])('%s is refused 415, not read as UTF-8', async (ct) => {
+    const r = await post(ct, { jsonrpc: '2.0', id: 5, method: 'tools/list' });
+    expect(r.status).toBe(415);
+    expect(r.body.error.message).toMatch(/^Unsupported Media Type: a JSON-RPC body is UTF-8, not (iso-8859-1|utf-16)\.$/);
+  });
+
+  it.each(['application/json; charset=utf8', 'application/json;charset="UTF-8"'])('%s is read', async (ct) => {
+    const r = await post(ct, { jsonrpc: '2.0', id: 6, method: 'tools/list' });
+    expect(r.status).toBe(200);
+    expect(r.body.result.tools.length).toBeGreaterThan(3);
+  });
+});
+
 // The transport refuses a body of another type (415) from its headers. express.json left such a body unread; read as
 // bytes whatever its type, it was read whole first (up to the 40 MiB limit, or until the body timeout for one that
 // never ends), handed to the thread, and only then refused.
