@@ -175,6 +175,22 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     next();
   });
 
+  // A load balancer's probes: before any rate limit. Behind a proxy (without `trustProxy`) every keyless caller has the
+  // proxy's address, the probes too, and signers' traffic used up the window the probes were counted in: a busy
+  // instance answered them 429 and was taken out of service. The readiness check reads the store: shared by the probes
+  // of one second, however many come, since anyone may ask for it.
+  let readiness: { readonly at: number; readonly ok: Promise<boolean> } | null = null;
+  const ready = (): Promise<boolean> => {
+    const now = performance.now();
+    if (readiness === null || now - readiness.at >= 1_000) readiness = { at: now, ok: deps.ready().catch(() => false) };
+    return readiness.ok;
+  };
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ok = await ready();
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
+  });
+
   // The OAuth authorization server and the tool server: before the API's authentication and rate limits.
   const oauth = createOAuthRouter(
     { ...deps, clientMetadata: deps.clientMetadata ?? { fetch: () => async () => ({ ok: false, reason: 'client metadata documents are not enabled' }) } },
@@ -268,11 +284,6 @@ export const createEsigApp = (deps: EsigHttpDeps, opts: EsigHttpOptions): EsigAp
     if (admitted(res, decision)) next();
   });
 
-  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', async (_req, res) => {
-    const ok = await deps.ready().catch(() => false);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable' });
-  });
   app.get('/api/v1/openapi.json', (_req, res) => void res.type('application/json').send(openApi));
   app.use(SIGNING_BASE, createSignerRouter(signerRoutes, deadline, deps));
 
