@@ -261,6 +261,11 @@ describe('the authorization code flow with PKCE', () => {
 
   it('revocation (RFC 7009) and revoking the consenting key both end the grant', async () => {
     const t = await connectAgent();
+    // Named as another client's (§2.1): refused, and the token still works; an unknown token is answered 200 (§2.2).
+    const other = await fetch(`${s.url}/oauth/revoke`, form({ token: t.access_token, client_id: 'ocl_someone_else' }));
+    expect([other.status, await other.json()]).toEqual([400, { error: 'unauthorized_client', error_description: 'This token was issued to another client.' }]);
+    expect((await rpc(t.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(200);
+    expect((await fetch(`${s.url}/oauth/revoke`, form({ token: 'esig_oat_nothing', client_id: t.clientId }))).status).toBe(200);
     expect((await fetch(`${s.url}/oauth/revoke`, form({ token: t.access_token, client_id: t.clientId }))).status).toBe(200);
     expect((await rpc(t.access_token, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(401);
 

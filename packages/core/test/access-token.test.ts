@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OAuthGrant } from '@esig/core';
-import { authenticate, bootstrapKey, execute, issueTokens } from '@esig/core';
+import { authenticate, bootstrapKey, execute, issueTokens, revokeOAuthToken } from '@esig/core';
 import { harness, left, right } from './support.js';
 
 /** A grant of a fresh key, and its first tokens, as a completed consent leaves them. */
@@ -56,5 +56,27 @@ describe('an OAuth access token as a credential', () => {
   it('a refresh token is not an access token', async () => {
     const { h, tokens } = await setup();
     expect(await left(authenticate(h)(tokens.refresh_token))).toMatchObject({ _tag: 'Unauthenticated' });
+  });
+});
+
+describe('revoking an OAuth token (RFC 7009)', () => {
+  const revoke = (a: Awaited<ReturnType<typeof setup>>, token: string, clientId: string | undefined) =>
+    a.h.uow.transaction(revokeOAuthToken(a.h)({ token, clientId }))();
+
+  it('refuses a token issued to another client than the one named, and leaves its grant alone (§2.1)', async () => {
+    const a = await setup();
+    expect(await left(() => revoke(a, a.tokens.access_token, 'ocl_2'))).toEqual({ _tag: 'OAuthError', error: 'unauthorized_client', description: 'This token was issued to another client.' });
+    expect(await left(() => revoke(a, a.tokens.refresh_token, 'ocl_2'))).toMatchObject({ error: 'unauthorized_client' });
+    await right(a.auth());
+  });
+
+  it('answers an unknown token as revoked, changing nothing (§2.2), and revokes the grant for its own client or none named', async () => {
+    for (const clientId of ['ocl_1', undefined]) {
+      const a = await setup();
+      await right(() => revoke(a, 'esig_oat_unknown', clientId));
+      await right(a.auth());
+      await right(() => revoke(a, a.tokens.refresh_token, clientId));
+      expect((await left(a.auth()))._tag).toBe('Unauthenticated');
+    }
   });
 });

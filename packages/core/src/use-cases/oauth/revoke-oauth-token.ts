@@ -4,11 +4,15 @@ import type { StoreError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Crypto } from '../../ports/crypto.js';
 import type { Stores } from '../../ports/stores.js';
+import type { OAuthError } from './oauth-error.js';
+import { oauthError } from './oauth-error.js';
 
 /**
  * Token revocation (RFC 7009): revoking an access or a refresh token revokes its whole grant (§2.1 allows
- * it, and a client that hands back one token is done with the grant). An unknown token, or one of another
- * client (when `clientId` is given), is answered like a success and changes nothing.
+ * it, and a client that hands back one token is done with the grant). An unknown token (or one whose grant is gone)
+ * is answered like a success and changes nothing (§2.2: a client can do nothing with such an error). A token issued
+ * to another client than the `clientId` given is refused (§2.1), `unauthorized_client`, and changes nothing: answered
+ * like a success, a client that named itself wrongly was told its token was revoked while it still worked.
  *
  * @example
  * await deps.uow.transaction(revokeOAuthToken(deps)({ token, clientId: undefined }))();
@@ -16,9 +20,15 @@ import type { Stores } from '../../ports/stores.js';
 export const revokeOAuthToken =
   (deps: { readonly clock: Clock; readonly crypto: Crypto }) =>
   (input: { readonly token: string; readonly clientId: string | undefined }) =>
-  (tx: Stores): TE.TaskEither<StoreError, void> =>
+  (tx: Stores): TE.TaskEither<StoreError | OAuthError, void> =>
     pipe(
       tx.oauth.findToken(deps.crypto.sha256Hex(input.token)),
       TE.chain((t) => (t === null ? TE.right(null) : tx.oauth.findGrant(t.grantId))),
-      TE.chain((g) => (g === null || (input.clientId !== undefined && g.clientId !== input.clientId) ? TE.right(undefined) : tx.oauth.revokeGrant(g.id, deps.clock.now().toISOString()))),
+      TE.chainW((g): TE.TaskEither<StoreError | OAuthError, void> =>
+        g === null
+          ? TE.right(undefined)
+          : input.clientId !== undefined && g.clientId !== input.clientId
+            ? TE.left(oauthError('unauthorized_client', 'This token was issued to another client.'))
+            : tx.oauth.revokeGrant(g.id, deps.clock.now().toISOString()),
+      ),
     );
