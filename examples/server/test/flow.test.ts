@@ -141,6 +141,13 @@ describe('the README flow: upload, create, recipient, fields, send', () => {
     expect(docs.body.data.every((d: { status: string }) => d.status === 'UPLOADED')).toBe(true);
   });
 
+  it('has no test mailbox for a live key, and says why', async () => {
+    const live = await s.newKey('default', 'live', ['*']);
+    const r = await s.call('GET', '/api/v1/test-mailbox', { key: live });
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({ code: 'not_found', detail: 'No test mailbox in live mode.' });
+  });
+
   it('serves health, readiness and the OpenAPI document without a key', async () => {
     expect((await s.call('GET', '/healthz', { key: null })).body).toEqual({ status: 'ok' });
     expect((await s.call('GET', '/readyz', { key: null })).body).toEqual({ status: 'ready' });

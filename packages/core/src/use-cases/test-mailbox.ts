@@ -32,7 +32,7 @@ export const listTestMailbox =
   (deps: { readonly stores: Stores; readonly cursors: CursorSigner }) =>
   <B>(p: Principal, page: PageRequest, filter: { readonly to?: string }, present: (m: StoredMail) => B): TE.TaskEither<DomainError, ListEnvelope<B>> =>
     p.tenant.mode !== 'test'
-      ? TE.left(notFound('test_mailbox', 'live'))
+      ? TE.left(notFound('test_mailbox', 'in live mode'))
       : pipe(
           requireScope(p, 'signature_requests:read'),
           TE.chainW(() => listPage(deps.cursors, 'test_mailbox', page, filter, `to=${filter.to ?? ''}`, (q) => deps.stores.testMailbox.list(p.tenant, q), present)),
