@@ -9,7 +9,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { invalidParams, screenParams } from './params.js';
 import type { EsigTool } from './tools.js';
-import { TOOLS } from './tools.js';
+import { TOOLS, argumentsSchema } from './tools.js';
 
 // ajv-formats is CommonJS: Node's ESM import gives its module.exports, the function, whose `default` is the function too.
 type FormatsPlugin = (ajv: Ajv) => Ajv;
@@ -67,10 +67,11 @@ const buildServer = (tools: readonly EsigTool[], esig: Esig, version: string): S
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = tools.find((t) => t.name === req.params.name);
     if (tool === undefined) return { isError: true, content: [{ type: 'text', text: `unknown_tool: there is no tool named ${JSON.stringify(req.params.name)}.` }] };
-    // The arguments are checked against the tool's own inputSchema before anything is sent: what would break the
-    // API client (a number for a string, a header value with a line break) is the caller's, not an internal, fault.
+    // The arguments' shape is checked before anything is sent (`argumentsSchema`): what would break the API client (a
+    // number for a string, a header value with a line break) is the caller's, not an internal, fault. The API's bounds
+    // on values it checks itself, after the caller's scope, and logs, as for a direct call.
     const args = req.params.arguments ?? {};
-    const validate = validators.get(tool) ?? validators.set(tool, ajv.compile(tool.inputSchema)).get(tool)!;
+    const validate = validators.get(tool) ?? validators.set(tool, ajv.compile(argumentsSchema(tool.inputSchema))).get(tool)!;
     if (!validate(args)) return { isError: true, content: [{ type: 'text', text: `validation_failed: ${describeArguments(validate.errors ?? [])}.` }] };
     try {
       const out = await tool.run(esig, args as Record<string, unknown>);

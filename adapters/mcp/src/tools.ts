@@ -72,6 +72,46 @@ const json = (data: unknown): ToolOutput => ({ kind: 'json', data: data as Recor
 const opts = (a: Record<string, unknown>) => ({ maxRetries: 0, ...(typeof a.idempotencyKey === 'string' ? { idempotencyKey: a.idempotencyKey } : {}) });
 const without = (a: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(a).filter(([k]) => !keys.includes(k) && k !== 'idempotencyKey'));
 
+/** The arguments that are the tool's own, never the API's: their constraints are checked before any API call. */
+const TOOL_ONLY = new Set(['idempotencyKey', 'contentBase64']);
+/** What bounds a value rather than shapes it (left to the API to check, as it checks a direct call's), and annotations. */
+const NOT_CHECKED_HERE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern', 'format', 'enum', 'const', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'propertyNames', 'default', 'description']);
+
+const shapeOnly = (schema: JsonSchema): JsonSchema => {
+  if (Array.isArray(schema)) return schema.map((s) => shapeOnly(s as JsonSchema)) as unknown as JsonSchema;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (NOT_CHECKED_HERE.has(k)) continue;
+    if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as Record<string, JsonSchema>).map(([name, p]) => [name, shapeOnly(p)]));
+    else if (k === 'type') out[k] = v === 'integer' ? 'number' : v;
+    else out[k] = typeof v === 'object' && v !== null ? shapeOnly(v as JsonSchema) : v;
+  }
+  // An enum that said the type alone: the type stays.
+  const e = (schema as { enum?: unknown[]; type?: unknown }).enum;
+  if (out.type === undefined && Array.isArray(e) && e.length > 0 && e.every((x) => typeof x === typeof e[0])) out.type = typeof e[0];
+  return out as JsonSchema;
+};
+
+/**
+ * What a tool checks of its arguments before it calls the API: their shape (types, the arguments it has, those
+ * required) and the constraints of its own arguments (`idempotencyKey`, a header; `contentBase64`, decoded here), but
+ * not the API's bounds on values (a `limit` over 100, an id of the wrong form, a word not in an enum). Those the API
+ * checks itself, after the caller's scope, and logs, as for a direct call (the spec: the same permission check and the
+ * same log entries). An id must still name one path segment (not empty, not `.` or `..`, which a URL would resolve).
+ * The advertised `inputSchema` keeps every bound: it tells the model what the API takes.
+ */
+export const argumentsSchema = (input: JsonSchema): JsonSchema => {
+  const s = input as { properties?: Record<string, JsonSchema> };
+  const properties = Object.fromEntries(
+    Object.entries(s.properties ?? {}).map(([name, p]) => [
+      name,
+      TOOL_ONLY.has(name) ? p : /Id$/.test(name) && (p as { type?: unknown }).type === 'string' ? { type: 'string', minLength: 1, not: { enum: ['.', '..'] } } : shapeOnly(p),
+    ]),
+  );
+  return { ...(input as object), properties } as JsonSchema;
+};
+
 const documentId = { documentId: idSchema(codecs.DocumentId, 'The document id (doc_…).') };
 const requestId = { requestId: idSchema(codecs.RequestId, 'The signature request id (req_…).') };
 

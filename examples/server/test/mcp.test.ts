@@ -403,6 +403,35 @@ describe('the tool server', () => {
     await client.close();
   });
 
+  it('a tool call out of the API’s bounds is judged by the API, as a direct call is: the scope first, then the bounds, both logged', async () => {
+    const key = await s.newKey('default', 'test', ['webhooks:read']);
+    const narrow = await connectAgent({ key, scope: 'webhooks:read' });
+    const wide = await connectAgent();
+    const text = async (token: string, args: Record<string, unknown>) => {
+      const client = await mcpClient(token);
+      try {
+        const r = await client.callTool({ name: 'list_documents', arguments: args });
+        expect(r.isError).toBe(true);
+        return (r.content as Array<{ text: string }>)[0]!.text;
+      } finally {
+        await client.close();
+      }
+    };
+    // As `GET /api/v1/documents?limit=500` answers each: 403 for a grant without documents:read, 400 for one with it.
+    expect(await text(narrow.access_token, { limit: 500 })).toMatch(/^insufficient_scope: /);
+    expect(await text(wide.access_token, { limit: 500 })).toMatch(/^validation_failed: .*limit/);
+    // Both reached the API, and its log (written in batches off the request path).
+    let targets: string[] = [];
+    for (let i = 0; i < 50 && targets.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const logs = await s.call('GET', '/api/v1/logs?limit=100');
+      targets = (logs.body.data as Array<{ oauthClientId: string | null; target: string; status: number | null }>)
+        .filter((l) => (l.oauthClientId === narrow.clientId || l.oauthClientId === wide.clientId) && l.target.startsWith('/api/v1/documents'))
+        .map((l) => `${l.status}`);
+    }
+    expect(targets.sort()).toEqual(['400', '403']);
+  });
+
   it('holds its large bodies within a budget per organization and mode, refusing one more before reading it', async () => {
     // The tool server is not rate limited itself, and reads bodies of up to 40 MiB (a PDF as base64) whole: a caller
     // that sends a large body's headers and then nothing held it, as many at once as it liked.
