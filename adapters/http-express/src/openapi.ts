@@ -1,5 +1,5 @@
 import type * as t from 'io-ts';
-import { API_SCOPES } from '@esig/core';
+import { API_SCOPES, OAUTH_SCOPES } from '@esig/core';
 import * as c from './codecs.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { exampleOf, problemExample } from './examples.js';
@@ -227,7 +227,8 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
       operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
-      security: [{ apiKey: [r.scope] }],
+      // An OAuth access token is taken wherever an API key is, within its grant's scopes; no grant carries some of them.
+      security: (OAUTH_SCOPES as readonly string[]).includes(r.scope) ? [{ apiKey: [r.scope] }, { oauth2: [r.scope] }] : [{ apiKey: [r.scope] }],
       'x-required-scope': r.scope,
       parameters,
       ...(requestBody ? { requestBody } : {}),
@@ -268,13 +269,26 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: publicUrl, description: 'This server (`ESIG_PUBLIC_URL`).' }],
-    security: [{ apiKey: [] }],
+    security: [{ apiKey: [] }, { oauth2: [] }],
     tags: [...used.map((name) => ({ name, description: TAGS[name] })), { name: 'Signing', description: `The signer API behind the signing page. ${SIGNING_LINK_AUTH}` }],
     paths,
     components: {
       schemas,
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: `API key (esig_test_… or esig_live_…). Scopes: ${API_SCOPES.join(', ')}, or *.` },
+        oauth2: {
+          type: 'oauth2',
+          description:
+            'An OAuth access token (esig_oat_…), sent as `Authorization: Bearer`: from the authorization server the tool server uses (public clients, PKCE S256, `resource` = `<server>/mcp`). It acts for the API key that consented, within the scopes its grant holds; no grant holds api_keys:write.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${publicUrl}/oauth/authorize`,
+              tokenUrl: `${publicUrl}/oauth/token`,
+              refreshUrl: `${publicUrl}/oauth/token`,
+              scopes: Object.fromEntries(OAUTH_SCOPES.map((s) => [s, `The API's ${s} scope.`])),
+            },
+          },
+        },
       },
     },
   };

@@ -57,6 +57,23 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('names both credentials the API takes: an API key, and an OAuth access token within its grant’s scopes', async () => {
+    const { oauth2 } = spec.components.securitySchemes;
+    // The endpoints and the scopes a grant can hold are those the authorization server's metadata (RFC 8414) lists.
+    const meta = (await s.call('GET', '/.well-known/oauth-authorization-server', { key: null })).body;
+    expect(oauth2.flows.authorizationCode).toMatchObject({ authorizationUrl: meta.authorization_endpoint, tokenUrl: meta.token_endpoint, refreshUrl: meta.token_endpoint });
+    expect(Object.keys(oauth2.flows.authorizationCode.scopes).sort()).toEqual([...meta.scopes_supported].sort());
+    for (const [path, methods] of Object.entries<any>(spec.paths)) {
+      if (path.startsWith('/api/v1/signing/')) continue;
+      for (const op of Object.values<any>(methods)) {
+        const scope = op['x-required-scope'];
+        expect(op.security, `${path} ${scope}`).toEqual(meta.scopes_supported.includes(scope) ? [{ apiKey: [scope] }, { oauth2: [scope] }] : [{ apiKey: [scope] }]);
+      }
+    }
+    // That the server takes an access token where an API key is, and no grant holds api_keys:write: mcp.test.ts.
+    expect(meta.scopes_supported).not.toContain('api_keys:write');
+  });
+
   it('comes from the validating codecs: limits, enums and required fields match what the server enforces', async () => {
     const list = spec.paths['/api/v1/documents'].get.parameters;
     expect(list.find((p: any) => p.name === 'limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 25 });
