@@ -225,7 +225,8 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
   write({
     method: 'post', path: '/api/v1/webhooks/endpoints/{endpointId}/test', operationId: 'testWebhookEndpoint', tag: 'Webhooks', scope: 'webhooks:write',
     summary: 'Send a signed `webhook.test` event to the endpoint now.', params: { endpointId: c.EndpointId }, body: c.EmptyBody, emptyBodyAllowed: true,
-    response: { status: 202, codec: c.WebhookDeliveryResource, description: 'The test delivery, on its way.' },
+    response: { status: 202, codec: c.WebhookDeliveryResource, description: 'The test delivery, on its way. Its outcome does not count toward the endpoint’s health.' },
+    errors: { invalid_state: 'the endpoint is disabled: enable it first' },
     handle: ({ principal, params }) => TE.right(op(core.testWebhookEndpoint(d)(principal, params.endpointId), 202, presentDelivery)),
   }),
   read({
@@ -239,6 +240,7 @@ export const buildRoutes = (d: EsigHttpDeps, opts: Pick<EsigHttpOptions, 'public
     method: 'post', path: '/api/v1/webhooks/deliveries/{deliveryId}/resend', operationId: 'resendWebhookDelivery', tag: 'Webhooks', scope: 'webhooks:write',
     summary: 'Resend a delivery’s event: a new event id, `redelivery_of` the original, in a new delivery. The id may be a delivery’s or a delivery log entry’s (`id` or `deliveryId` of an entry).', params: { deliveryId: c.DeliveryId }, body: c.EmptyBody, emptyBodyAllowed: true,
     response: { status: 202, codec: c.WebhookDeliveryResource, description: 'The new delivery.' },
+    errors: { invalid_state: 'the endpoint is disabled: enable it first' },
     handle: ({ principal, params }) => TE.right(op(core.resendWebhookDelivery(d)(principal, params.deliveryId), 202, presentDelivery)),
   }),
   read({

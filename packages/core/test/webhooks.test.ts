@@ -360,6 +360,30 @@ describe('testWebhookEndpoint', () => {
     expect(got!.request.body).toBe(d.body);
     expect((await delivery(w, d)).status).toBe('succeeded');
   });
+
+  it('leaves the endpoint’s health alone: a receiver that refuses its test deliveries for good is not disabled for it', async () => {
+    const w = world();
+    const e = await endpoint(w);
+    // A receiver being set up that answers 400 to a type it does not know: each a final failure.
+    e.receiver.answer(...Array.from({ length: DISABLE_AFTER_FINAL_FAILURES + 1 }, () => ({ status: 400 })));
+    for (let i = 0; i <= DISABLE_AFTER_FINAL_FAILURES; i++) {
+      const d = await right(w.run(testWebhookEndpoint(w.deps)(w.p, e.endpoint.id)));
+      expect(await deliverDue(w)).toBe(1);
+      expect((await delivery(w, d)).status).toBe('failed');
+    }
+    expect(await endpointNow(w, e.endpoint)).toMatchObject({ enabled: true, consecutiveFinalFailures: 0, failingSince: null });
+  });
+
+  it('refuses a disabled endpoint, InvalidState, rather than queue a delivery that is never attempted; a resend to it too', async () => {
+    const w = world();
+    const e = await endpoint(w);
+    const d = await right(w.run(testWebhookEndpoint(w.deps)(w.p, e.endpoint.id)));
+    await right(update(w, e.endpoint.id, { enabled: false }));
+    expect(await left(w.run(testWebhookEndpoint(w.deps)(w.p, e.endpoint.id)))).toMatchObject({ _tag: 'InvalidState', detail: expect.stringContaining('is disabled') });
+    expect(await left(w.run(resendWebhookDelivery(w.deps)(w.p, d.id)))).toMatchObject({ _tag: 'InvalidState', detail: expect.stringContaining('PATCH {"enabled": true}') });
+    await right(update(w, e.endpoint.id, { enabled: true }));
+    await right(w.run(testWebhookEndpoint(w.deps)(w.p, e.endpoint.id)));
+  });
 });
 
 describe('resendWebhookDelivery', () => {

@@ -1,7 +1,7 @@
 import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import type { DomainError } from '../../errors.js';
-import { notFound, validationFailed } from '../../errors.js';
+import { invalidState, notFound, validationFailed } from '../../errors.js';
 import type { Principal } from '../../model/principal.js';
 import type { WebhookEndpoint } from '../../model/webhook.js';
 import type { Stores } from '../../ports/stores.js';
@@ -20,3 +20,12 @@ export const loadEndpoint = (stores: Stores, p: Principal, id: string): TE.TaskE
     stores.webhookEndpoints.findById(p.tenant, id),
     TE.chainW((e) => (e === null ? TE.left<DomainError, WebhookEndpoint>(notFound('webhook_endpoint', id)) : TE.right(e))),
   );
+
+/**
+ * An endpoint a delivery made now would reach: not a disabled one, whose deliveries are cancelled when they come
+ * due. A test or a resend to it is refused rather than accepted and then never attempted.
+ */
+export const deliverable = (e: WebhookEndpoint): TE.TaskEither<DomainError, WebhookEndpoint> =>
+  e.enabled
+    ? TE.right(e)
+    : TE.left(invalidState(`The webhook endpoint ${e.id} is disabled${e.disabledReason ? ` (${e.disabledReason})` : ''}: enable it (PATCH {"enabled": true}) before sending to it.`));

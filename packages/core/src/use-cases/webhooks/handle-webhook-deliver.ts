@@ -8,6 +8,7 @@ import type { WebhookResponse } from '../../ports/webhook-sender.js';
 import { createReceiverGate } from '../../receiver-gate.js';
 import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_FAILING_MS, DISABLE_AFTER_FINAL_FAILURES, judgeAttempt, outcomeOf, secretsInForce, signatureHeader } from '../../webhook-rules.js';
 import type { JobHandler } from '../jobs/job-handler.js';
+import { TEST_EVENT_TYPE } from './test-webhook-endpoint.js';
 import { nothingToRecord } from '../jobs/job-handler.js';
 import { tenantOf } from '../jobs/load-job-request.js';
 import { secretOpener } from './secret-opener.js';
@@ -156,9 +157,13 @@ const record =
       ),
       // The endpoint's health. A success resets its run of failures in one statement, which leaves a healthy
       // endpoint untouched (no row lock, so successes to one endpoint do not queue on it). A failure counts
-      // under the row lock: concurrent failures to one endpoint queue here, and none is lost.
+      // under the row lock: concurrent failures to one endpoint queue here, and none is lost. A test delivery
+      // counts for nothing: a receiver being set up may refuse a `webhook.test` it does not know, and five such
+      // answers disabled the endpoint.
       TE.chainW(() =>
-        verdict._tag === 'Succeeded'
+        d.eventType === TEST_EVENT_TYPE
+          ? TE.right(undefined)
+          : verdict._tag === 'Succeeded'
           ? tx.webhookEndpoints.clearFailures(tenant, endpointId, at)
           : pipe(
               tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId),

@@ -10,12 +10,15 @@ import { webhookBody } from '../../webhook-rules.js';
 import type { Command } from '../command.js';
 import { requireScope } from '../policy.js';
 import { createDelivery } from './delivery-records.js';
+import { deliverable } from './endpoint-access.js';
+import { TEST_EVENT_TYPE } from './test-webhook-endpoint.js';
 import type { WebhookDeps } from './webhook-deps.js';
 
 /**
  * Resends a delivery's event from the log: a new event (new id, `redelivery_of` the original) in a new
  * delivery to the same endpoint, whatever became of the original. `deliveryId` may also be the id of an entry of
- * the delivery log (an attempt, whose ids share the `dlv_` prefix): that entry's delivery is resent.
+ * the delivery log (an attempt, whose ids share the `dlv_` prefix): that entry's delivery is resent. To a disabled
+ * endpoint: refused, `InvalidState` (enable it first).
  */
 export const resendWebhookDelivery =
   (deps: Pick<WebhookDeps, 'ids' | 'clock'>) =>
@@ -36,7 +39,7 @@ export const resendWebhookDelivery =
       TE.chainW((d) =>
         pipe(
           tx.webhookEndpoints.findById(p.tenant, d.endpointId),
-          TE.chainW((e) => (e === null ? TE.left(notFound('webhook_endpoint', d.endpointId)) : TE.right({ d, e }))),
+          TE.chainW((e) => (e === null ? TE.left(notFound('webhook_endpoint', d.endpointId)) : pipe(deliverable(e), TE.map((e) => ({ d, e }))))),
         ),
       ),
       TE.chainW(({ d, e }) => {
@@ -44,7 +47,7 @@ export const resendWebhookDelivery =
         const original = E.getOrElse<unknown, { data?: unknown }>(() => ({}))(E.tryCatch(() => JSON.parse(d.body) as { data?: unknown }, (x) => x));
         const event = { id: deps.ids.next('evt'), type: d.eventType, createdAt: at, mode: d.mode, redeliveryOf: d.eventId, data: original.data ?? {} };
         const stored: TE.TaskEither<DomainError, void> =
-          d.eventType === 'webhook.test' ? TE.right(undefined) : tx.events.append({ ...event, orgId: d.orgId, type: event.type as DomainEvent['type'], data: event.data as DomainEvent['data'] });
+          d.eventType === TEST_EVENT_TYPE ? TE.right(undefined) : tx.events.append({ ...event, orgId: d.orgId, type: event.type as DomainEvent['type'], data: event.data as DomainEvent['data'] });
         return pipe(stored, TE.chainW(() => createDelivery(tx, deps, e, event, webhookBody(event), at)));
       }),
     );
