@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { McpCall } from '../src/answer.js';
 import { McpThreadStopped, createMcpThreads } from '../src/threads.js';
 
@@ -74,6 +74,8 @@ describe('the tool server’s threads', () => {
     const threads = createMcpThreads(entry, { threads: 1, stuckAfterMs: 2_000 });
     // Blocked in a system call (which terminating the thread does not interrupt) until the gate opens.
     const gate = join(mkdtempSync(join(tmpdir(), 'esig-mcp-gate-')), 'open');
+    // Opened however the test ends: on a timeout its own finally never runs (it waits on the blocked call).
+    onTestFinished(() => writeFileSync(gate, ''));
     try {
       const blocked = threads.answer({ ...call('BLOCK'), version: gate });
       // Failed when found stuck, while its thread is still blocked: a pool that waited for the thread to stop would
