@@ -169,6 +169,9 @@ export const tooManyJsonValues = (bytes: Uint8Array, max: number = MAX_JSON_VALU
 /** The answer to a body that is not JSON, as body-parser's refusal was answered before. */
 export const PARSE_ERROR = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null } as const;
 
+/** The charset a Content-Type names, lower-cased (quotes taken off), or undefined when it names none. */
+const charsetOf = (contentType: string | undefined): string | undefined => /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+
 /**
  * Answers one `/mcp` request: decodes and parses its body, screens its params, and runs the protocol server and
  * the SDK's web-standard transport (JSON responses, stateless) over it. Everything here grows with the body (a
@@ -176,9 +179,6 @@ export const PARSE_ERROR = { jsonrpc: '2.0', error: { code: -32700, message: 'Pa
  * base64 and JSON again), which is why the HTTP handler runs it on a worker thread, away from the API's event loop.
  * `fetch` is the API client's, when one is given (only on the calling thread: a function does not cross threads).
  */
-/** The charset a Content-Type names, lower-cased (quotes taken off), or undefined when it names none. */
-const charsetOf = (contentType: string | undefined): string | undefined => /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
-
 export const answerMcp = async (call: McpCall, fetchFn?: typeof fetch): Promise<McpAnswer> => {
   let parsed: unknown = undefined;
   // A body of another type is left to the transport, which refuses it (415); the HTTP handler has not read it. The

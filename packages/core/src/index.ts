@@ -161,6 +161,7 @@ export {
   RESPONSE_EXCERPT_BYTES,
   RETRY_GAPS_MS,
   SECRET_OVERLAP_MS,
+  TEST_EVENT_TYPE,
 } from './webhook-rules.js';
 export { createReceiverGate } from './receiver-gate.js';
 export type { ReceiverGate, ReceiverGateOptions, GateEntry } from './receiver-gate.js';

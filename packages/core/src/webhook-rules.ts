@@ -80,3 +80,6 @@ export const webhookBody = (e: { readonly id: string; readonly type: string; rea
  */
 export const secretsInForce = <S extends { readonly retiresAt: string | null }>(secrets: readonly S[], at: string): S[] =>
   secrets.filter((s) => s.retiresAt === null || s.retiresAt > at);
+
+/** The type of a test delivery's event (`POST …/test`): no event of the log has it, and no endpoint subscribes to it. */
+export const TEST_EVENT_TYPE = 'webhook.test';

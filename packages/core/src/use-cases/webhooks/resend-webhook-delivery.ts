@@ -6,12 +6,11 @@ import { notFound } from '../../errors.js';
 import type { DomainEvent } from '../../model/event.js';
 import type { Principal } from '../../model/principal.js';
 import type { WebhookDelivery } from '../../model/webhook.js';
-import { webhookBody } from '../../webhook-rules.js';
+import { TEST_EVENT_TYPE, webhookBody } from '../../webhook-rules.js';
 import type { Command } from '../command.js';
 import { requireScope } from '../policy.js';
 import { createDelivery } from './delivery-records.js';
 import { deliverable } from './endpoint-access.js';
-import { TEST_EVENT_TYPE } from './test-webhook-endpoint.js';
 import type { WebhookDeps } from './webhook-deps.js';
 
 /**

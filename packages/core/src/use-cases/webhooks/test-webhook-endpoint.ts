@@ -2,15 +2,12 @@ import { pipe } from 'fp-ts/lib/function.js';
 import * as TE from '../../task-either.js';
 import type { Principal } from '../../model/principal.js';
 import type { WebhookDelivery } from '../../model/webhook.js';
-import { webhookBody } from '../../webhook-rules.js';
+import { TEST_EVENT_TYPE, webhookBody } from '../../webhook-rules.js';
 import type { Command } from '../command.js';
 import { requireScope } from '../policy.js';
 import { createDelivery } from './delivery-records.js';
 import { deliverable, loadEndpoint } from './endpoint-access.js';
 import type { WebhookDeps } from './webhook-deps.js';
-
-/** The type of a test delivery's event: no event of the log has it, and no endpoint subscribes to it. */
-export const TEST_EVENT_TYPE = 'webhook.test';
 
 /**
  * A test delivery to one endpoint: a `webhook.test` event (not in the event log, never subscribed to),
