@@ -94,6 +94,13 @@ const shapeOnly = (schema: JsonSchema): JsonSchema => {
 };
 
 /**
+ * An id, sent as one path segment: not empty, not `.` or `..` (which a URL would resolve), and well-formed Unicode (no
+ * lone surrogate, on which the client's encodeURIComponent throws: an internal error for the caller's fault). The
+ * pattern is compiled with the `u` flag (ajv's default), where a lone surrogate is a code point of category Cs.
+ */
+const ONE_SEGMENT: JsonSchema = { type: 'string', minLength: 1, pattern: '^\\P{Cs}*$', not: { enum: ['.', '..'] } };
+
+/**
  * What a tool checks of its arguments before it calls the API: their shape (types, the arguments it has, those
  * required) and the constraints of its own arguments (`idempotencyKey`, a header; `contentBase64`, decoded here), but
  * not the API's bounds on values (a `limit` over 100, an id of the wrong form, a word not in an enum). Those the API
@@ -106,7 +113,7 @@ export const argumentsSchema = (input: JsonSchema): JsonSchema => {
   const properties = Object.fromEntries(
     Object.entries(s.properties ?? {}).map(([name, p]) => [
       name,
-      TOOL_ONLY.has(name) ? p : /Id$/.test(name) && (p as { type?: unknown }).type === 'string' ? { type: 'string', minLength: 1, not: { enum: ['.', '..'] } } : shapeOnly(p),
+      TOOL_ONLY.has(name) ? p : /Id$/.test(name) && (p as { type?: unknown }).type === 'string' ? ONE_SEGMENT : shapeOnly(p),
     ]),
   );
   return { ...(input as object), properties } as JsonSchema;
