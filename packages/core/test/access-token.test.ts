@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OAuthGrant } from '@esig/core';
-import { authenticate, bootstrapKey, execute, issueTokens, revokeOAuthToken } from '@esig/core';
+import { ACCESS_TOKEN_TTL_S, authenticate, bootstrapKey, execute, issueTokens, revokeOAuthToken } from '@esig/core';
 import { harness, left, right } from './support.js';
 
 /** A grant of a fresh key, and its first tokens, as a completed consent leaves them. */
@@ -68,6 +68,14 @@ describe('revoking an OAuth token (RFC 7009)', () => {
     expect(await left(() => revoke(a, a.tokens.access_token, 'ocl_2'))).toEqual({ _tag: 'OAuthError', error: 'unauthorized_client', description: 'This token was issued to another client.' });
     expect(await left(() => revoke(a, a.tokens.refresh_token, 'ocl_2'))).toMatchObject({ error: 'unauthorized_client' });
     await right(a.auth());
+    // Once the grant is revoked its tokens are as good as unknown, whoever names itself (§2.2).
+    await right(() => revoke(a, a.tokens.refresh_token, 'ocl_1'));
+    await right(() => revoke(a, a.tokens.access_token, 'ocl_2'));
+    // An expired access token too.
+    const b = await setup();
+    b.h.clock.advance(ACCESS_TOKEN_TTL_S * 1000);
+    await right(() => revoke(b, b.tokens.access_token, 'ocl_2'));
+    expect(await left(() => revoke(b, b.tokens.refresh_token, 'ocl_2'))).toMatchObject({ error: 'unauthorized_client' });
   });
 
   it('answers an unknown token as revoked, changing nothing (§2.2), and revokes the grant for its own client or none named', async () => {
