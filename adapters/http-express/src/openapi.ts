@@ -282,9 +282,10 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
             'An OAuth access token (esig_oat_…), sent as `Authorization: Bearer`: from the authorization server the tool server uses (public clients, PKCE S256, `resource` = `<server>/mcp`). It acts for the API key that consented, within the scopes its grant holds; no grant holds api_keys:write.',
           flows: {
             authorizationCode: {
-              authorizationUrl: `${publicUrl}/oauth/authorize`,
-              tokenUrl: `${publicUrl}/oauth/token`,
-              refreshUrl: `${publicUrl}/oauth/token`,
+              // As the OAuth router names them: the public URL without a trailing slash.
+              authorizationUrl: `${publicUrl.replace(/\/+$/, '')}/oauth/authorize`,
+              tokenUrl: `${publicUrl.replace(/\/+$/, '')}/oauth/token`,
+              refreshUrl: `${publicUrl.replace(/\/+$/, '')}/oauth/token`,
               scopes: Object.fromEntries(OAUTH_SCOPES.map((s) => [s, `The API's ${s} scope.`])),
             },
           },
