@@ -108,9 +108,19 @@ const errorPage = (message: string) =>
 /** The largest body of an OAuth call (a registration's metadata, a form). */
 const OAUTH_BODY_LIMIT = 64 * 1024;
 
+/**
+ * The authorization server's identifier and endpoints under a public URL: what its metadata (RFC 8414) names, and the
+ * OpenAPI document's oauth2 scheme with it.
+ */
+export const oauthEndpoints = (publicUrl: string) => {
+  const issuer = publicUrl.replace(/\/+$/, '');
+  return { issuer, authorization: `${issuer}/oauth/authorize`, token: `${issuer}/oauth/token`, registration: `${issuer}/oauth/register`, revocation: `${issuer}/oauth/revoke` };
+};
+
 export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata: ClientMetadataFetcher }, publicUrl: string): express.Router => {
   const router = express.Router();
-  const issuer = publicUrl.replace(/\/$/, '');
+  const endpoints = oauthEndpoints(publicUrl);
+  const { issuer } = endpoints;
   const resource = `${issuer}${MCP_PATH}`;
   const publicOrigin = new URL(issuer).origin;
   const resolve = resolveOAuthClient({ stores: deps.stores, metadata: deps.clientMetadata, clock: deps.clock });
@@ -132,10 +142,10 @@ export const createOAuthRouter = (deps: EsigHttpDeps & { readonly clientMetadata
   router.get('/.well-known/oauth-authorization-server', cors, (_req, res) =>
     void res.json({
       issuer,
-      authorization_endpoint: `${issuer}/oauth/authorize`,
-      token_endpoint: `${issuer}/oauth/token`,
-      registration_endpoint: `${issuer}/oauth/register`,
-      revocation_endpoint: `${issuer}/oauth/revoke`,
+      authorization_endpoint: endpoints.authorization,
+      token_endpoint: endpoints.token,
+      registration_endpoint: endpoints.registration,
+      revocation_endpoint: endpoints.revocation,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token'],

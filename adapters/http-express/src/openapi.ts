@@ -8,6 +8,7 @@ import { PROBLEMS } from './problem.js';
 import type { AnySignerRoute, ResponseSpec, Route, RouteErrors } from './route.js';
 import type { JsonSchema } from './schema.js';
 import { toJsonSchema } from './schema.js';
+import { oauthEndpoints } from './oauth-routes.js';
 
 /** Codecs shown as named components (and referenced), so generated clients get proper type names. */
 const COMPONENTS: ReadonlyArray<readonly [string, t.Mixed]> = [
@@ -282,10 +283,10 @@ export const buildOpenApi = (routes: readonly Route[], signerRoutes: readonly An
             'An OAuth access token (esig_oat_…), sent as `Authorization: Bearer`: from the authorization server the tool server uses (public clients, PKCE S256, `resource` = `<server>/mcp`). It acts for the API key that consented, within the scopes its grant holds; no grant holds api_keys:write.',
           flows: {
             authorizationCode: {
-              // As the OAuth router names them: the public URL without a trailing slash.
-              authorizationUrl: `${publicUrl.replace(/\/+$/, '')}/oauth/authorize`,
-              tokenUrl: `${publicUrl.replace(/\/+$/, '')}/oauth/token`,
-              refreshUrl: `${publicUrl.replace(/\/+$/, '')}/oauth/token`,
+              // As the authorization server's metadata names them.
+              authorizationUrl: oauthEndpoints(publicUrl).authorization,
+              tokenUrl: oauthEndpoints(publicUrl).token,
+              refreshUrl: oauthEndpoints(publicUrl).token,
               scopes: Object.fromEntries(OAUTH_SCOPES.map((s) => [s, `The API's ${s} scope.`])),
             },
           },

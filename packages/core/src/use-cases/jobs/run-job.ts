@@ -87,13 +87,6 @@ const recordAndComplete = (tx: Stores, job: Job, worker: string, record: (tx: St
 const RECORD: TransactionOptions = { deferWrites: true, rerunnable: true };
 
 /**
- * The second half: records what `performClaimedJob` did — the handler's change and the job's completion in
- * one transaction, which checks that `worker` still holds the lease — or schedules a retry, or buries the job.
- * `lost` is asked first: a worker that knows it lost the lease meanwhile (its heartbeat said so) records
- * nothing. The transaction is started before the task's first await, so settles started in one synchronous
- * run reach a serial store's writer together and share its COMMIT (the worker groups them so).
- */
-/**
  * What the handler set aside for its record (staged content) is freed once the record has run, committed or not
  * (a record that committed without using it, the work being done already, leaves it to nobody too), whichever
  * way it was recorded: alone or in a group. Best effort, not awaited.
@@ -103,6 +96,13 @@ const releaseAfter = (record: (tx: Stores) => TE.TaskEither<DomainError, void>):
   if (r !== undefined) void r().catch(() => undefined);
 };
 
+/**
+ * The second half: records what `performClaimedJob` did — the handler's change and the job's completion in
+ * one transaction, which checks that `worker` still holds the lease — or schedules a retry, or buries the job.
+ * `lost` is asked first: a worker that knows it lost the lease meanwhile (its heartbeat said so) records
+ * nothing. The transaction is started before the task's first await, so settles started in one synchronous
+ * run reach a serial store's writer together and share its COMMIT (the worker groups them so).
+ */
 export const settleClaimedJob =
   (deps: RunJobDeps) =>
   (job: Job, worker: string, done: PerformedJob, lost: () => boolean = () => false): T.Task<JobRunOutcome> =>

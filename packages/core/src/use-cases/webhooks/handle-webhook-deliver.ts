@@ -159,16 +159,14 @@ const record =
       // under the row lock: concurrent failures to one endpoint queue here, and none is lost. A test delivery
       // counts for nothing: a receiver being set up may refuse a `webhook.test` it does not know, and five such
       // answers disabled the endpoint.
-      TE.chainW(() =>
-        d.eventType === TEST_EVENT_TYPE
-          ? TE.right(undefined)
-          : verdict._tag === 'Succeeded'
-          ? tx.webhookEndpoints.clearFailures(tenant, endpointId, at)
-          : pipe(
-              tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId),
-              TE.chainW((e) => (e === null ? TE.right(undefined) : countFailure(tx, e, verdict._tag, at, now.getTime()))),
-            ),
-      ),
+      TE.chainW((): TE.TaskEither<DomainError, void> => {
+        if (d.eventType === TEST_EVENT_TYPE) return TE.right(undefined);
+        if (verdict._tag === 'Succeeded') return tx.webhookEndpoints.clearFailures(tenant, endpointId, at);
+        return pipe(
+          tx.webhookEndpoints.findByIdForUpdate(tenant, endpointId),
+          TE.chainW((e) => (e === null ? TE.right(undefined) : countFailure(tx, e, verdict._tag, at, now.getTime()))),
+        );
+      }),
     );
   };
 
